@@ -1,0 +1,533 @@
+"""Check a built HTML site in headless Chromium, the way a reader would see it.
+
+Usage:
+    python tools/browser_check.py _build/html [--out _build/browser] [--page book/x.html ...]
+
+The site is served on 127.0.0.1 and every page is opened in Debian's Chromium
+(driven by Playwright, which never downloads a browser of its own here).
+For each page it records, as readable strings that name the page:
+
+* console errors and warnings, and uncaught page errors;
+* requests to any host other than the local server (aborted, so nothing
+  leaves the machine);
+* failed local requests and HTTP statuses >= 400;
+* mermaid diagrams that were not drawn or that show mermaid's error text;
+* broken images and images without alt text;
+* internal links to missing pages or missing anchors.
+
+It also measures bytes served and load time per page, takes a light and a
+dark full-page screenshot, writes <out>/report.json, prints a summary table
+and exits 1 if any problem was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import html.parser
+import json
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import unquote, urlsplit
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import sync_playwright
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+NAVIGATION_TIMEOUT_MS = 30_000
+MERMAID_TIMEOUT_MS = 10_000
+SEARCH_TIMEOUT_MS = 10_000
+# Text that mermaid draws instead of a diagram when the source does not parse.
+MERMAID_ERROR_PATTERN = "Syntax error in text|Parse error"
+# Longest console or page-error text kept in a problem.
+MESSAGE_LIMIT = 300
+# Link schemes that point at no page, so there is nothing to check.
+UNCHECKED_LINK_SCHEMES = {"mailto", "tel", "javascript", "data"}
+
+
+@dataclass
+class PageReport:
+    page: str
+    bytes: int = 0
+    load_ms: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    external_links: list[str] = field(default_factory=list)
+    screenshots: list[str] = field(default_factory=list)
+
+    def add_problem(self, what: str) -> None:
+        self.problems.append(f"{self.page}: {what}")
+
+
+# --------------------------------------------------------------------------
+# Local web server
+# --------------------------------------------------------------------------
+
+
+class _QuietCountingHandler(SimpleHTTPRequestHandler):
+    """Serves files without logging, counting the body bytes it sends."""
+
+    def log_message(self, format, *args):  # noqa: A002 - signature is fixed by http.server
+        pass
+
+    def send_header(self, keyword, value):
+        # Content-Length is exactly the body size of every file and error page
+        # http.server sends, so summing it gives the bytes a page load costs.
+        if keyword.lower() == "content-length":
+            self.server.count_bytes(int(value))
+        super().send_header(keyword, value)
+
+
+class _CountingServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address, handler):
+        super().__init__(address, handler)
+        self._lock = threading.Lock()
+        self._bytes_served = 0
+
+    def count_bytes(self, n: int) -> None:
+        with self._lock:
+            self._bytes_served += n
+
+    def take_bytes_served(self) -> int:
+        """Bytes sent since the last call."""
+        with self._lock:
+            n, self._bytes_served = self._bytes_served, 0
+            return n
+
+
+class LocalSite:
+    """Serves a folder on 127.0.0.1 at a free port, in a background thread."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        handler = functools.partial(_QuietCountingHandler, directory=str(self.root))
+        self.server = _CountingServer(("127.0.0.1", 0), handler)
+        host, port = self.server.server_address[:2]
+        self.netloc = f"{host}:{port}"
+        self.origin = f"http://{self.netloc}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> LocalSite:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def url(self, page: str) -> str:
+        return f"{self.origin}/{page}"
+
+    def is_local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        # data:, blob: and about: URLs never reach the network.
+        return parts.scheme not in ("http", "https", "ws", "wss") or parts.netloc == self.netloc
+
+    def page_name(self, url: str) -> str:
+        return unquote(urlsplit(url).path).lstrip("/")
+
+    def file_for(self, url: str) -> Path | None:
+        """The file a local URL is served from, or None if there is none."""
+        path = (self.root / unquote(urlsplit(url).path).lstrip("/")).resolve()
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_relative_to(self.root) or not path.is_file():
+            return None
+        return path
+
+
+def find_pages(root: Path) -> list[str]:
+    """Every HTML page of a Sphinx build, as paths relative to its root.
+
+    Folders starting with "_" (_static, _sources, _images) hold assets, and
+    the theme keeps template fragments such as _static/webpack-macros.html
+    there, which are not pages.
+    """
+    root = Path(root)
+    pages = []
+    for path in sorted(root.rglob("*.html")):
+        relative = path.relative_to(root)
+        if not any(part.startswith("_") for part in relative.parts[:-1]):
+            pages.append(relative.as_posix())
+    return pages
+
+
+# --------------------------------------------------------------------------
+# Anchors of target pages, read from the HTML files
+# --------------------------------------------------------------------------
+
+
+class _AnchorCollector(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.anchors: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name == "id" or (name == "name" and tag == "a"):
+                self.anchors.add(value or "")
+
+
+@functools.lru_cache(maxsize=None)
+def anchors_in(html_file: Path) -> frozenset[str]:
+    collector = _AnchorCollector()
+    collector.feed(html_file.read_text(encoding="utf-8", errors="replace"))
+    return frozenset(collector.anchors)
+
+
+# --------------------------------------------------------------------------
+# In-page JavaScript
+# --------------------------------------------------------------------------
+
+# Mermaid puts an <svg> into every block it processed, its error diagram
+# included. sphinxcontrib-mermaid defers blocks hidden in closed tabs or
+# dropdowns until they are shown (marked data-mermaid-deferred), so those
+# cannot be drawn yet and are not waited for.
+JS_MERMAID_SETTLED = """() =>
+    [...document.querySelectorAll('.mermaid:not([data-mermaid-deferred])')]
+        .every((el) => el.querySelector('svg'))"""
+
+JS_MERMAID_STATUS = """(pattern) => {
+    const error = new RegExp(pattern);
+    const blocks = [...document.querySelectorAll('.mermaid')];
+    const status = blocks.map((el) => ({
+        deferred: el.hasAttribute('data-mermaid-deferred'),
+        drawn: !!el.querySelector('svg'),
+        error: error.test(el.textContent) && !!el.querySelector('svg'),
+    }));
+    const strayErrors = [...document.querySelectorAll('svg')]
+        .filter((s) => !s.closest('.mermaid') && error.test(s.textContent)).length;
+    return {blocks: status, strayErrors};
+}"""
+
+# Lazy images load only when scrolled into view; load them now so that
+# "broken" means broken, not "not scrolled to yet".
+JS_LOAD_ALL_IMAGES = """async () => {
+    const images = [...document.images];
+    images.forEach((img) => { img.loading = 'eager'; });
+    await Promise.all(images.map((img) => img.complete ? null :
+        new Promise((done) => { img.addEventListener('load', done); img.addEventListener('error', done); })));
+}"""
+
+JS_IMAGES = """() => [...document.images].map((img) => ({
+    src: img.getAttribute('src') || '',
+    broken: !(img.complete && img.naturalWidth > 0),
+    alt: (img.getAttribute('alt') || '').trim(),
+}))"""
+
+JS_LINKS = """() => [...document.querySelectorAll('a[href]')].map((a) => a.href)"""
+
+JS_LOAD_MS = """() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    return nav ? nav.loadEventEnd : 0;
+}"""
+
+# pydata-sphinx-theme keeps the chosen mode and the applied theme in these
+# two attributes; setting both switches the CSS without a reload, and
+# sphinxcontrib-mermaid redraws its diagrams when data-theme changes.
+JS_DARK_THEME = """() => {
+    document.documentElement.dataset.mode = 'dark';
+    document.documentElement.dataset.theme = 'dark';
+}"""
+
+JS_SEARCH_FINISHED = """() => {
+    const summary = document.querySelector('#search-results .search-summary');
+    return summary && summary.textContent.trim().length > 0;
+}"""
+
+JS_SEARCH_RESULT_LINKS = """() =>
+    [...document.querySelectorAll('#search-results ul.search li a')].map((a) => a.href)"""
+
+
+# --------------------------------------------------------------------------
+# The checker
+# --------------------------------------------------------------------------
+
+
+def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """One line of at most limit characters: some scripts log whole objects."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        raise RuntimeError("Chromium is not installed; run tools/ensure_chromium.sh")
+    return path
+
+
+class BrowserChecker:
+    """One headless Chromium, with one fresh profile, reused for every check.
+
+    Use as a context manager; then call check_site() or search() as often as
+    needed, for any number of site folders.
+    """
+
+    def __init__(self, executable_path: str | None = None):
+        self._executable_path = executable_path or chromium_path()
+        self._report: PageReport | None = None
+        self._site: LocalSite | None = None
+
+    def __enter__(self) -> BrowserChecker:
+        self._profile_dir = tempfile.TemporaryDirectory(prefix="browser-check-profile-")
+        self._playwright = sync_playwright().start()
+        try:
+            self._context = self._playwright.chromium.launch_persistent_context(
+                self._profile_dir.name,
+                executable_path=self._executable_path,
+                args=CHROMIUM_ARGS,
+                headless=True,
+                viewport=VIEWPORT,
+                service_workers="block",
+            )
+            self._page = self._context.pages[0] if self._context.pages else self._context.new_page()
+            self._page.set_default_timeout(NAVIGATION_TIMEOUT_MS)
+            self._listen_for_problems(self._page)
+        except BaseException:
+            self._playwright.stop()
+            self._profile_dir.cleanup()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._context.close()
+        self._playwright.stop()
+        self._profile_dir.cleanup()
+
+    # -- public API --------------------------------------------------------
+
+    def check_site(
+        self, root: Path, pages: list[str] | None = None, out_dir: Path | None = None
+    ) -> list[PageReport]:
+        """Visit pages (default: all) of the site in root; screenshots go to out_dir."""
+        root = Path(root)
+        pages = find_pages(root) if pages is None else pages
+        with self._serving(root):
+            return [self._check_page(page, out_dir) for page in pages]
+
+    def search(self, root: Path, query: str) -> list[str]:
+        """Result links that the site's own search page lists for query."""
+        with self._serving(Path(root)) as site:
+            self._page.goto(site.url(f"search.html?q={query}"), wait_until="load")
+            try:
+                self._page.wait_for_function(JS_SEARCH_FINISHED, timeout=SEARCH_TIMEOUT_MS)
+            except PlaywrightTimeoutError:
+                return []
+            return self._page.evaluate(JS_SEARCH_RESULT_LINKS)
+
+    # -- serving and network guard ----------------------------------------
+
+    @contextlib.contextmanager
+    def _serving(self, root: Path) -> Iterator[LocalSite]:
+        with LocalSite(root) as site:
+            self._site = site
+            # Any URL outside the local origin is aborted before it can leave
+            # the machine; the request listener reports it.
+            not_local = re.compile("^(?!" + re.escape(site.origin) + "/)")
+            self._context.route(not_local, lambda route: route.abort("blockedbyclient"))
+            try:
+                yield site
+            finally:
+                self._context.unroute_all(behavior="ignoreErrors")
+                self._site = None
+
+    def _listen_for_problems(self, page) -> None:
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self._problem(f"page error: {shorten(str(error))}"))
+        page.on("request", self._on_request)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("response", self._on_response)
+
+    def _checking(self) -> bool:
+        """Whether a page check is running (events between checks are ignored)."""
+        return self._report is not None
+
+    def _problem(self, what: str) -> None:
+        if self._checking():
+            self._report.add_problem(what)
+
+    def _on_console(self, message) -> None:
+        if not self._checking() or message.type not in ("error", "warning"):
+            return
+        # Chromium logs every failed or blocked request as "Failed to load
+        # resource", without its URL; the network listeners report each of
+        # those with the URL, so this message would only repeat them.
+        if message.text.startswith("Failed to load resource"):
+            return
+        self._problem(f"console {message.type}: {shorten(message.text)}")
+
+    def _on_request(self, request) -> None:
+        if self._checking() and not self._site.is_local(request.url):
+            self._problem(f"external request ({request.resource_type}): {request.url}")
+
+    def _on_request_failed(self, request) -> None:
+        if self._checking() and self._site.is_local(request.url):
+            self._problem(f"request failed ({request.failure}): {request.url}")
+
+    def _on_response(self, response) -> None:
+        if self._checking() and response.status >= 400 and self._site.is_local(response.url):
+            self._problem(f"HTTP {response.status}: {response.url}")
+
+    # -- one page ----------------------------------------------------------
+
+    def _check_page(self, page_name: str, out_dir: Path | None) -> PageReport:
+        report = self._report = PageReport(page_name)
+        try:
+            self._load_and_inspect(report, out_dir)
+        except PlaywrightError as error:
+            report.add_problem(f"could not check the page: {error.message.splitlines()[0]}")
+        finally:
+            self._report = None
+        return report
+
+    def _load_and_inspect(self, report: PageReport, out_dir: Path | None) -> None:
+        page, site = self._page, self._site
+        page.emulate_media(color_scheme="light")
+        site.server.take_bytes_served()
+        page.goto(site.url(report.page), wait_until="load")
+        self._check_mermaid(report)
+        page.evaluate(JS_LOAD_ALL_IMAGES)
+        report.bytes = site.server.take_bytes_served()
+        report.load_ms = round(page.evaluate(JS_LOAD_MS), 1)
+        self._check_images(report)
+        self._check_links(report)
+        if out_dir is not None:
+            self._take_screenshots(report, Path(out_dir))
+
+    def _wait_for_mermaid(self) -> None:
+        try:
+            self._page.wait_for_function(JS_MERMAID_SETTLED, timeout=MERMAID_TIMEOUT_MS)
+        except PlaywrightTimeoutError:
+            pass  # _check_mermaid says which blocks are still not drawn
+
+    def _check_mermaid(self, report: PageReport) -> None:
+        self._wait_for_mermaid()
+        status = self._page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
+        for index, block in enumerate(status["blocks"], start=1):
+            if block["error"]:
+                report.add_problem(f"mermaid block #{index} shows a mermaid syntax error")
+            elif not block["drawn"] and not block["deferred"]:
+                report.add_problem(
+                    f"mermaid block #{index} not drawn (no <svg> after {MERMAID_TIMEOUT_MS // 1000} s)"
+                )
+        if status["strayErrors"]:
+            report.add_problem("mermaid error diagram shown on the page (syntax error in a diagram)")
+
+    def _check_images(self, report: PageReport) -> None:
+        for index, image in enumerate(self._page.evaluate(JS_IMAGES), start=1):
+            if image["broken"]:
+                report.add_problem(f"broken image #{index}: {image['src']}")
+            if not image["alt"]:
+                report.add_problem(f"image #{index} has no alt text: {image['src']}")
+
+    def _check_links(self, report: PageReport) -> None:
+        site = self._site
+        external = set()
+        for href in sorted(set(self._page.evaluate(JS_LINKS))):
+            parts = urlsplit(href)
+            if parts.scheme in UNCHECKED_LINK_SCHEMES:
+                continue
+            if not site.is_local(href):
+                external.add(href)
+                continue
+            target = site.file_for(href)
+            if target is None:
+                report.add_problem(f"dead link: {site.page_name(href)} does not exist")
+                continue
+            fragment = unquote(parts.fragment)
+            if fragment and target.suffix == ".html" and fragment not in anchors_in(target):
+                report.add_problem(f"dead anchor: #{fragment} not found in {site.page_name(href)}")
+        report.external_links = sorted(external)
+
+    def _take_screenshots(self, report: PageReport, out_dir: Path) -> None:
+        stem = out_dir / "screenshots" / report.page.removesuffix(".html")
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        light, dark = Path(f"{stem}-light.png"), Path(f"{stem}-dark.png")
+        self._page.screenshot(path=light, full_page=True)
+        self._page.emulate_media(color_scheme="dark")
+        self._page.evaluate(JS_DARK_THEME)
+        # The theme switch makes mermaid redraw; wait so the shot shows diagrams.
+        self._wait_for_mermaid()
+        self._page.screenshot(path=dark, full_page=True)
+        report.screenshots = [str(light), str(dark)]
+
+
+# --------------------------------------------------------------------------
+# Report and command line
+# --------------------------------------------------------------------------
+
+
+def all_problems(reports: list[PageReport]) -> list[str]:
+    return [problem for report in reports for problem in report.problems]
+
+
+def write_report(reports: list[PageReport], out_dir: Path, seconds: float) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "report.json"
+    summary = {
+        "seconds": round(seconds, 1),
+        "problem_count": len(all_problems(reports)),
+        "pages": [asdict(report) for report in reports],
+    }
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def format_table(reports: list[PageReport]) -> str:
+    width = max([len("page")] + [len(r.page) for r in reports])
+    lines = [f"{'page':<{width}}  {'KB':>8}  {'ms':>7}  {'problems':>8}"]
+    for r in reports:
+        lines.append(f"{r.page:<{width}}  {r.bytes / 1024:>8.1f}  {r.load_ms:>7.0f}  {len(r.problems):>8}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path, help="built HTML folder, e.g. _build/html")
+    parser.add_argument("--out", type=Path, default=Path("_build/browser"), help="report and screenshots")
+    parser.add_argument("--page", action="append", dest="pages", help="check only this page (repeatable)")
+    args = parser.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        parser.error(f"{args.site}/index.html not found: build the site first")
+
+    started = time.monotonic()
+    with BrowserChecker() as checker:
+        reports = checker.check_site(args.site, pages=args.pages, out_dir=args.out)
+    seconds = time.monotonic() - started
+    report_path = write_report(reports, args.out, seconds)
+
+    print(format_table(reports))
+    print(f"\n{len(reports)} pages in {seconds:.1f} s; report: {report_path}")
+    problems = all_problems(reports)
+    if problems:
+        print(f"\n{len(problems)} problem(s):")
+        print("\n".join(f"  {problem}" for problem in problems))
+        return 1
+    print("no problems")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
