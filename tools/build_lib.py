@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.pages import ROOT, BookError, CodeCell, code_cells, page_title, pages_in_toc_order, read_page
+from tools.pages import ROOT, BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 
 TARGET = ROOT / "chapter_lib" / "chapter15.py"
 MARKER = "# @save"
@@ -145,11 +145,11 @@ def out_of_sync_message(expected: str) -> str | None:
         return None
     diff = difflib.unified_diff(
         actual.splitlines(keepends=True), expected.splitlines(keepends=True),
-        fromfile=f"{TARGET.relative_to(ROOT)} (on disk)", tofile="from book/*.md `# @save` cells",
+        fromfile=f"{shown(TARGET)} (on disk)", tofile="from book/*.md `# @save` cells",
     )
     return (
         f"chapter_lib is not in sync with the book's `# @save` cells. Run `{REGENERATE}` "
-        f"(never edit {TARGET.relative_to(ROOT)} by hand).\n" + "".join(list(diff)[:80])
+        f"(never edit {shown(TARGET)} by hand).\n" + "".join(list(diff)[:80])
     )
 
 
@@ -167,13 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         if message:
             print(message, file=sys.stderr)
             return 1
-        print(f"{TARGET.relative_to(ROOT)} is in sync with the book.")
+        print(f"{shown(TARGET)} is in sync with the book.")
         return 0
     if out_of_sync_message(text):
         write_atomically(TARGET, text)
-        print(f"wrote {TARGET.relative_to(ROOT)}")
+        print(f"wrote {shown(TARGET)}")
     else:
-        print(f"{TARGET.relative_to(ROOT)} is up to date.")
+        print(f"{shown(TARGET)} is up to date.")
     return 0
 
 

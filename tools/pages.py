@@ -15,6 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TOC = ROOT / "_toc.yml"
 
 
+def shown(path: Path) -> str:
+    """A path as a maintainer types it: relative to the repository when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 class BookError(Exception):
     """A problem in the book's sources, reported with the file and cell it is in."""
 
@@ -31,7 +36,7 @@ class CodeCell:
     @property
     def name(self) -> str:
         """Stable across prose edits: what the generated library cites."""
-        return f"{self.page.relative_to(ROOT)}, code cell {self.number}"
+        return f"{shown(self.page)}, code cell {self.number}"
 
     @property
     def where(self) -> str:

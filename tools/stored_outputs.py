@@ -25,7 +25,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.build_lib import write_atomically
-from tools.pages import ROOT, BookError, code_cells, notebook_pages, read_page
+from tools.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
 DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ...}
@@ -99,7 +99,7 @@ def execute(md: Path, nb) -> None:
         client.execute()
     except CellExecutionError as err:
         cell = next((c for c in code_cells(md) if c.source.strip() and c.source in str(err)), None)
-        where = cell.where if cell else str(md.relative_to(ROOT))
+        where = cell.where if cell else str(shown(md))
         raise BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}") from None
 
 
@@ -122,7 +122,7 @@ def pairing_problems(md: Path) -> list[str]:
     """How a page's .md and its stored .ipynb disagree on cells (empty when they agree)."""
     target = stored_path(md)
     if not target.exists():
-        return [f"{target.relative_to(ROOT)} is missing"]
+        return [f"{shown(target)} is missing"]
     source = cell_sources(read_page(md))
     stored = cell_sources(nbformat.read(target, as_version=4))
     problems = []
@@ -131,7 +131,7 @@ def pairing_problems(md: Path) -> list[str]:
             problems.append(f"cell {number} ({a[0]}) differs: the .md has {a[1][:60]!r}…, the .ipynb {b[1][:60]!r}…")
     if len(source) != len(stored):
         problems.append(f"the .md has {len(source)} cells, the .ipynb {len(stored)}")
-    return [f"{md.relative_to(ROOT)} and {target.name}: {p}" for p in problems]
+    return [f"{shown(md)} and {target.name}: {p}" for p in problems]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if problems else 0
     try:
         for md in pages:
-            print(f"{sync_page(md, force=args.force):>9}  {stored_path(md).relative_to(ROOT)}", flush=True)
+            print(f"{sync_page(md, force=args.force):>9}  {shown(stored_path(md))}", flush=True)
     except BookError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -1,0 +1,87 @@
+"""The stored notebooks (book/*.ipynb): paired with their .md, honest, and clean."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from tools import stored_outputs
+from tools.pages import ROOT, notebook_pages, read_page
+
+PRINTED = json.loads((ROOT / "tests" / "chapter_printed_outputs.json").read_text())
+CHAPTER_PAGES = [md for md in notebook_pages() if md.stem in PRINTED]
+
+
+def stored(md):
+    return nbformat.read(stored_outputs.stored_path(md), as_version=4)
+
+
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_every_page_and_its_stored_notebook_hold_the_same_cells(md):
+    assert stored_outputs.pairing_problems(md) == []
+
+
+@pytest.mark.parametrize("md", CHAPTER_PAGES, ids=lambda p: p.stem)
+def test_stored_outputs_are_the_chapters_printed_outputs(md):
+    """Character for character; nothing the chapter prints is missing or sanitised."""
+    streams = [o.text for c in stored(md).cells if c.cell_type == "code"
+               for o in c.outputs if o.output_type == "stream"]
+    assert streams == PRINTED[md.stem]
+
+
+def test_the_chapter_prints_sixteen_blocks_and_draws_three_figures():
+    assert sum(len(blocks) for blocks in PRINTED.values()) == 16
+    figures = [o for md in CHAPTER_PAGES for c in stored(md).cells if c.cell_type == "code"
+               for o in c.outputs if "image/png" in o.get("data", {})]
+    assert len(figures) == 3
+
+
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_stored_notebooks_carry_no_run_or_machine_noise(md):
+    text = stored_outputs.stored_path(md).read_text()
+    for noise in ('"execution":', "iopub", "/work/", "/tmp/", "/root/", "version\": \"3."):
+        assert noise not in text, f"{md.stem}.ipynb contains {noise!r}"
+    assert not re.search(r"\b20\d\d-\d\d-\d\dT\d\d:", text), "a timestamp"
+    assert not re.search(r" at 0x[0-9a-f]{6,}", text), "a memory address"
+    assert [c.id for c in stored(md).cells] == [f"cell-{i:02d}" for i in range(1, len(stored(md).cells) + 1)]
+
+
+def test_a_source_disagreement_between_md_and_ipynb_is_reported(tmp_path):
+    md = tmp_path / "page.md"
+    shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)
+    nb = stored(ROOT / "book" / "15_07_structured_stores.md")
+    nb.cells[2].source = nb.cells[2].source.replace("PaymentTimeout", "PaymentTimedOut")
+    nbformat.write(nb, tmp_path / "page.ipynb")
+    problems = stored_outputs.pairing_problems(md)
+    assert len(problems) == 1 and "cell 3" in problems[0] and "page.md and page.ipynb" in problems[0]
+
+
+def test_the_inputs_digest_follows_chapter_lib_only_for_pages_that_import_it(tmp_path, monkeypatch):
+    importing = read_page(ROOT / "book" / "15_02_one_shot_rag.md")
+    defining = read_page(ROOT / "book" / "15_01_corpus_and_search_stub.md")
+    before = stored_outputs.inputs_digest(importing), stored_outputs.inputs_digest(defining)
+    library = tmp_path / "chapter_lib"
+    shutil.copytree(ROOT / "chapter_lib", library)
+    (library / "chapter15.py").write_text((library / "chapter15.py").read_text() + "\n# changed\n")
+    monkeypatch.setattr(stored_outputs, "LIBRARY", library)
+    after = stored_outputs.inputs_digest(importing), stored_outputs.inputs_digest(defining)
+    assert after[0] != before[0], "a chapter_lib change must re-execute the pages importing it"
+    assert after[1] == before[1]
+
+
+def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
+    """The guard `make test` relies on, shown on a one-cell notebook (no chapter page re-run)."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell('print("us-east-2")', execution_count=1, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="attacker-zone\n")])]
+    nbformat.write(nb, tmp_path / "edited.ipynb")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval",
+                          "--nbval-current-env", str(tmp_path / "edited.ipynb")],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode != 0
+    assert "attacker-zone" in run.stdout and "us-east-2" in run.stdout
