@@ -63,6 +63,7 @@ test-notebooks: env  ## nbval re-executes each stored notebook once; plus the un
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
 
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
+	bash tools/ensure_chromium.sh
 	$(PY) -m pytest -m site tests
 
 lab: env  ## JupyterLab on the book, as Binder opens it

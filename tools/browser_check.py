@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -57,10 +57,12 @@ VIEWPORT = {"width": 1280, "height": 900}
 NAVIGATION_TIMEOUT_MS = 30_000
 MERMAID_TIMEOUT_MS = 10_000
 SEARCH_TIMEOUT_MS = 10_000
+IMAGES_TIMEOUT_MS = 10_000
 # Text that mermaid draws instead of a diagram when the source does not parse.
 MERMAID_ERROR_PATTERN = "Syntax error in text|Parse error"
 # Longest console or page-error text kept in a problem.
 MESSAGE_LIMIT = 300
+META_REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
 # Link schemes that point at no page, so there is nothing to check.
 UNCHECKED_LINK_SCHEMES = {"mailto", "tel", "javascript", "data"}
 
@@ -70,12 +72,16 @@ class PageReport:
     page: str
     bytes: int = 0
     load_ms: float = 0.0
+    redirected_to: str | None = None
     problems: list[str] = field(default_factory=list)
     external_links: list[str] = field(default_factory=list)
     screenshots: list[str] = field(default_factory=list)
 
     def add_problem(self, what: str) -> None:
-        self.problems.append(f"{self.page}: {what}")
+        problem = f"{self.page}: {what}"
+        # The same failure often fires twice (e.g. one image shown twice).
+        if problem not in self.problems:
+            self.problems.append(problem)
 
 
 # --------------------------------------------------------------------------
@@ -200,34 +206,36 @@ def anchors_in(html_file: Path) -> frozenset[str]:
 # In-page JavaScript
 # --------------------------------------------------------------------------
 
-# Mermaid puts an <svg> into every block it processed, its error diagram
-# included. sphinxcontrib-mermaid defers blocks hidden in closed tabs or
-# dropdowns until they are shown (marked data-mermaid-deferred), so those
-# cannot be drawn yet and are not waited for.
-JS_MERMAID_SETTLED = """() =>
-    [...document.querySelectorAll('.mermaid:not([data-mermaid-deferred])')]
-        .every((el) => el.querySelector('svg'))"""
-
+# Mermaid draws each block in a temporary <div> inside it and, once done,
+# replaces the block's content with the finished <svg>; when the source does
+# not parse, its error diagram stays in that <div>. So a block is drawn when
+# an <svg> is its direct child, and failed when it shows the error text.
+# sphinxcontrib-mermaid defers blocks hidden in closed tabs or dropdowns until
+# they are shown (marked data-mermaid-deferred): those cannot be drawn yet.
 JS_MERMAID_STATUS = """(pattern) => {
     const error = new RegExp(pattern);
-    const blocks = [...document.querySelectorAll('.mermaid')];
-    const status = blocks.map((el) => ({
+    const blocks = [...document.querySelectorAll('.mermaid')].map((el) => ({
         deferred: el.hasAttribute('data-mermaid-deferred'),
-        drawn: !!el.querySelector('svg'),
-        error: error.test(el.textContent) && !!el.querySelector('svg'),
+        drawn: !!el.querySelector(':scope > svg'),
+        failed: !!el.querySelector('svg') && error.test(el.textContent),
     }));
     const strayErrors = [...document.querySelectorAll('svg')]
-        .filter((s) => !s.closest('.mermaid') && error.test(s.textContent)).length;
-    return {blocks: status, strayErrors};
+        .filter((svg) => !svg.closest('.mermaid') && error.test(svg.textContent)).length;
+    return {blocks, strayErrors};
 }"""
 
+JS_MERMAID_SETTLED = f"""(pattern) => ({JS_MERMAID_STATUS})(pattern).blocks
+    .every((block) => block.deferred || block.drawn || block.failed)"""
+
 # Lazy images load only when scrolled into view; load them now so that
-# "broken" means broken, not "not scrolled to yet".
-JS_LOAD_ALL_IMAGES = """async () => {
+# "broken" means broken, not "not scrolled to yet". Bounded, because evaluate()
+# itself has no timeout.
+JS_LOAD_ALL_IMAGES = """async (timeoutMs) => {
     const images = [...document.images];
     images.forEach((img) => { img.loading = 'eager'; });
-    await Promise.all(images.map((img) => img.complete ? null :
+    const loaded = Promise.all(images.map((img) => img.complete ? null :
         new Promise((done) => { img.addEventListener('load', done); img.addEventListener('error', done); })));
+    await Promise.race([loaded, new Promise((done) => setTimeout(done, timeoutMs))]);
 }"""
 
 JS_IMAGES = """() => [...document.images].map((img) => ({
@@ -263,6 +271,10 @@ JS_SEARCH_RESULT_LINKS = """() =>
 # --------------------------------------------------------------------------
 # The checker
 # --------------------------------------------------------------------------
+
+
+def is_redirect_page(html_file: Path) -> bool:
+    return html_file.is_file() and bool(META_REFRESH.search(html_file.read_text(errors="replace")))
 
 
 def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -330,7 +342,7 @@ class BrowserChecker:
     def search(self, root: Path, query: str) -> list[str]:
         """Result links that the site's own search page lists for query."""
         with self._serving(Path(root)) as site:
-            self._page.goto(site.url(f"search.html?q={query}"), wait_until="load")
+            self._page.goto(site.url(f"search.html?q={quote(query)}"), wait_until="load")
             try:
                 self._page.wait_for_function(JS_SEARCH_FINISHED, timeout=SEARCH_TIMEOUT_MS)
             except PlaywrightTimeoutError:
@@ -383,6 +395,10 @@ class BrowserChecker:
             self._problem(f"external request ({request.resource_type}): {request.url}")
 
     def _on_request_failed(self, request) -> None:
+        # ERR_ABORTED means the page (or the next navigation) cancelled the
+        # request itself; nothing failed for the reader.
+        if request.failure == "net::ERR_ABORTED":
+            return
         if self._checking() and self._site.is_local(request.url):
             self._problem(f"request failed ({request.failure}): {request.url}")
 
@@ -406,9 +422,9 @@ class BrowserChecker:
         page, site = self._page, self._site
         page.emulate_media(color_scheme="light")
         site.server.take_bytes_served()
-        page.goto(site.url(report.page), wait_until="load")
+        self._open(report)
         self._check_mermaid(report)
-        page.evaluate(JS_LOAD_ALL_IMAGES)
+        page.evaluate(JS_LOAD_ALL_IMAGES, IMAGES_TIMEOUT_MS)
         report.bytes = site.server.take_bytes_served()
         report.load_ms = round(page.evaluate(JS_LOAD_MS), 1)
         self._check_images(report)
@@ -416,9 +432,22 @@ class BrowserChecker:
         if out_dir is not None:
             self._take_screenshots(report, Path(out_dir))
 
+    def _open(self, report: PageReport) -> None:
+        url = self._site.url(report.page)
+        self._page.goto(url, wait_until="load")
+        # A redirect page (Jupyter Book's root index.html) moves on by itself
+        # right after loading: inspect the page the reader lands on, not one
+        # that is being torn down under the checks.
+        if is_redirect_page(self._site.root / report.page):
+            self._page.wait_for_url(lambda current: current != url)
+            self._page.wait_for_load_state("load")
+            report.redirected_to = self._site.page_name(self._page.url)
+
     def _wait_for_mermaid(self) -> None:
         try:
-            self._page.wait_for_function(JS_MERMAID_SETTLED, timeout=MERMAID_TIMEOUT_MS)
+            self._page.wait_for_function(
+                JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=MERMAID_TIMEOUT_MS
+            )
         except PlaywrightTimeoutError:
             pass  # _check_mermaid says which blocks are still not drawn
 
@@ -426,7 +455,7 @@ class BrowserChecker:
         self._wait_for_mermaid()
         status = self._page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
         for index, block in enumerate(status["blocks"], start=1):
-            if block["error"]:
+            if block["failed"]:
                 report.add_problem(f"mermaid block #{index} shows a mermaid syntax error")
             elif not block["drawn"] and not block["deferred"]:
                 report.add_problem(
@@ -496,10 +525,11 @@ def write_report(reports: list[PageReport], out_dir: Path, seconds: float) -> Pa
 
 
 def format_table(reports: list[PageReport]) -> str:
-    width = max([len("page")] + [len(r.page) for r in reports])
+    names = [r.page + (f" -> {r.redirected_to}" if r.redirected_to else "") for r in reports]
+    width = max(len(name) for name in ["page", *names])
     lines = [f"{'page':<{width}}  {'KB':>8}  {'ms':>7}  {'problems':>8}"]
-    for r in reports:
-        lines.append(f"{r.page:<{width}}  {r.bytes / 1024:>8.1f}  {r.load_ms:>7.0f}  {len(r.problems):>8}")
+    for name, r in zip(names, reports):
+        lines.append(f"{name:<{width}}  {r.bytes / 1024:>8.1f}  {r.load_ms:>7.0f}  {len(r.problems):>8}")
     return "\n".join(lines)
 
 
@@ -513,8 +543,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.site}/index.html not found: build the site first")
 
     started = time.monotonic()
-    with BrowserChecker() as checker:
-        reports = checker.check_site(args.site, pages=args.pages, out_dir=args.out)
+    try:
+        with BrowserChecker() as checker:
+            reports = checker.check_site(args.site, pages=args.pages, out_dir=args.out)
+    except RuntimeError as error:  # no Chromium
+        print(f"browser_check: {error}", file=sys.stderr)
+        return 2
     seconds = time.monotonic() - started
     report_path = write_report(reports, args.out, seconds)
 
