@@ -33,6 +33,9 @@ def use_stored_outputs(app, docname: str, source: list[str]) -> None:
     problems = pairing_problems(md)
     if problems:
         raise ExtensionError("\n".join(problems) + f"\nRun `{REGENERATE}`.")
+    # Sphinx re-reads a page when its .md changes; the outputs live in the .ipynb, so
+    # a re-executed notebook must make the page outdated too.
+    app.env.note_dependency(str(stored_path(md)))
     source[0] = stored_path(md).read_text()
 
 
