@@ -85,3 +85,17 @@ def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode != 0
     assert "attacker-zone" in run.stdout and "us-east-2" in run.stdout
+
+
+@pytest.mark.site
+def test_the_built_book_rereads_a_page_when_its_stored_notebook_changes():
+    """Sphinx tracks each page's .md; without this a re-executed .ipynb left stale HTML."""
+    import pickle
+
+    with open(ROOT / "_build" / ".doctrees" / "environment.pickle", "rb") as handle:
+        env = pickle.load(handle)
+    for md in notebook_pages():
+        docname = str(md.relative_to(ROOT).with_suffix(""))
+        depends_on = {str((ROOT / dep).resolve()) if not str(dep).startswith("/") else str(dep)
+                      for dep in env.dependencies.get(docname, ())}
+        assert str(stored_outputs.stored_path(md)) in depends_on, docname
