@@ -66,8 +66,9 @@ test-site: env assets  ## tests of the built HTML (browser) and of the launch en
 	bash tools/ensure_chromium.sh
 	$(PY) -m pytest -m site tests
 
-lab: env  ## JupyterLab on the book, as Binder opens it
-	$(VENV)/bin/jupyter lab --no-browser
+lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
+	  $(VENV)/bin/jupyter lab --no-browser --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 requirements:  ## re-pin requirements.txt from requirements.in in a scratch environment
 	rm -rf _build/pin-env && python3 -m venv _build/pin-env

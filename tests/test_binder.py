@@ -1,0 +1,482 @@
+"""A Binder session, played locally without Binder.
+
+Binder builds an image from requirements.txt (and runtime.txt), copies the repository
+into the home directory and opens JupyterLab there; a launch link then names the
+notebook to open. The commonest failures are a link that 404s (wrong branch or path),
+a MyST .md page that opens as plain text, and a chapter_lib that will not import.
+These tests check each of those here:
+
+* the environment running the tests (.venv, built by `make env`) holds exactly the
+  pins of requirements.txt, so it *is* the Binder environment, and chapter_lib imports
+  from any folder with its Python;
+* every launch link of the built HTML points at a committed notebook on branch
+  `main`, derived from `repository.url` in _config.yml, and the notebooks the links
+  open are exactly the ones nbval executes in `make test-notebooks` (in their own
+  folder, with a kernel of this environment), so they are not executed again here;
+* a JupyterLab server of this environment, started the way Binder starts it (the
+  repository copied into a temporary home directory, which therefore holds the
+  repository's .jupyter/ settings), serves every book/*.md as a notebook;
+* in headless Chromium that JupyterLab opens the 15.3 page as a notebook, runs all
+  its cells and shows the agentic trace (screenshot: _build/binder/), and draws the
+  mermaid diagram of 15.2.
+
+Nothing is written into the repository: the server works on the copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+import pytest
+import yaml
+from playwright.sync_api import expect, sync_playwright
+
+from tools.pages import ROOT, is_notebook_page, notebook_pages, read_page
+from tools.stored_outputs import stored_path
+
+sys.path.insert(0, str(ROOT / "tools"))
+from browser_check import CHROMIUM_ARGS, chromium_path, find_pages  # noqa: E402
+
+pytestmark = pytest.mark.site
+
+SITE = ROOT / "_build" / "html"
+OUT = ROOT / "_build" / "binder"
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
+
+# The page that is run in the browser, and the line of its trace that must appear.
+RUN_PAGE = "book/15_03_agentic_loop.md"
+RUN_EXPECTS = "read: Aurora region us-east-2 [d03]"
+MERMAID_PAGE = "book/15_02_one_shot_rag.md"
+
+SERVER_START_TIMEOUT_S = 60
+NOTEBOOK_OPEN_TIMEOUT_MS = 60_000
+RUN_ALL_TIMEOUT_MS = 120_000
+MERMAID_TIMEOUT_MS = 30_000
+VIEWPORT = {"width": 1400, "height": 900}
+# pip puts these into every virtual environment; `pip freeze` (which wrote
+# requirements.txt) leaves them out.
+VENV_SEED_PACKAGES = {"pip", "setuptools", "wheel"}
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def normalized_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_pins() -> tuple[dict[str, str], list[str]]:
+    """{name: version} of the `name==version` lines of requirements.txt, and the other lines."""
+    pins, others = {}, []
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[normalized_name(name)] = version.strip()
+        else:
+            others.append(line)
+    return pins, others
+
+
+def repository() -> tuple[str, str, str, str]:
+    """(url, owner, name, branch) from _config.yml: the one place they are set."""
+    url = CONFIG["repository"]["url"].rstrip("/")
+    parts = urlsplit(url)
+    owner, name = parts.path.strip("/").removesuffix(".git").split("/")[:2]
+    return url, owner, name, CONFIG["repository"].get("branch", "master")
+
+
+def tracked_files() -> set[str] | None:
+    """Files git would push, or None when this is not a git checkout (e.g. a tarball)."""
+    if not (ROOT / ".git").exists():
+        return None
+    listing = subprocess.run(
+        ["git", "-c", f"safe.directory={ROOT}", "ls-files", "-z"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    return set(filter(None, listing.stdout.split("\0")))
+
+
+def nbval_notebooks() -> list[Path]:
+    """The notebooks `make test-notebooks` hands to nbval, by the glob in the Makefile."""
+    recipe = [line for line in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in line]
+    assert len(recipe) == 1, f"expected one nbval command in the Makefile, found {recipe}"
+    globs = [word for word in recipe[0].split() if word.endswith(".ipynb")]
+    assert globs, f"the nbval command names no notebooks: {recipe[0]}"
+    return sorted(path for pattern in globs for path in ROOT.glob(pattern))
+
+
+def built_site() -> Path:
+    if not (SITE / "index.html").is_file():
+        message = f"{SITE / 'index.html'} is missing: build the book first (make html)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return SITE
+
+
+LAUNCH_HOSTS = {
+    key: urlsplit(CONFIG["launch_buttons"][key]).netloc
+    for key in ("binderhub_url", "jupyterhub_url", "colab_url")
+    if CONFIG.get("launch_buttons", {}).get(key)
+}
+HREF = re.compile(r'<a\b[^>]*\bhref="([^"]+)"')
+
+
+def launch_links(html_file: Path) -> dict[str, list[str]]:
+    """The page's launch links, by provider (the _config.yml key naming its host)."""
+    links: dict[str, list[str]] = {}
+    for href in sorted(set(map(unescape, HREF.findall(html_file.read_text(encoding="utf-8"))))):
+        for key, host in LAUNCH_HOSTS.items():
+            if urlsplit(href).netloc == host:
+                links.setdefault(key, []).append(href)
+    return links
+
+
+def page_html(md: Path) -> Path:
+    return SITE / md.relative_to(ROOT).with_suffix(".html")
+
+
+# --------------------------------------------------------------------------
+# The environment
+# --------------------------------------------------------------------------
+
+
+def test_the_environment_is_requirements_txt_alone():
+    """Every pin installed at its version, and nothing else: no package added by hand."""
+    pins, others = requirement_pins()
+    assert others == ["-e ."], f"requirements.txt should end with `-e .` only; other lines: {others}"
+    listing = subprocess.run(
+        [sys.executable, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        capture_output=True, text=True, check=True,
+    )
+    installed = {normalized_name(p["name"]): p["version"] for p in json.loads(listing.stdout)}
+    project = normalized_name(
+        re.search(r'^name\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    )
+    assert project in installed, f"{project} (the `-e .` line) is not installed in {sys.prefix}"
+    wrong = {name: (version, installed.get(name)) for name, version in pins.items() if installed.get(name) != version}
+    assert not wrong, f"pinned version != installed version: {wrong}"
+    extra = set(installed) - set(pins) - VENV_SEED_PACKAGES - {project}
+    assert not extra, f"installed in {sys.prefix} but not in requirements.txt: {sorted(extra)}"
+
+
+def test_the_environment_runs_binders_python():
+    """runtime.txt (Binder), the publishing workflow and this environment agree."""
+    runtime = (ROOT / "runtime.txt").read_text().strip()
+    match = re.fullmatch(r"python-(\d+)\.(\d+)", runtime)
+    assert match, f"runtime.txt should read python-X.Y, not {runtime!r}"
+    version = tuple(map(int, match.groups()))
+    assert sys.version_info[:2] == version, (
+        f"this environment runs Python {sys.version_info[0]}.{sys.version_info[1]}, Binder {runtime}"
+    )
+    workflow = WORKFLOW.read_text()
+    assert f"python:{version[0]}.{version[1]}-" in workflow, f"{WORKFLOW} does not use Python {runtime}"
+
+
+def test_chapter_lib_imports_from_any_folder(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import chapter_lib; print(chapter_lib.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, f"import chapter_lib failed in {tmp_path}:\n{result.stderr}"
+    assert Path(result.stdout.strip()).resolve() == (ROOT / "chapter_lib" / "__init__.py").resolve()
+
+
+# --------------------------------------------------------------------------
+# Launch links
+# --------------------------------------------------------------------------
+
+
+def test_launch_links_open_committed_notebooks_on_main():
+    site = built_site()
+    url, owner, name, branch = repository()
+    assert branch == "main", f"_config.yml repository.branch is {branch!r}; readers' links need 'main'"
+    assert urlsplit(url).netloc == "github.com", f"Binder and Colab links below assume GitHub, not {url}"
+    assert {"binderhub_url", "colab_url"} <= set(LAUNCH_HOSTS), f"launch_buttons lacks Binder or Colab: {LAUNCH_HOSTS}"
+    tracked = tracked_files()
+    problems, opened = [], set()
+
+    def check_path(page: str, what: str, path: str, expected: str) -> None:
+        opened.add(path)
+        if path != expected:
+            problems.append(f"{page}: {what} opens {path}, not the page's own notebook {expected}")
+        if not path.endswith(".ipynb"):
+            problems.append(f"{page}: {what} opens {path}, not a notebook (Colab needs the .ipynb)")
+        elif not (ROOT / path).is_file():
+            problems.append(f"{page}: {what} opens {path}, which does not exist")
+        elif tracked is not None and path not in tracked:
+            problems.append(f"{page}: {what} opens {path}, which is not committed")
+
+    executable = {page_html(md).relative_to(site).as_posix(): md for md in notebook_pages()}
+    for page in find_pages(site):
+        links = launch_links(site / page)
+        if page not in executable:
+            if links:
+                problems.append(f"{page}: not a notebook page, yet has launch links {links}")
+            continue
+        expected_path = stored_path(executable[page]).relative_to(ROOT).as_posix()
+        for key in LAUNCH_HOSTS:
+            if len(links.get(key, [])) != 1:
+                problems.append(f"{page}: expected one {key} link, found {links.get(key, [])}")
+        for link in links.get("binderhub_url", []):
+            parts, query = urlsplit(link), parse_qs(urlsplit(link).query)
+            if parts.path != f"/v2/gh/{owner}/{name}/{branch}":
+                problems.append(f"{page}: Binder link is not for {owner}/{name} at {branch}: {link}")
+            urlpath = query.get("urlpath", [""])[0]
+            if not urlpath.startswith("lab/tree/"):
+                problems.append(f"{page}: Binder link does not open JupyterLab: {link}")
+            check_path(page, "Binder", urlpath.removeprefix("lab/tree/"), expected_path)
+        for link in links.get("colab_url", []):
+            prefix = f"/github/{owner}/{name}/blob/{branch}/"
+            path = urlsplit(link).path
+            if not path.startswith(prefix):
+                problems.append(f"{page}: Colab link is not for {owner}/{name} at {branch}: {link}")
+            check_path(page, "Colab", path.removeprefix(prefix), expected_path)
+        for link in links.get("jupyterhub_url", []):
+            query = parse_qs(urlsplit(link).query)
+            if query.get("repo") != [url] or query.get("branch") != [branch]:
+                problems.append(f"{page}: JupyterHub link is not for {url} at {branch}: {link}")
+            # nbgitpuller clones into a folder named after the repository.
+            urlpath = query.get("urlpath", [""])[0].removeprefix(f"lab/tree/{name}/")
+            check_path(page, "JupyterHub", urlpath, expected_path)
+
+    assert not problems, "\n".join(problems)
+    nbval_runs = {path.relative_to(ROOT).as_posix() for path in nbval_notebooks()}
+    assert opened == nbval_runs, (
+        "the notebooks the launch links open are not the ones nbval executes:\n"
+        f"  only linked: {sorted(opened - nbval_runs)}\n  only run by nbval: {sorted(nbval_runs - opened)}"
+    )
+
+
+# --------------------------------------------------------------------------
+# A JupyterLab session, as Binder would start it
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    home: Path
+
+    def get(self, path: str) -> dict:
+        request = urllib.request.Request(
+            f"{self.url}/{path}", headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
+
+
+def gitignored_names() -> list[str]:
+    """The simple name patterns of .gitignore: what a clone does not have."""
+    names = []
+    for line in (ROOT / ".gitignore").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            names.append(line.strip("/"))
+    return names
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab of this environment, in a home directory that is a copy of the repository.
+
+    That is Binder's layout: the repository's .jupyter/ is the user's Jupyter config
+    directory, and jupytext.toml sits at the top of the served folder.
+    """
+    home = tmp_path_factory.mktemp("binder") / "home"
+    shutil.copytree(ROOT, home, symlinks=True, ignore=shutil.ignore_patterns(".git", *gitignored_names()))
+    OUT.mkdir(parents=True, exist_ok=True)
+    port, token = free_port(), secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON")) and k != "PYTHONPATH"}
+    env["HOME"] = str(home)
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home}",
+        # Nothing leaves the machine: no update check, no news feed.
+        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log_path = OUT / "jupyterlab.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(
+            command, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    session = Lab(f"http://127.0.0.1:{port}", token, home)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {server.returncode}; see {log_path}")
+            try:
+                session.get("api/status")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT_S} s; see {log_path}")
+                time.sleep(0.25)
+        yield session
+    finally:
+        # The server and the kernels it started are in the session we created for it.
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("md", sorted(ROOT.glob("book/*.md")), ids=lambda p: p.stem)
+def test_md_page_is_served_as_a_notebook(lab, md):
+    path = md.relative_to(ROOT).as_posix()
+    model = lab.get(f"api/contents/{quote(path)}?type=notebook&content=1")
+    assert (model["type"], model["format"]) == ("notebook", "json"), f"{path} is not served as a notebook"
+    notebook = model["content"]
+    kinds = [cell["cell_type"] for cell in notebook["cells"]]
+    assert kinds, f"{path} came back with no cells"
+    if is_notebook_page(md):
+        assert notebook["metadata"].get("kernelspec", {}).get("name") == "python3", notebook["metadata"]
+        assert kinds == [cell.cell_type for cell in read_page(md).cells]
+    else:
+        assert "code" not in kinds, f"{path} is a plain page but has code cells"
+
+
+def test_md_pages_open_as_notebooks_by_default(lab):
+    """A double click (or a link) opens a .md file with the default viewer for its type."""
+    settings = lab.get("lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+    viewers = settings["schema"]["properties"]["defaultViewers"].get("default", {})
+    assert viewers.get("markdown") == "Jupytext Notebook", (
+        f"default viewers are {viewers}: is .jupyter/labconfig/default_setting_overrides.json there?"
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    """Debian's Chromium with a fresh profile, logged in to the JupyterLab server."""
+    with tempfile.TemporaryDirectory(prefix="binder-profile-") as profile, sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True,
+            viewport=VIEWPORT, service_workers="block",
+        )
+        external: list[str] = []
+        # Like Binder's reader, only the server is needed; anything else is stopped here.
+        not_local = re.compile("^(?!" + re.escape(lab.url) + "/|data:|blob:)")
+        context.route(not_local, lambda route: (external.append(route.request.url), route.abort()))
+        page = context.pages[0] if context.pages else context.new_page()
+        page.external_requests = external
+        try:
+            yield page
+        finally:
+            context.close()
+
+
+def open_in_jupyterlab(page, lab: Lab, path: str):
+    """Open path the way a launch link does (lab/tree/<path>) and return its notebook panel."""
+    # ?reset: start from an empty workspace, whatever the previous test left open.
+    page.goto(f"{lab.url}/lab/tree/{quote(path)}?reset&token={lab.token}")
+    tab = page.locator(".lm-TabBar-tab.jp-mod-current", has_text=path.rsplit("/", 1)[-1])
+    tab.wait_for(timeout=NOTEBOOK_OPEN_TIMEOUT_MS)
+    panel = page.locator(".jp-NotebookPanel:visible")
+    # A notebook, or the text editor if .md files do not open as notebooks.
+    page.locator(".jp-NotebookPanel:visible .jp-Cell, .jp-FileEditor:visible").first.wait_for(
+        timeout=NOTEBOOK_OPEN_TIMEOUT_MS
+    )
+    assert page.locator(".jp-FileEditor:visible").count() == 0, f"{path} opened in the text editor, not as a notebook"
+    news = page.locator(".Toastify__toast", has_text="Jupyter news")
+    if news.count():
+        news.get_by_role("button", name="No", exact=True).click()
+    return panel
+
+
+def test_jupyterlab_runs_the_agentic_loop_page(lab, browser):
+    page = browser
+    panel = open_in_jupyterlab(page, lab, RUN_PAGE)
+    # Run All only once the kernel is up: before that, the menu command can be lost.
+    page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=NOTEBOOK_OPEN_TIMEOUT_MS)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+    page.locator(".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+    trace = panel.locator(".jp-OutputArea-output", has_text=RUN_EXPECTS).first
+    trace.wait_for(timeout=RUN_ALL_TIMEOUT_MS)
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
+            return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
+        }""",
+        timeout=RUN_ALL_TIMEOUT_MS,
+    )
+    errors = panel.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    assert errors.count() == 0, f"{RUN_PAGE} printed errors in JupyterLab:\n" + "\n".join(errors.all_inner_texts())
+    trace.scroll_into_view_if_needed()
+    expect(trace).to_be_in_viewport()
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=OUT / "jupyterlab-15_03.png")
+
+
+def test_jupyterlab_draws_the_mermaid_diagram(lab, browser):
+    page = browser
+    panel = open_in_jupyterlab(page, lab, MERMAID_PAGE)
+    fences = (ROOT / MERMAID_PAGE).read_text().count("```mermaid")
+    assert fences, f"{MERMAID_PAGE} has no mermaid fence to draw"
+    drawn = panel.locator('.jp-RenderedMermaid img[src^="data:image/svg+xml"]')
+    drawn.nth(fences - 1).wait_for(timeout=MERMAID_TIMEOUT_MS)
+    assert drawn.count() == fences
+    assert panel.locator(".jp-RenderedMermaid.jp-mod-warning").count() == 0, "mermaid reported a syntax error"
+    drawn.first.scroll_into_view_if_needed()
+    expect(drawn.first).to_be_in_viewport()
+    # The notebook paints scrolled-to cells on a later frame; wait two frames for the shot.
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=OUT / "jupyterlab-15_02-mermaid.png")
+
+
+def test_the_session_needed_nothing_but_the_server(browser):
+    assert browser.external_requests == [], f"JupyterLab requested: {browser.external_requests}"
+
+
+# --------------------------------------------------------------------------
+# Publishing
+# --------------------------------------------------------------------------
+
+
+def test_the_pages_workflow_runs_only_what_the_tests_run():
+    """The published site is the one `make test` built and tested, and nothing else is run."""
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    runs = [step["run"].strip() for job in workflow["jobs"].values() for step in job["steps"] if "run" in step]
+    assert runs == ["make test"], f"the workflow runs {runs}; it should run `make test` only"
+    uploads = [
+        step["with"]["path"] for job in workflow["jobs"].values() for step in job["steps"]
+        if step.get("uses", "").startswith("actions/upload-pages-artifact")
+    ]
+    assert uploads == ["_build/html"], f"the workflow publishes {uploads}, not what `make html` builds"
