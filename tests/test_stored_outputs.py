@@ -74,6 +74,19 @@ def test_the_inputs_digest_follows_chapter_lib_only_for_pages_that_import_it(tmp
     assert after[1] == before[1]
 
 
+def test_pages_do_not_depend_on_library_modules_they_do_not_import(tmp_path, monkeypatch):
+    """Editing the exercise solutions re-executes 15.11, not the chapter's sections."""
+    section = read_page(ROOT / "book" / "15_02_one_shot_rag.md")
+    exercises = read_page(ROOT / "book" / "15_11_exercises.md")
+    before = stored_outputs.inputs_digest(section), stored_outputs.inputs_digest(exercises)
+    library = tmp_path / "chapter_lib"
+    shutil.copytree(ROOT / "chapter_lib", library)
+    (library / "exercises.py").write_text((library / "exercises.py").read_text() + "\n# changed\n")
+    monkeypatch.setattr(stored_outputs, "LIBRARY", library)
+    after = stored_outputs.inputs_digest(section), stored_outputs.inputs_digest(exercises)
+    assert after[0] == before[0] and after[1] != before[1]
+
+
 def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
     """The guard `make test` relies on, shown on a one-cell notebook (no chapter page re-run)."""
     nb = nbformat.v4.new_notebook()

@@ -7,8 +7,8 @@
 The .md is what people edit; the .ipynb is generated from it and stores the outputs the
 book shows, which nbval re-checks on every `make test`. ``sync`` rewrites each .ipynb
 from its .md and re-executes a page only when its inputs changed: its code cells, or
-the generated ``chapter_lib`` for pages that import it (jupyter-cache keys on a page's
-own cells only, and would miss a change made in an earlier section). The inputs' digest
+the ``chapter_lib`` modules it imports (jupyter-cache keys on a page's own cells only,
+and would miss a change made in an earlier section). The inputs' digest
 is stored in the notebook's metadata. Stored notebooks hold no timestamps, timings or
 random cell ids, so an unchanged page rewrites to the same bytes.
 """
@@ -16,6 +16,7 @@ random cell ids, so an unchanged page rewrites to the same bytes.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import sys
 from pathlib import Path
@@ -37,21 +38,45 @@ def stored_path(md: Path) -> Path:
     return md.with_suffix(".ipynb")
 
 
-def library_digest() -> str:
+def imported_library_modules(code: list[str]) -> list[str]:
+    """The chapter_lib modules a page's code imports (the package itself loads chapter15)."""
+    modules = set()
+    for source in code:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # IPython syntax: fall back to every module, never to none
+            return sorted(p.stem for p in LIBRARY.glob("*.py")) if "chapter_lib" in source else []
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "chapter_lib":
+                    modules |= {"__init__", "chapter15"}
+                    if len(parts) > 1 and (LIBRARY / f"{parts[1]}.py").exists():
+                        modules.add(parts[1])
+    return sorted(modules)
+
+
+def library_digest(modules: list[str]) -> str:
     h = hashlib.sha256()
-    for path in sorted(LIBRARY.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for module in modules:
+        h.update(module.encode() + b"\0" + (LIBRARY / f"{module}.py").read_bytes() + b"\0")
     return h.hexdigest()
 
 
 def inputs_digest(nb) -> str:
-    """What a page's outputs depend on: its code, and chapter_lib if it imports it."""
+    """What a page's outputs depend on: its code, and the chapter_lib modules it imports."""
     h = hashlib.sha256(nb.metadata.get("kernelspec", {}).get("name", "").encode())
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     for source in code:
         h.update(b"\0cell\0" + source.encode())
-    if any("chapter_lib" in source for source in code):
-        h.update(b"\0lib\0" + library_digest().encode())
+    modules = imported_library_modules(code)
+    if modules:
+        h.update(b"\0lib\0" + library_digest(modules).encode())
     return h.hexdigest()
 
 
