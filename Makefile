@@ -45,7 +45,9 @@ $(MERMAID): $(NODE_STAMP)
 	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min _build/static/mermaid/chunks/
 
 html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are errors)
-	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
+	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
+	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/html/index.html 2>/dev/null),--all)
+	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
 
 book: outputs  ## everything above; open _build/html/index.html
 	@$(MAKE) --no-print-directory html

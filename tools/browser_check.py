@@ -218,6 +218,7 @@ JS_MERMAID_STATUS = """(pattern) => {
         deferred: el.hasAttribute('data-mermaid-deferred'),
         drawn: !!el.querySelector(':scope > svg'),
         failed: !!el.querySelector('svg') && error.test(el.textContent),
+        named: !!(el.getAttribute('aria-label') || '').trim(),
     }));
     const strayErrors = [...document.querySelectorAll('svg')]
         .filter((svg) => !svg.closest('.mermaid') && error.test(svg.textContent)).length;
@@ -461,6 +462,8 @@ class BrowserChecker:
                 report.add_problem(
                     f"mermaid block #{index} not drawn (no <svg> after {MERMAID_TIMEOUT_MS // 1000} s)"
                 )
+            if not block["named"]:
+                report.add_problem(f"mermaid block #{index} has no alt text (aria-label)")
         if status["strayErrors"]:
             report.add_problem("mermaid error diagram shown on the page (syntax error in a diagram)")
 
