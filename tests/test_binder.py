@@ -127,15 +127,6 @@ def nbval_notebooks() -> list[Path]:
     return sorted(path for pattern in globs for path in ROOT.glob(pattern))
 
 
-def built_site() -> Path:
-    if not (SITE / "index.html").is_file():
-        message = f"{SITE / 'index.html'} is missing: build the book first (make html)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return SITE
-
-
 LAUNCH_HOSTS = {
     key: urlsplit(CONFIG["launch_buttons"][key]).netloc
     for key in ("binderhub_url", "jupyterhub_url", "colab_url")
@@ -210,8 +201,7 @@ def test_chapter_lib_imports_from_any_folder(tmp_path):
 # --------------------------------------------------------------------------
 
 
-def test_launch_links_open_committed_notebooks_on_main():
-    site = built_site()
+def test_launch_links_open_committed_notebooks_on_main(site):
     url, owner, name, branch = repository()
     assert branch == "main", f"_config.yml repository.branch is {branch!r}; readers' links need 'main'"
     assert urlsplit(url).netloc == "github.com", f"Binder and Colab links below assume GitHub, not {url}"

@@ -22,7 +22,6 @@ from tools.browser_check import BrowserChecker, all_problems, find_pages, write_
 pytestmark = pytest.mark.site
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SITE = REPO_ROOT / "_build" / "html"
 OUT = REPO_ROOT / "_build" / "browser"
 
 MERMAID_BLOCK = re.compile(
@@ -32,16 +31,6 @@ INVALID_MERMAID = "flowchart TD\n    A[unclosed --> B"
 # sphinxcontrib-mermaid imports mermaid in an inline module; a theme could also load it by URL.
 LOADS_MERMAID = re.compile(r'import mermaid|<script[^>]*src="[^"]*mermaid')
 LOCAL_IMG_SRC = re.compile(r'<img\b[^>]*\bsrc="(?!https?:|//|data:)([^"]+)"')
-
-
-@pytest.fixture(scope="module")
-def site() -> Path:
-    if not (SITE / "index.html").is_file():
-        message = f"{SITE / 'index.html'} is missing: build the book first (make html)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return SITE
 
 
 @pytest.fixture(scope="module")

@@ -61,30 +61,21 @@ def test_a_source_disagreement_between_md_and_ipynb_is_reported(tmp_path):
     assert len(problems) == 1 and "cell 3" in problems[0] and "page.md and page.ipynb" in problems[0]
 
 
-def test_the_inputs_digest_follows_chapter_lib_only_for_pages_that_import_it(tmp_path, monkeypatch):
-    importing = read_page(ROOT / "book" / "15_02_one_shot_rag.md")
-    defining = read_page(ROOT / "book" / "15_01_corpus_and_search_stub.md")
-    before = stored_outputs.inputs_digest(importing), stored_outputs.inputs_digest(defining)
+@pytest.mark.parametrize("edited, re_executed, untouched", [
+    ("chapter15.py", "15_02_one_shot_rag", "15_01_corpus_and_search_stub"),  # 15.1 defines, not imports
+    ("exercises.py", "15_11_exercises", "15_02_one_shot_rag"),  # solutions: only 15.11 imports them
+])
+def test_the_inputs_digest_follows_the_library_modules_a_page_imports(
+        tmp_path, monkeypatch, edited, re_executed, untouched):
+    pages = [read_page(ROOT / "book" / f"{name}.md") for name in (re_executed, untouched)]
+    before = [stored_outputs.inputs_digest(nb) for nb in pages]
     library = tmp_path / "chapter_lib"
     shutil.copytree(ROOT / "chapter_lib", library)
-    (library / "chapter15.py").write_text((library / "chapter15.py").read_text() + "\n# changed\n")
+    (library / edited).write_text((library / edited).read_text() + "\n# changed\n")
     monkeypatch.setattr(stored_outputs, "LIBRARY", library)
-    after = stored_outputs.inputs_digest(importing), stored_outputs.inputs_digest(defining)
-    assert after[0] != before[0], "a chapter_lib change must re-execute the pages importing it"
-    assert after[1] == before[1]
-
-
-def test_pages_do_not_depend_on_library_modules_they_do_not_import(tmp_path, monkeypatch):
-    """Editing the exercise solutions re-executes 15.11, not the chapter's sections."""
-    section = read_page(ROOT / "book" / "15_02_one_shot_rag.md")
-    exercises = read_page(ROOT / "book" / "15_11_exercises.md")
-    before = stored_outputs.inputs_digest(section), stored_outputs.inputs_digest(exercises)
-    library = tmp_path / "chapter_lib"
-    shutil.copytree(ROOT / "chapter_lib", library)
-    (library / "exercises.py").write_text((library / "exercises.py").read_text() + "\n# changed\n")
-    monkeypatch.setattr(stored_outputs, "LIBRARY", library)
-    after = stored_outputs.inputs_digest(section), stored_outputs.inputs_digest(exercises)
-    assert after[0] == before[0] and after[1] != before[1]
+    after = [stored_outputs.inputs_digest(nb) for nb in pages]
+    assert after[0] != before[0], f"editing {edited} must re-execute {re_executed}"
+    assert after[1] == before[1], f"editing {edited} must not re-execute {untouched}"
 
 
 def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
