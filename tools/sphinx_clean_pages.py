@@ -10,6 +10,10 @@ copy of every script tag. (The copies differ only in an empty filename being ``N
 2. Diagrams with alt text. sphinxcontrib-mermaid drops a diagram's ``alt`` option when
 the browser draws it; we keep it as the accessible name of the drawn diagram
 (``role="img"`` and ``aria-label`` on the element mermaid fills with its SVG).
+
+3. No diagram code where there is no diagram. sphinxcontrib-mermaid skips pages whose
+doctree has no diagram, but loads mermaid (about 550 KB) on pages Sphinx generates
+without a doctree: the search page and the index.
 """
 
 from html import escape
@@ -22,14 +26,19 @@ def script_key(js) -> tuple:
     return (js.filename or "", js.priority, tuple(sorted(js.attributes.items())))
 
 
-def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
+def loads_mermaid(js) -> bool:
+    return "mermaid" in str(js.filename or "") or "mermaid" in js.attributes.get("body", "")
+
+
+def drop_needless_scripts(app, pagename, templatename, context, doctree):
     if "script_files" not in context:
         return
     seen, kept = set(), []
     for js in context["script_files"]:
-        if script_key(js) not in seen:
-            seen.add(script_key(js))
-            kept.append(js)
+        if script_key(js) in seen or (doctree is None and loads_mermaid(js)):
+            continue
+        seen.add(script_key(js))
+        kept.append(js)
     context["script_files"] = kept
 
 
@@ -46,5 +55,5 @@ def visit_mermaid_keeping_alt(self, node):
 def setup(app):
     app.setup_extension("sphinxcontrib.mermaid")
     app.add_node(mermaid, override=True, html=(visit_mermaid_keeping_alt, None))
-    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", drop_needless_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
