@@ -78,6 +78,31 @@ def test_the_inputs_digest_follows_the_library_modules_a_page_imports(
     assert after[1] == before[1], f"editing {edited} must not re-execute {untouched}"
 
 
+def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
+    """tools/sphinx_stored_outputs.py: the HTML never shows outputs of other code."""
+    from types import SimpleNamespace
+
+    from sphinx.errors import ExtensionError
+
+    from tools.sphinx_stored_outputs import read_page as read_source
+    from tools.sphinx_stored_outputs import use_stored_outputs
+
+    md = tmp_path / "page.md"
+    shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)
+    shutil.copy(ROOT / "book" / "15_07_structured_stores.ipynb", tmp_path / "page.ipynb")
+    dependencies = []
+    app = SimpleNamespace(env=SimpleNamespace(doc2path=lambda docname: str(md),
+                                              note_dependency=dependencies.append))
+    source = [md.read_text()]
+    use_stored_outputs(app, "page", source)
+    assert dependencies == [str(tmp_path / "page.ipynb")]
+    assert read_source(source[0]).cells[2].outputs, "the page is rendered with the stored outputs"
+
+    md.write_text(md.read_text().replace("provider slow", "provider is slow"))
+    with pytest.raises(ExtensionError, match=r"page.md and page.ipynb: cell 3 .*\n.*make outputs"):
+        use_stored_outputs(app, "page", [md.read_text()])
+
+
 def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
     """The guard `make test` relies on, shown on a one-cell notebook (no chapter page re-run)."""
     nb = nbformat.v4.new_notebook()

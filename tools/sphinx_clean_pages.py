@@ -1,7 +1,6 @@
 """Sphinx extension: small fixes to the pages Jupyter Book 1.x writes.
 
-1. No console error. 
-sphinx-thebe (which Jupyter Book 1.x always loads) adds its inline configuration script
+1. No console error. sphinx-thebe (which Jupyter Book 1.x always loads) adds its inline configuration script
 each time the environment is read, so a page declares ``const THEBE_JS_URL`` twice and the
 browser logs "Identifier 'THEBE_JS_URL' has already been declared". We keep the first
 copy of every script tag. (The copies differ only in an empty filename being ``None`` or
