@@ -1,16 +1,23 @@
-"""Keep each page's executed notebook (book/X.ipynb) paired with its source (book/X.md).
+"""Keep each page's reader's notebook (book/X.ipynb) generated from its source (book/X.md).
 
     python -m tools.stored_outputs sync           # what `make outputs` runs
     python -m tools.stored_outputs sync --force   # re-execute every page
-    python -m tools.stored_outputs check          # fail if a .md and its .ipynb disagree
+    python -m tools.stored_outputs check          # fail if a .ipynb is not what its .md makes
 
-The .md is what people edit; the .ipynb is generated from it and stores the outputs the
-book shows, which nbval re-checks on every `make test`. ``sync`` rewrites each .ipynb
-from its .md and re-executes a page only when its inputs changed: its code cells, or
-the ``chapter_lib`` modules it imports (jupyter-cache keys on a page's own cells only,
-and would miss a change made in an earlier section). The inputs' digest
-is stored in the notebook's metadata. Stored notebooks hold no timestamps, timings or
-random cell ids, so an unchanged page rewrites to the same bytes.
+The .md is what people edit; the .ipynb is generated from it: the reader's notebook that
+launch links open (markdown converted from MyST by tools/myst_to_notebook.py, a first
+install cell of ours) holding the outputs the book shows, which nbval re-checks on every
+`make test`. ``sync`` rewrites each .ipynb from its .md and re-executes a page only when
+its inputs changed: its code cells, or the ``chapter_lib`` modules it imports
+(jupyter-cache keys on a page's own cells only, and would miss a change made in an
+earlier section). The inputs' digest is stored in the notebook's metadata. Stored
+notebooks hold no timestamps, timings or random cell ids, so an unchanged page rewrites
+to the same bytes. ``check`` regenerates every notebook in memory from its .md and the
+outputs it stores, and requires the very bytes that are committed.
+
+The HTML book (tools/sphinx_stored_outputs.py) renders the .md itself, with the outputs
+of :func:`page_with_stored_outputs`: each .md code cell gets the outputs of its stored
+counterpart, matched one to one.
 """
 
 from __future__ import annotations
@@ -26,12 +33,24 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.build_lib import write_atomically
+from tools.myst_to_notebook import ConversionError, is_added_cell, reader_notebook
 from tools.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
 DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ...}
 REGENERATE = "make outputs"
 TIMEOUT_S = 120
+# What ipykernel reports for Python, stored in full so that JupyterLab, filling it in when
+# the kernel starts, finds nothing to change (a notebook otherwise opens marked unsaved).
+# The Python version is left out: it is the reader's, not ours.
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+}
 
 
 def stored_path(md: Path) -> Path:
@@ -80,12 +99,12 @@ def inputs_digest(nb) -> str:
     return h.hexdigest()
 
 
-def normalized(nb, digest: str):
+def normalized(nb, digest: str, language_info: dict | None = None):
     """Strip what differs between runs and machines; keep every output."""
     nb.nbformat, nb.nbformat_minor = 4, 5
     nb.metadata = nbformat.from_dict({
         "kernelspec": nb.metadata.get("kernelspec", {}),
-        "language_info": {"name": "python"},
+        "language_info": language_info or {"name": "python"},
         DIGEST_KEY: {"inputs_sha256": digest},
     })
     for number, cell in enumerate(nb.cells, start=1):
@@ -97,21 +116,54 @@ def normalized(nb, digest: str):
     return nb
 
 
-def cell_sources(nb) -> list[tuple[str, str]]:
-    return [(c.cell_type, c.source) for c in nb.cells]
+def page_code(nb) -> list:
+    """The code cells that come from the .md (a reader's notebook adds an install cell)."""
+    return [c for c in nb.cells if c.cell_type == "code" and not is_added_cell(c)]
 
 
-def reuse_outputs(fresh, stored) -> bool:
+def copy_stored_outputs(md: Path, fresh, stored) -> list[str]:
+    """Give each code cell of fresh (the .md) the outputs of its stored counterpart.
+
+    Code cells are matched one to one, in order; returns how they disagree (then
+    nothing is copied), naming the cell by its rank in the .md, as messages do.
+    """
+    ranked = [(rank, c) for rank, c in enumerate(fresh.cells, start=1) if c.cell_type == "code"]
+    old = page_code(stored)
+    problems = [
+        f"cell {rank} (code) differs: the .md has {new.source[:60]!r}…, the .ipynb {was.source[:60]!r}…"
+        for (rank, new), was in zip(ranked, old) if new.source != was.source
+    ]
+    if len(ranked) != len(old):
+        problems.append(f"the .md has {len(ranked)} code cells, the .ipynb {len(old)}")
+    if problems:
+        return [f"{shown(md)} and {stored_path(md).name}: {p}" for p in problems]
+    for (_, new), was in zip(ranked, old):
+        new.outputs, new.execution_count = was.outputs, was.execution_count
+    return []
+
+
+def reuse_outputs(md: Path, fresh, stored) -> bool:
     """Copy outputs from the stored notebook if it was executed from the same inputs."""
     if stored is None or stored.metadata.get(DIGEST_KEY, {}).get("inputs_sha256") != inputs_digest(fresh):
         return False
-    old = [c for c in stored.cells if c.cell_type == "code"]
-    new = [c for c in fresh.cells if c.cell_type == "code"]
-    if [c.source for c in old] != [c.source for c in new]:
-        return False
-    for o, n in zip(old, new):
-        n.outputs, n.execution_count = o.outputs, o.execution_count
-    return True
+    return not copy_stored_outputs(md, fresh, stored)
+
+
+def page_with_stored_outputs(md: Path):
+    """(the .md's notebook with the outputs its .ipynb stores, problems): what the HTML shows."""
+    fresh = read_page(md)
+    target = stored_path(md)
+    if not target.exists():
+        return fresh, [f"{shown(target)} is missing"]
+    problems = copy_stored_outputs(md, fresh, nbformat.read(target, as_version=4))
+    return normalized(fresh, inputs_digest(fresh)), problems
+
+
+def reader_text(md: Path, executed) -> str:
+    """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)."""
+    digest = inputs_digest(executed)
+    reader = reader_notebook(md, executed)
+    return nbformat.writes(normalized(reader, digest, LANGUAGE_INFO)) + "\n"
 
 
 def execute(md: Path, nb) -> None:
@@ -133,10 +185,10 @@ def sync_page(md: Path, force: bool = False) -> str:
     fresh = read_page(md)
     target = stored_path(md)
     stored = nbformat.read(target, as_version=4) if target.exists() else None
-    ran = force or not reuse_outputs(fresh, stored)
+    ran = force or not reuse_outputs(md, fresh, stored)
     if ran:
         execute(md, fresh)
-    text = nbformat.writes(normalized(fresh, inputs_digest(fresh))) + "\n"
+    text = reader_text(md, fresh)
     if target.exists() and target.read_text() == text:
         return "unchanged"
     write_atomically(target, text)
@@ -144,19 +196,43 @@ def sync_page(md: Path, force: bool = False) -> str:
 
 
 def pairing_problems(md: Path) -> list[str]:
-    """How a page's .md and its stored .ipynb disagree on cells (empty when they agree)."""
+    """How md's committed .ipynb differs from the one its .md makes (empty when equal).
+
+    The notebook is regenerated in memory from the .md and the outputs the .ipynb stores,
+    as `make outputs` would write it, and must be the committed bytes.
+    """
+    fresh, problems = page_with_stored_outputs(md)
+    if problems:
+        return problems
     target = stored_path(md)
-    if not target.exists():
-        return [f"{shown(target)} is missing"]
-    source = cell_sources(read_page(md))
-    stored = cell_sources(nbformat.read(target, as_version=4))
-    problems = []
-    for number, (a, b) in enumerate(zip(source, stored), start=1):
+    try:
+        expected = reader_text(md, fresh)
+    except ConversionError as err:
+        return [str(err)]
+    committed = target.read_text()
+    if committed == expected:
+        return []
+    return [f"{shown(target)} is not what {shown(md)} makes: {p}" for p in differences(expected, committed)]
+
+
+def differences(expected: str, committed: str) -> list[str]:
+    """Where two notebooks' texts differ, cell by cell, for a message a person can act on."""
+    try:
+        want, have = nbformat.reads(expected, as_version=4), nbformat.reads(committed, as_version=4)
+    except Exception as err:  # noqa: BLE001 - a hand-broken file: say so, whatever broke
+        return [f"it does not read as a notebook ({err})"]
+    found = []
+    for number, (a, b) in enumerate(zip(want.cells, have.cells), start=1):
         if a != b:
-            problems.append(f"cell {number} ({a[0]}) differs: the .md has {a[1][:60]!r}…, the .ipynb {b[1][:60]!r}…")
-    if len(source) != len(stored):
-        problems.append(f"the .md has {len(source)} cells, the .ipynb {len(stored)}")
-    return [f"{shown(md)} and {target.name}: {p}" for p in problems]
+            what = "source" if a.source != b.source else "outputs" if a.get("outputs") != b.get("outputs") else "metadata"
+            found.append(f"its cell {number} ({a.cell_type}, id {a.id}) has other {what}: "
+                         f"expected {a.source[:60]!r}…, found {b.source[:60]!r}…")
+    if len(want.cells) != len(have.cells):
+        found.append(f"it has {len(have.cells)} cells, not {len(want.cells)}")
+    if want.metadata != have.metadata:
+        found.append(f"its notebook metadata differs (the inputs digest if chapter_lib changed): "
+                     f"expected {dict(want.metadata)}, found {dict(have.metadata)}")
+    return found or ["its text differs (formatting: rewrite it with `make outputs`)"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for md in pages:
             print(f"{sync_page(md, force=args.force):>9}  {shown(stored_path(md))}", flush=True)
-    except BookError as err:
+    except BookError as err:  # ConversionError too: it names page and cell
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -1,0 +1,430 @@
+"""A page's MyST markdown -> the reader's notebook (book/X.ipynb): plain CommonMark/GFM
+that JupyterLab, Notebook 7, VS Code, Colab and GitHub render, beside the stored outputs.
+
+The HTML book renders the same .md with Sphinx; this module gives each MyST construct
+the page uses a form that needs no Sphinx, numbered and styled as the HTML numbers and
+styles it:
+
+==========================================  ==================================================
+MyST in book/X.md                           in the reader's notebook
+==========================================  ==================================================
+``{cite:p}`key```                           ``([Zou et al. 2025](#references))``, and a
+                                            References cell at the end listing the works cited
+                                            on that page (pybtex's ``plain`` style, as the HTML)
+``{cite:t}`key```                           ``[Zou et al.](#references) (2025)``
+``{numref}`label```                         ``Figure 15.5`` (Sphinx's numfig order: figures in
+                                            table-of-contents order)
+```{admonition} Title`` / ``{note}``...     a blockquote whose first line is the bold title
+```{dropdown} Title``                       a closed ``<details>`` with ``<summary>Title``
+``{#fig-x caption=... alt=...}`` + fence    the fence, an italic caption line under it, and
+                                            the alt text in a closed ``<details>``
+a code cell's ``mystnb.figure`` caption     a markdown cell after the code cell, the same way
+a code cell tagged ``hide-cell``            folded: ``jupyter.source_hidden``/``outputs_hidden``
+```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it
+``(label)=``, ``% comment``                 dropped (they render as nothing in the HTML)
+==========================================  ==================================================
+
+Any other role, directive or MyST-only syntax stops the conversion with an error naming
+the page and the cell, so nothing reaches a reader as raw markup. The markdown is parsed
+with myst-parser's own markdown-it configuration (the extensions _config.yml enables), so
+a construct is converted exactly where Sphinx sees one.
+
+Each notebook also gets a first cell of ours (:func:`install_cell`) that installs
+``chapter_lib`` from the repository when it is missing (Colab, a bare Jupyter), and
+matplotlib with it where the page draws a figure. It exists only in the notebook: the
+HTML page is rendered from the .md, which does not need it.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import nbformat
+import yaml
+from markdown_it.renderer import RendererHTML
+from myst_parser.config.main import MdParserConfig
+from myst_parser.parsers.mdit import create_md_parser
+from pybtex.database import parse_file
+from pybtex.plugin import find_plugin
+from pybtex.richtext import Text
+
+from tools.pages import ROOT, BookError, notebook_pages, read_page, shown
+
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+SPHINX = CONFIG["sphinx"]["config"]
+BIBFILE = ROOT / CONFIG["bibtex_bibfiles"][0]
+REFERENCES_ANCHOR = "references"  # JupyterLab, GitHub and Colab all give "## References" this id (lower-cased)
+
+# Tags of the cells this module adds, so tools can tell them from the .md's cells.
+INSTALL_TAG = "install"  # with "setup": our first cell, not the chapter's code
+CAPTION_TAG = "caption"
+REFERENCES_TAG = "references"
+FOLDED = {  # MyST-NB's tags -> JupyterLab's fold state (the HTML shows a "show" button)
+    "hide-cell": {"source_hidden": True, "outputs_hidden": True},
+    "hide-input": {"source_hidden": True},
+    "hide-output": {"outputs_hidden": True},
+}
+ADMONITIONS = {"admonition", "note", "tip", "hint", "important", "warning", "caution",
+               "attention", "danger", "error", "seealso"}
+DIRECTIVE_OPTIONS = re.compile(r"^:([\w-]+):\s*(.*)$")
+ROLE = re.compile(r"\{([^{}`\s]+)\}`([^`]+)`")
+
+
+class ConversionError(BookError):
+    """MyST the reader's notebook cannot show: names the page and the cell."""
+
+
+# --------------------------------------------------------------------------
+# What conversion needs to know about the whole book
+# --------------------------------------------------------------------------
+
+
+@cache
+def parser():
+    """myst-parser's markdown-it, configured as _config.yml configures the HTML book."""
+    config = MdParserConfig(
+        enable_extensions=set(SPHINX.get("myst_enable_extensions", [])),
+        fence_as_directive=set(SPHINX.get("myst_fence_as_directive", [])),
+    )
+    return create_md_parser(config, RendererHTML)
+
+
+def figure_label(number: int) -> str:
+    return SPHINX.get("numfig_format", {}).get("figure", "Fig. %s") % number
+
+
+def page_figures(nb) -> list[str | None]:
+    """The page's figures in document order, by label (None for an unnamed one)."""
+    figures: list[str | None] = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            figure = cell.metadata.get("mystnb", {}).get("figure")
+            if figure is not None:
+                figures.append(figure.get("name"))
+        else:
+            for token in parser().parse(cell.source):
+                if token.type == "fence" and "caption" in token.attrs:
+                    figures.append(token.attrs.get("id"))
+    return figures
+
+
+@cache
+def figure_numbers() -> dict[str, str]:
+    """{label: "Figure 15.N"}, numbered through the book in reading order, as numfig does."""
+    numbers, count = {}, 0
+    for md in notebook_pages():
+        for label in page_figures(read_page(md)):
+            count += 1
+            if label:
+                numbers[label] = figure_label(count)
+    return numbers
+
+
+class MarkdownBackend(find_plugin("pybtex.backends", "markdown")):
+    """pybtex's markdown, escaping only what CommonMark would misread (not every '-' and '.')."""
+
+    def format_str(self, text):
+        return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
+@cache
+def bibliography():
+    return parse_file(BIBFILE).entries
+
+
+def entry_markdown(key: str) -> str:
+    """One reference, in pybtex's ``plain`` style as the HTML references page shows it."""
+    style = find_plugin("pybtex.style.formatting", SPHINX.get("bibtex_default_style", "plain"))()
+    entry = style.format_entry("", bibliography()[key])
+    return " ".join(entry.text.render(MarkdownBackend()).split())
+
+
+def cite_names(key: str) -> str:
+    """The author part of an author-year citation: "Zou et al.", "Liu and Lin", "Edge"."""
+    people = bibliography()[key].persons.get("author") or bibliography()[key].persons.get("editor", [])
+    last = [Text(*p.rich_last_names).render_as("text") for p in people]
+    if len(last) > 2:
+        return f"{last[0]} et al."
+    return " and ".join(last)
+
+
+# --------------------------------------------------------------------------
+# Markdown
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """Where a piece of markdown is (for errors) and what it cited (for the References)."""
+
+    page: Path
+    cell: int  # 1-based rank of the cell in the .md notebook
+    cited: list[str] = field(default_factory=list)
+
+    def error(self, message: str) -> ConversionError:
+        return ConversionError(f"{shown(self.page)}, cell {self.cell}: {message}")
+
+
+def convert_role(name: str, content: str, ctx: Context) -> str:
+    if name in ("cite:p", "cite:t"):
+        keys = [k.strip() for k in content.split(",")]
+        for key in keys:
+            if key not in bibliography():
+                raise ctx.error(f"{{{name}}}`{content}` cites {key!r}, which {shown(BIBFILE)} does not hold")
+            if key not in ctx.cited:
+                ctx.cited.append(key)
+        year = {k: bibliography()[k].fields.get("year", "n.d.") for k in keys}
+        if name == "cite:p":
+            return "(" + "; ".join(f"[{cite_names(k)} {year[k]}](#{REFERENCES_ANCHOR})" for k in keys) + ")"
+        return "; ".join(f"[{cite_names(k)}](#{REFERENCES_ANCHOR}) ({year[k]})" for k in keys)
+    if name == "numref":
+        match = re.fullmatch(r"(?:(.*?)\s*<)?([^<>]+?)>?", content.strip())
+        title, label = match.group(1), match.group(2)
+        number = figure_numbers().get(label)
+        if number is None:
+            raise ctx.error(f"{{numref}}`{content}` names no figure of the book (labels: {sorted(figure_numbers())})")
+        return title.replace("%s", number.split()[-1]) if title else number
+    raise ctx.error(f"the role {{{name}}}`{content}` has no notebook form; write plain markdown, "
+                    "or teach tools/myst_to_notebook.py to convert it")
+
+
+def convert_inline(text: str, roles: list[tuple[str, str]], ctx: Context) -> str:
+    """Replace each role the parser found in text; the parser is the judge of what is one."""
+    found = [(m.group(1), m.group(2)) for m in ROLE.finditer(text)]
+    if found != roles:
+        raise ctx.error(f"the parser found the roles {roles} but the text holds {found}; "
+                        "a role inside a code span cannot be converted")
+    return ROLE.sub(lambda m: convert_role(m.group(1), m.group(2), ctx), text)
+
+
+def directive_parts(body: str) -> tuple[dict[str, str], str]:
+    """A directive's ``:key: value`` (or ``---`` YAML) options, and its content."""
+    lines = body.split("\n")
+    if lines and lines[0].strip() == "---":
+        end = lines.index("---", 1)
+        return yaml.safe_load("\n".join(lines[1:end])) or {}, "\n".join(lines[end + 1:]).strip("\n")
+    options = {}
+    while lines and (match := DIRECTIVE_OPTIONS.match(lines[0])):
+        options[match.group(1)] = match.group(2)
+        lines.pop(0)
+    return options, "\n".join(lines).strip("\n")
+
+
+def quoted(markdown: str) -> str:
+    return "\n".join(f"> {line}".rstrip() for line in markdown.split("\n"))
+
+
+def details(summary: str, markdown: str, open_: bool = False) -> str:
+    """A collapsed block; blank lines around the body let the body render as markdown."""
+    tag = "<details open>" if open_ else "<details>"
+    return f"{tag}\n<summary>{html.escape(summary, quote=False)}</summary>\n\n{markdown}\n\n</details>"
+
+
+def convert_directive(name: str, argument: str, body: str, ctx: Context) -> str:
+    options, content = directive_parts(body)
+    unknown = set(options) - {"class", "name", "open", "class-container", "class-title", "class-body", "icon"}
+    if unknown:
+        raise ctx.error(f"the {{{name}}} directive's options {sorted(unknown)} have no notebook form")
+    inner = convert_markdown(content, ctx)
+    if name in ADMONITIONS:
+        title = argument or name.capitalize().replace("Seealso", "See also")
+        if not argument and name == "admonition":
+            raise ctx.error("an {admonition} needs a title")
+        return quoted(f"**{convert_title(title, ctx)}**\n\n{inner}")
+    if name == "dropdown":
+        return details(argument or "Details", inner, open_="open" in options)
+    if name == "mermaid":  # the directive form; the fence form is kept as it is
+        return f"```mermaid\n{content}\n```"
+    raise ctx.error(f"the {{{name}}} directive has no notebook form; write plain markdown, "
+                    "or teach tools/myst_to_notebook.py to convert it")
+
+
+def convert_title(text: str, ctx: Context) -> str:
+    """Inline markdown on one line (a title, a caption), its roles converted."""
+    return convert_markdown(text, ctx).strip()
+
+
+def caption_markdown(label: str | None, number: str, caption: str, alt: str | None, ctx: Context) -> str:
+    """What stands under a figure: the numbered caption, then the alt text, folded."""
+    lines = f"*{number}: {convert_title(caption, ctx)}*" if caption else f"*{number}*"
+    if alt:
+        lines += "\n\n" + details(f"{number} in words", alt)
+    return lines
+
+
+def roles_in(tokens) -> list[tuple[str, str]]:
+    return [(child.meta["name"], child.content) for token in tokens if token.type == "inline"
+            for child in token.children or [] if child.type == "myst_role"]
+
+
+def convert_markdown(text: str, ctx: Context) -> str:
+    """Convert one markdown cell (or a directive's content), block by block.
+
+    A block of plain CommonMark keeps its lines (roles replaced); a MyST block is rebuilt.
+    """
+    lines = text.split("\n")
+    tokens = parser().parse(text)
+    out: list[str] = []
+    position = 0  # first line not yet copied
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.level != 0 or token.map is None:
+            index += 1
+            continue
+        start, end = token.map
+        # The lines before a block are blank, or the {attrs} line the parser folded into it.
+        between = [line for line in lines[position:start] if line.strip()]
+        if between and not (token.attrs and len(between) == 1 and between[0].lstrip().startswith("{")):
+            raise ctx.error(f"unconverted lines {between!r}")
+        out.extend(line for line in lines[position:start] if not line.strip())
+        block = tokens[index:]
+        if token.nesting == 1:  # an open token: the block runs to its close at level 0
+            close = next(i for i, t in enumerate(block) if t.level == 0 and t.nesting == -1)
+            block = block[:close + 1]
+        else:
+            block = block[:1]
+        out.append(convert_block(block, lines[start:end], ctx))
+        position = end
+        index += len(block)
+    trailing = lines[position:]
+    if any(line.strip() for line in trailing):
+        raise ctx.error(f"unconverted lines {trailing!r}")
+    out.extend(trailing)
+    return "\n".join(out)
+
+
+def convert_block(block, lines: list[str], ctx: Context) -> str:
+    token = block[0]
+    kind = token.type
+    if kind in ("fence", "colon_fence") and token.info.strip().startswith("{"):
+        name, _, argument = token.info.strip()[1:].partition("}")
+        return convert_directive(name, argument.strip(), token.content.rstrip("\n"), ctx)
+    if kind == "fence" and "caption" in token.attrs:
+        label = token.attrs.get("id")
+        number = figure_numbers().get(label) if label else None
+        if number is None:
+            raise ctx.error(f"the figure {label!r} has no number (give it an id: {{#fig-... caption=...}})")
+        unknown = set(token.attrs) - {"id", "caption", "alt"}
+        if unknown:
+            raise ctx.error(f"the figure {label!r} has attributes {sorted(unknown)} with no notebook form")
+        return "\n".join(lines) + "\n\n" + caption_markdown(label, number, token.attrs["caption"], token.attrs.get("alt"), ctx)
+    if token.attrs and kind not in ("fence", "code_block"):
+        raise ctx.error(f"the attributes {token.attrs} on a {kind} have no notebook form")
+    if kind in ("myst_target", "myst_line_comment", "myst_block_break", "front_matter"):
+        return ""
+    nested = [t for t in block[1:] if t.type in ("fence", "colon_fence") and t.info.strip().startswith("{")]
+    inline = [child for t in block if t.type == "inline" for child in t.children or []]
+    myst_only = [t.type for t in block + [c for c in inline if c.type != "myst_role"]
+                 if t.type.startswith(("myst_", "substitution", "dl_", "colon_fence"))]
+    if nested or myst_only:
+        raise ctx.error(f"MyST inside a {kind} ({[t.info for t in nested] + myst_only}) has no notebook form")
+    if kind in ("fence", "code_block", "html_block", "math_block", "hr"):
+        return "\n".join(lines)
+    return convert_inline("\n".join(lines), roles_in(block), ctx)
+
+
+# --------------------------------------------------------------------------
+# The notebook
+# --------------------------------------------------------------------------
+
+
+def repository_requirement(extras: str = "") -> str:
+    """pip's name for the package at the head of the repository's published branch."""
+    url = CONFIG["repository"]["url"].rstrip("/")
+    branch = CONFIG["repository"].get("branch", "main")
+    return f"chapter-lib{extras} @ git+{url}@{branch}"
+
+
+def draws_figures(nb) -> bool:
+    return any("matplotlib" in c.source for c in nb.cells if c.cell_type == "code")
+
+
+def install_cell(requirement: str, modules: list[str]):
+    """Our first cell: make the notebook run where it opens. Installs nothing where the
+    modules import (Binder, `make lab`); in Colab or a bare Jupyter it installs them."""
+    imports = ", ".join(modules)
+    source = (
+        "# Setup (ours, not the chapter's code): lets this notebook run where it opens.\n"
+        "# Where the book's environment is installed (Binder, `make lab`) this installs nothing;\n"
+        "# elsewhere (Colab, a bare Jupyter) it installs chapter_lib from the book's repository.\n"
+        "try:\n"
+        f"    import {imports}\n"
+        "except ModuleNotFoundError:\n"
+        f'    %pip install --quiet "{requirement}"'
+    )
+    return nbformat.v4.new_code_cell(source, metadata={"tags": ["setup", INSTALL_TAG]})
+
+
+def page_install_cell(nb):
+    if draws_figures(nb):
+        return install_cell(repository_requirement("[figures]"), ["chapter_lib", "matplotlib"])
+    return install_cell(repository_requirement(), ["chapter_lib"])
+
+
+def is_added_cell(cell) -> bool:
+    """A cell this module adds (not one of the .md's cells)."""
+    return bool({INSTALL_TAG, CAPTION_TAG, REFERENCES_TAG} & set(cell.metadata.get("tags", [])))
+
+
+def markdown_cell(source: str, tags: list[str] | None = None, folded: dict | None = None):
+    metadata = {}
+    if folded:
+        metadata["jupyter"] = dict(folded)
+    if tags:
+        metadata["tags"] = tags
+    return nbformat.v4.new_markdown_cell(source, metadata=metadata)
+
+
+def reader_cells(md: Path, nb) -> list:
+    """The cells of the reader's notebook, from the page's notebook (with its outputs)."""
+    cells = [page_install_cell(nb)]
+    cited: list[str] = []
+    for number, cell in enumerate(nb.cells, start=1):
+        ctx = Context(md, number, cited)
+        cell = copy.deepcopy(cell)
+        if cell.cell_type == "markdown":
+            cell.source = convert_markdown(cell.source, ctx).strip("\n")
+            cells.append(cell)
+            continue
+        if cell.cell_type != "code":
+            cells.append(cell)
+            continue
+        mystnb = cell.metadata.pop("mystnb", {})  # Sphinx-only: prompts, figure options
+        folded = {}
+        for tag in cell.metadata.get("tags", []):
+            folded.update(FOLDED.get(tag, {}))
+        if folded:
+            cell.metadata["jupyter"] = folded
+        cells.append(cell)
+        figure = mystnb.get("figure")
+        if figure is not None:
+            label = figure.get("name")
+            number = figure_numbers().get(label) if label else None
+            if number is None:
+                raise ctx.error("a figure needs mystnb.figure.name to be numbered as the HTML numbers it")
+            alt = mystnb.get("image", {}).get("alt")
+            # Folded with its figure: a markdown cell has no outputs to hide.
+            cells.append(markdown_cell(caption_markdown(label, number, figure.get("caption", ""), alt, ctx),
+                                       [CAPTION_TAG], {"source_hidden": True} if folded else None))
+    if cited:
+        entries = "\n".join(f"- {entry_markdown(key)}" for key in sorted(cited, key=sort_key))
+        cells.append(markdown_cell(f"## References\n\n{entries}", [REFERENCES_TAG]))
+    return cells
+
+
+def sort_key(key: str) -> tuple:
+    entry = bibliography()[key]
+    return (cite_names(key).lower(), entry.fields.get("year", ""), key)
+
+
+def reader_notebook(md: Path, nb):
+    """The reader's notebook of page md, from its notebook (nb: the .md's cells, executed)."""
+    reader = copy.deepcopy(nb)
+    reader.cells = reader_cells(md, nb)
+    return reader
