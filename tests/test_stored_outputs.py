@@ -55,10 +55,37 @@ def test_a_source_disagreement_between_md_and_ipynb_is_reported(tmp_path):
     md = tmp_path / "page.md"
     shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)
     nb = stored(ROOT / "book" / "15_07_structured_stores.md")
-    nb.cells[2].source = nb.cells[2].source.replace("PaymentTimeout", "PaymentTimedOut")
+    cell = next(c for c in nb.cells if "PaymentTimeout" in c.source and c.cell_type == "code")
+    cell.source = cell.source.replace("PaymentTimeout", "PaymentTimedOut")
     nbformat.write(nb, tmp_path / "page.ipynb")
     problems = stored_outputs.pairing_problems(md)
-    assert len(problems) == 1 and "cell 3" in problems[0] and "page.md and page.ipynb" in problems[0]
+    # Cells are named by their rank in the .md (the .ipynb has an install cell first).
+    assert len(problems) == 1 and "cell 3 (code)" in problems[0] and "page.md and page.ipynb" in problems[0]
+
+
+def test_a_readers_notebook_not_regenerated_after_a_prose_edit_is_reported(tmp_path):
+    """The check regenerates the notebook from the .md and the stored outputs: same bytes, or fail."""
+    md = tmp_path / "page.md"
+    md.write_text((ROOT / "book" / "15_09_permissions_and_hostile_evidence.md").read_text()
+                  .replace("Retrieved content is untrusted input.", "Retrieved content is hostile input."))
+    shutil.copy(ROOT / "book" / "15_09_permissions_and_hostile_evidence.ipynb", tmp_path / "page.ipynb")
+    problems = stored_outputs.pairing_problems(md)
+    assert len(problems) == 1, problems
+    assert "page.ipynb is not what" in problems[0] and "cell 4 (markdown, id cell-04)" in problems[0]
+    assert "hostile input" in problems[0]
+    run = subprocess.run([sys.executable, "-m", "tools.stored_outputs", "check", str(md)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 1 and "Run `make outputs`" in run.stderr
+
+
+def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
+    md = tmp_path / "page.md"
+    md.write_text((ROOT / "book" / "15_09_permissions_and_hostile_evidence.md").read_text()
+                  .replace("Retrieved content is untrusted input.", "Retrieved content is hostile input."))
+    shutil.copy(ROOT / "book" / "15_09_permissions_and_hostile_evidence.ipynb", tmp_path / "page.ipynb")
+    assert stored_outputs.sync_page(md) == "updated"
+    assert stored_outputs.pairing_problems(md) == []
+    assert stored_outputs.sync_page(md) == "unchanged"
 
 
 @pytest.mark.parametrize("edited, re_executed, untouched", [

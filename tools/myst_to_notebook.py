@@ -314,10 +314,10 @@ def convert_block(block, lines: list[str], ctx: Context) -> str:
         if unknown:
             raise ctx.error(f"the figure {label!r} has attributes {sorted(unknown)} with no notebook form")
         return "\n".join(lines) + "\n\n" + caption_markdown(label, number, token.attrs["caption"], token.attrs.get("alt"), ctx)
-    if token.attrs and kind not in ("fence", "code_block"):
-        raise ctx.error(f"the attributes {token.attrs} on a {kind} have no notebook form")
     if kind in ("myst_target", "myst_line_comment", "myst_block_break", "front_matter"):
         return ""
+    if token.attrs and kind not in ("fence", "code_block"):
+        raise ctx.error(f"the attributes {token.attrs} on a {kind} have no notebook form")
     nested = [t for t in block[1:] if t.type in ("fence", "colon_fence") and t.info.strip().startswith("{")]
     inline = [child for t in block if t.type == "inline" for child in t.children or []]
     myst_only = [t.type for t in block + [c for c in inline if c.type != "myst_role"]

@@ -1,0 +1,231 @@
+"""tools/myst_to_notebook.py: each MyST construct the book uses, and the reader's notebooks.
+
+A reader's notebook (book/X.ipynb) must read like the HTML page in any Jupyter: no raw
+MyST, citations resolved, figures numbered and captioned, worked solutions folded.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools import myst_to_notebook as convert
+from tools.pages import ROOT, notebook_pages, read_page
+from tools.stored_outputs import stored_path
+
+PAGE = ROOT / "book" / "page.md"
+
+
+def md(text: str, cell: int = 4) -> str:
+    return convert.convert_markdown(text, convert.Context(PAGE, cell))
+
+
+# --------------------------------------------------------------------------
+# One construct at a time
+# --------------------------------------------------------------------------
+
+
+def test_plain_commonmark_is_kept_line_for_line():
+    text = "# Title\n\nA *b* `c` [d](https://e.org).\n\n- one\n- two\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n$x^2$\n"
+    assert md(text) == text
+
+
+def test_a_parenthetical_citation_names_authors_and_year_and_links_the_references():
+    ctx = convert.Context(PAGE, 3)
+    out = convert.convert_markdown("text {cite:p}`zou2025poisonedrag`.", ctx)
+    assert out == "text ([Zou et al. 2025](#references))."
+    assert ctx.cited == ["zou2025poisonedrag"]
+
+
+def test_a_textual_citation_puts_the_year_in_brackets():
+    assert md("{cite:t}`liu2024lost` show") == "[Liu et al.](#references) (2024) show"
+
+
+def test_a_citation_of_two_works_lists_both():
+    assert md("{cite:p}`asai2024selfrag,yan2024crag`") == (
+        "([Asai et al. 2024](#references); [Yan et al. 2024](#references))")
+
+
+def test_an_unknown_citation_key_names_page_and_cell():
+    with pytest.raises(convert.ConversionError, match=r"book/page.md, cell 4: .*nobody2099"):
+        md("{cite:p}`nobody2099`")
+
+
+def test_a_numref_is_the_figure_number_the_html_shows():
+    assert md("{numref}`fig-trust-boundaries` locates") == "Figure 15.5 locates"
+    assert md("see {numref}`Fig. %s <fig-agentic-loop>`") == "see Fig. 15.1"
+
+
+def test_figures_are_numbered_through_the_book_in_reading_order():
+    numbers = convert.figure_numbers()
+    assert [numbers[label] for label in ("fig-agentic-loop", "fig-accuracy-frontier", "fig-trust-boundaries")] == [
+        "Figure 15.1", "Figure 15.2", "Figure 15.5"]
+
+
+def test_an_admonition_is_a_blockquote_with_a_bold_title():
+    text = "```{admonition} In the interview\n:class: tip\n\nQ. Why {cite:p}`liu2024lost`?\n\nA. Because.\n```"
+    assert md(text) == (
+        "> **In the interview**\n>\n> Q. Why ([Liu et al. 2024](#references))?\n>\n> A. Because.")
+
+
+def test_a_named_admonition_takes_its_name_as_title():
+    assert md(":::{note}\nMind the gap.\n:::") == "> **Note**\n>\n> Mind the gap."
+
+
+def test_a_dropdown_is_a_closed_details_element():
+    text = "````{dropdown} Worked solution 1: the answer in words\nIt is **d02**.\n````"
+    assert md(text) == (
+        "<details>\n<summary>Worked solution 1: the answer in words</summary>\n\nIt is **d02**.\n\n</details>")
+
+
+def test_a_figure_attribute_line_becomes_a_caption_under_the_diagram():
+    text = ('{#fig-trust-boundaries caption="Where must checks sit?" alt="Flowchart: caller to filter."}\n'
+            "```mermaid\nflowchart LR\n  A --> B\n```")
+    assert md(text) == (
+        "```mermaid\nflowchart LR\n  A --> B\n```\n\n*Figure 15.5: Where must checks sit?*\n\n"
+        "<details>\n<summary>Figure 15.5 in words</summary>\n\nFlowchart: caller to filter.\n\n</details>")
+
+
+def test_a_plain_mermaid_fence_is_kept_for_jupyterlab_to_draw():
+    assert md("```mermaid\ngraph TD\n  A --> B\n```") == "```mermaid\ngraph TD\n  A --> B\n```"
+
+
+def test_targets_and_comments_render_as_nothing():
+    assert md("(sec-x)=\n# Title\n\n% a note to editors\nText.") == "\n# Title\n\n\nText."
+
+
+@pytest.mark.parametrize("text, what", [
+    ("{ref}`sec-x`", r"the role \{ref\}"),
+    ("```{figure} x.png\nA caption.\n```", r"the \{figure\} directive"),
+    ("{.wide}\nA paragraph.", r"attributes"),
+    ("- ```{note}\n  inside a list\n  ```", r"MyST inside a bullet_list_open"),
+    ("Term\n: Definition", r"dl_open"),
+    ("```{admonition} Title\n:width: 3\n\nx\n```", r"options \['width'\]"),
+    ("Name {{ project }}", r"substitution"),
+])
+def test_an_unknown_construct_stops_with_page_and_cell(text, what):
+    with pytest.raises(convert.ConversionError, match=r"^book/page.md, cell 4: .*" + what):
+        md(text)
+
+
+def test_a_role_inside_a_code_span_is_not_converted_silently():
+    with pytest.raises(convert.ConversionError, match="code span"):
+        md("{cite:p}`liu2024lost` and `{cite:p}`x``")
+
+
+# --------------------------------------------------------------------------
+# Notebook cells
+# --------------------------------------------------------------------------
+
+
+def notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = list(cells)
+    return nb
+
+
+def test_a_code_cells_figure_caption_follows_it_and_a_hidden_solution_is_folded():
+    figure = nbformat.v4.new_code_cell("import matplotlib.pyplot as plt", metadata={
+        "mystnb": {"figure": {"name": "fig-accuracy-frontier", "caption": "Accuracy, `k=7`."},
+                   "image": {"alt": "Line chart."}},
+        "tags": ["hide-cell"]})
+    cells = convert.reader_cells(PAGE, notebook(figure))
+    install, code, caption = cells
+    assert convert.INSTALL_TAG in install.metadata.tags and "matplotlib" in install.source
+    assert "mystnb" not in code.metadata
+    assert code.metadata.jupyter == {"source_hidden": True, "outputs_hidden": True}
+    assert caption.cell_type == "markdown" and caption.metadata.jupyter == {"source_hidden": True}
+    assert caption.source.startswith("*Figure 15.2: Accuracy, `k=7`.*")
+    assert "<summary>Figure 15.2 in words</summary>\n\nLine chart." in caption.source
+
+
+def test_the_references_cell_lists_the_works_cited_on_the_page_in_the_html_style():
+    text = nbformat.v4.new_markdown_cell("{cite:p}`zou2025poisonedrag`, {cite:p}`asai2024selfrag`")
+    references = convert.reader_cells(PAGE, notebook(text))[-1]
+    assert references.source == (
+        "## References\n\n"
+        "- Akari Asai, Zeqiu Wu, Yizhong Wang, Avirup Sil, and Hannaneh Hajishirzi. Self-RAG: Learning to "
+        "Retrieve, Generate, and Critique Through Self-Reflection. In *International Conference on Learning "
+        "Representations*. 2024.\n"
+        "- Wei Zou, Runpeng Geng, Binghui Wang, and Jinyuan Jia. PoisonedRAG: Knowledge Corruption Attacks to "
+        "Retrieval-Augmented Generation of Large Language Models. In *USENIX Security Symposium*. 2025.")
+
+
+def test_an_error_names_the_cell_by_its_rank_in_the_md():
+    cells = [nbformat.v4.new_markdown_cell("ok"), nbformat.v4.new_code_cell("x = 1"),
+             nbformat.v4.new_markdown_cell("{eq}`e1`")]
+    with pytest.raises(convert.ConversionError, match=r"book/page.md, cell 3: the role \{eq\}"):
+        convert.reader_cells(PAGE, notebook(*cells))
+
+
+def test_the_install_cell_installs_only_what_is_missing():
+    """The cell's own logic, run with a stand-in for %pip (the fresh-environment run is
+    tests/test_binder.py::test_a_readers_notebook_runs_in_a_fresh_environment)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    cell = convert.install_cell("chapter-lib @ git+file:///nowhere@main", ["chapter_lib", "not_a_module_xyz"])
+    python = TransformerManager().transform_cell(cell.source)
+    installs = []
+
+    class Shell:
+        def run_line_magic(self, name, line):
+            installs.append((name, line))
+
+    exec(python, {"get_ipython": lambda: Shell()})
+    assert installs == [("pip", 'install --quiet "chapter-lib @ git+file:///nowhere@main"')]
+    installs.clear()
+    exec(TransformerManager().transform_cell(convert.install_cell("x", ["chapter_lib"]).source),
+         {"get_ipython": lambda: Shell()})
+    assert installs == [], "chapter_lib is installed here: nothing may be installed"
+
+
+# --------------------------------------------------------------------------
+# The committed reader's notebooks
+# --------------------------------------------------------------------------
+
+RAW_MYST = re.compile(r"\{cite|\{numref|\{ref\}|```\{|:::|\{#|:class:|\{eval-rst|\{\{|^\(\S+\)=$|^\+\+\+", re.M)
+
+
+def reader(md: Path):
+    return nbformat.read(stored_path(md), as_version=4)
+
+
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_a_readers_notebook_holds_no_raw_myst(md):
+    raw = [(c.id, m.group(0)) for c in reader(md).cells if c.cell_type == "markdown"
+           for m in RAW_MYST.finditer(c.source)]
+    assert raw == [], f"{stored_path(md).name} shows MyST as text: {raw}"
+
+
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_a_readers_notebook_opens_with_the_install_cell_and_full_language_info(md):
+    nb = reader(md)
+    first = nb.cells[0]
+    assert first.cell_type == "code" and {"setup", convert.INSTALL_TAG} <= set(first.metadata.tags)
+    assert "# Setup (ours" in first.source and "%pip install" in first.source
+    assert ("matplotlib" in first.source) == convert.draws_figures(read_page(md))
+    assert {"codemirror_mode", "file_extension", "mimetype", "name", "pygments_lexer"} <= set(nb.metadata.language_info)
+
+
+def test_every_figure_has_its_caption_and_every_citation_its_reference():
+    captions, cited = {}, 0
+    for md in notebook_pages():
+        nb = reader(md)
+        for cell in nb.cells:
+            captions.update((m, md.stem) for m in re.findall(r"^\*(Figure 15\.\d+):", cell.source, re.M))
+        links = sum(c.source.count("](#references)") for c in nb.cells)
+        cited += links
+        has_references = any(c.source.startswith("## References\n") for c in nb.cells)
+        assert has_references == bool(links), md.stem
+    assert sorted(captions) == [f"Figure 15.{n}" for n in range(1, 8)]
+    assert cited == 9  # eight {cite:p} in the text and one in a figure caption
+
+
+def test_the_worked_solutions_are_folded_and_the_answers_closed():
+    nb = reader(ROOT / "book" / "15_11_exercises.md")
+    solutions = [c for c in nb.cells if c.cell_type == "code" and "hide-cell" in c.metadata.get("tags", [])]
+    assert len(solutions) == 20
+    assert all(c.metadata.jupyter == {"source_hidden": True, "outputs_hidden": True} for c in solutions)
+    answers = [c for c in nb.cells if c.cell_type == "markdown" and "<details>\n<summary>Worked solution" in c.source]
+    assert len(answers) == 7 and not any("<details open>" in c.source for c in answers)
