@@ -451,6 +451,71 @@ def test_jupyterlab_draws_the_mermaid_diagram(lab, browser):
     page.screenshot(path=OUT / "jupyterlab-15_02-mermaid.png")
 
 
+NOTE_PAGE = "book/15_09_permissions_and_hostile_evidence.ipynb"
+EXERCISES_PAGE = "book/15_11_exercises.ipynb"
+RAW_MYST_TEXT = re.compile(r"\{cite|\{numref|\{admonition|\{dropdown|\{#fig|:class:")
+
+
+def wait_until_idle_and_painted(page) -> None:
+    page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=NOTEBOOK_OPEN_TIMEOUT_MS)
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def assert_reads_like_the_book(page, panel, path: str) -> None:
+    """No MyST shown as text, and opening the notebook left it unmodified (no unsaved mark)."""
+    rendered = "\n".join(panel.locator(".jp-MarkdownCell .jp-RenderedMarkdown").all_inner_texts())
+    assert rendered, f"{path}: no rendered markdown"
+    assert not RAW_MYST_TEXT.search(rendered), f"{path} shows MyST as text: {RAW_MYST_TEXT.findall(rendered)}"
+    dirty = page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty")
+    assert dirty.count() == 0, f"{path} opened marked unsaved (its stored metadata differs from the kernel's)"
+
+
+def test_jupyterlab_shows_the_readers_notebook_with_notes_and_citations(lab, browser):
+    """The launched .ipynb of 15.9: the notes set off with their titles, the citation resolved."""
+    page = browser
+    panel = open_in_jupyterlab(page, lab, NOTE_PAGE)
+    wait_until_idle_and_painted(page)
+    titles = panel.locator(".jp-RenderedMarkdown blockquote > p:first-child > strong")
+    expect(titles.filter(has_text="In the interview")).to_have_count(1)
+    expect(titles.filter(has_text="Landscape 2026")).to_have_count(1)
+    citation = panel.locator('.jp-RenderedMarkdown a[href="#references"]', has_text="Zou et al. 2025")
+    expect(citation).to_have_count(1)
+    expect(panel.locator(".jp-RenderedMarkdown h2", has_text="References")).to_have_count(1)
+    expect(panel.locator(".jp-RenderedMarkdown em", has_text=re.compile(r"^Figure 15\.5: Where must"))).to_have_count(1)
+    assert_reads_like_the_book(page, panel, NOTE_PAGE)
+    citation.scroll_into_view_if_needed()
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=OUT / "jupyterlab-15_09-citation.png")
+    note = titles.filter(has_text="In the interview")
+    note.scroll_into_view_if_needed()
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=OUT / "jupyterlab-15_09-notes.png")
+
+
+def test_jupyterlab_shows_the_worked_solutions_folded(lab, browser):
+    """The launched .ipynb of 15.11: every worked solution folded, every answer closed."""
+    page = browser
+    panel = open_in_jupyterlab(page, lab, EXERCISES_PAGE)
+    wait_until_idle_and_painted(page)
+    stored = json.loads((ROOT / EXERCISES_PAGE).read_text())
+    folded = [c for c in stored["cells"] if c["metadata"].get("jupyter", {}).get("source_hidden")]
+    assert len(folded) >= 20
+    expect(panel.locator(".jp-Cell .jp-InputPlaceholder")).to_have_count(len(folded))
+    with_outputs = [c for c in folded if c.get("outputs")]
+    expect(panel.locator(".jp-Cell .jp-OutputPlaceholder")).to_have_count(len(with_outputs))
+    answers = panel.locator(".jp-RenderedMarkdown details", has=page.locator("summary", has_text="Worked solution"))
+    expect(answers).to_have_count(7)
+    assert all(not opened for opened in answers.evaluate_all("(all) => all.map((d) => d.open)"))
+    # Nothing of a solution's printout is on screen before the reader opens it.
+    assert panel.get_by_text("one-shot first answers at k=5").count() == 0 or not panel.get_by_text(
+        "one-shot first answers at k=5").first.is_visible()
+    assert_reads_like_the_book(page, panel, EXERCISES_PAGE)
+    first = panel.locator(".jp-Cell .jp-InputPlaceholder").first
+    first.scroll_into_view_if_needed()
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=OUT / "jupyterlab-15_11-folded.png")
+
+
 def test_the_session_needed_nothing_but_the_server(browser):
     assert browser.external_requests == [], f"JupyterLab requested: {browser.external_requests}"
 

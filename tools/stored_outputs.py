@@ -42,7 +42,8 @@ REGENERATE = "make outputs"
 TIMEOUT_S = 120
 # What ipykernel reports for Python, stored in full so that JupyterLab, filling it in when
 # the kernel starts, finds nothing to change (a notebook otherwise opens marked unsaved).
-# The Python version is left out: it is the reader's, not ours.
+# Its "version" is the Python that made the outputs: taken from the kernel when a page is
+# executed and kept, like the outputs, until the page is executed again.
 LANGUAGE_INFO = {
     "codemirror_mode": {"name": "ipython", "version": 3},
     "file_extension": ".py",
@@ -159,11 +160,17 @@ def page_with_stored_outputs(md: Path):
     return normalized(fresh, inputs_digest(fresh)), problems
 
 
-def reader_text(md: Path, executed) -> str:
-    """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)."""
+def python_version(nb) -> str | None:
+    """The Python version of the kernel that made nb's outputs (None: not recorded)."""
+    return nb.metadata.get("language_info", {}).get("version")
+
+
+def reader_text(md: Path, executed, version: str) -> str:
+    """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)
+    and the version of the Python that made them."""
     digest = inputs_digest(executed)
     reader = reader_notebook(md, executed)
-    return nbformat.writes(normalized(reader, digest, LANGUAGE_INFO)) + "\n"
+    return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version})) + "\n"
 
 
 def execute(md: Path, nb) -> None:
@@ -185,10 +192,10 @@ def sync_page(md: Path, force: bool = False) -> str:
     fresh = read_page(md)
     target = stored_path(md)
     stored = nbformat.read(target, as_version=4) if target.exists() else None
-    ran = force or not reuse_outputs(md, fresh, stored)
+    ran = force or not python_version(stored or fresh) or not reuse_outputs(md, fresh, stored)
     if ran:
         execute(md, fresh)
-    text = reader_text(md, fresh)
+    text = reader_text(md, fresh, python_version(fresh if ran else stored))
     if target.exists() and target.read_text() == text:
         return "unchanged"
     write_atomically(target, text)
@@ -205,8 +212,9 @@ def pairing_problems(md: Path) -> list[str]:
     if problems:
         return problems
     target = stored_path(md)
+    version = python_version(nbformat.read(target, as_version=4)) or "(none: run `make outputs`)"
     try:
-        expected = reader_text(md, fresh)
+        expected = reader_text(md, fresh, version)
     except ConversionError as err:
         return [str(err)]
     committed = target.read_text()
