@@ -521,6 +521,63 @@ def test_the_session_needed_nothing_but_the_server(browser):
 
 
 # --------------------------------------------------------------------------
+# Where chapter_lib is not installed (Colab, a bare Jupyter)
+# --------------------------------------------------------------------------
+
+FRESH_PAGE = "book/15_03_agentic_loop.ipynb"  # runs on chapter_lib alone (no figures)
+# What IPython's %pip does: pip of the kernel's own Python. The fresh environment gets no
+# IPython (installing it would cost more than the test); the cells are turned into Python
+# here, with IPython's own transformer, and run there in one process, as a kernel would.
+PIP_MAGIC_STAND_IN = """
+import shlex, subprocess, sys
+class Shell:
+    def run_line_magic(self, name, line):
+        assert name == "pip", name
+        subprocess.run([sys.executable, "-m", "pip", *shlex.split(line)], check=True)
+get_ipython = Shell
+"""
+
+
+def test_a_readers_notebook_runs_in_a_fresh_environment(tmp_path):
+    """The first cell installs chapter_lib from the repository (here a local stand-in for
+    repository.url at main) and the page then prints what the stored notebook shows."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", repo)
+    shutil.copytree(ROOT / "chapter_lib", repo / "chapter_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "init.defaultBranch=main"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "stand-in for the repository"]):
+        subprocess.run(git + command, cwd=repo, check=True, capture_output=True)
+    url, _, _, branch = repository()
+    notebook = json.loads((ROOT / FRESH_PAGE).read_text())
+    cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    install = "".join(cells[0]["source"])
+    assert f"git+{url}@{branch}" in install, install
+    # file://localhost/: pip before 24 rejects a file URL without a host in `name @ url`.
+    install = install.replace(f"git+{url}@{branch}", f"git+file://localhost{repo}@{branch}")
+    marker = "--- the page's own cells ---"
+    program = "\n".join(
+        [PIP_MAGIC_STAND_IN, TransformerManager().transform_cell(install), f"print({marker!r})"]
+        + [TransformerManager().transform_cell("".join(cell["source"])) for cell in cells[1:]]
+    )
+    (tmp_path / "notebook.py").write_text(program)
+    # A Python outside this environment, as Colab's is: the interpreter .venv was made from.
+    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    subprocess.run([str(base_python), "-m", "venv", str(tmp_path / "venv")], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    run = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "notebook.py"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert list((tmp_path / "venv").glob("lib/python*/site-packages/chapter_lib/__init__.py")), "nothing installed"
+    printed = run.stdout.split(marker + "\n", 1)[1]
+    stored = "".join("".join(output["text"]) for cell in cells[1:] for output in cell["outputs"]
+                     if output["output_type"] == "stream" and output["name"] == "stdout")
+    assert printed == stored
+
+
+# --------------------------------------------------------------------------
 # Publishing
 # --------------------------------------------------------------------------
 
