@@ -484,6 +484,9 @@ def test_jupyterlab_shows_the_readers_notebook_with_notes_and_citations(lab, bro
     expect(panel.locator(".jp-RenderedMarkdown em", has_text=re.compile(r"^Figure 15\.5: Where must"))).to_have_count(1)
     assert_reads_like_the_book(page, panel, NOTE_PAGE)
     citation.scroll_into_view_if_needed()
+    citation.click()  # the citation leads to the work it cites
+    expect(panel.locator(".jp-RenderedMarkdown h2", has_text="References")).to_be_in_viewport()
+    citation.scroll_into_view_if_needed()
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     page.screenshot(path=OUT / "jupyterlab-15_09-citation.png")
     note = titles.filter(has_text="In the interview")

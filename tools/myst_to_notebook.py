@@ -58,7 +58,9 @@ from tools.pages import ROOT, BookError, notebook_pages, read_page, shown
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
 BIBFILE = ROOT / CONFIG["bibtex_bibfiles"][0]
-REFERENCES_ANCHOR = "references"  # JupyterLab, GitHub and Colab all give "## References" this id (lower-cased)
+# The citations link to an explicit anchor above the References heading: headings' own ids
+# differ between renderers (JupyterLab 4 keeps the case, "References"; GitHub lower-cases).
+REFERENCES_ANCHOR = "references"
 
 # Tags of the cells this module adds, so tools can tell them from the .md's cells.
 INSTALL_TAG = "install"  # with "setup": our first cell, not the chapter's code
@@ -414,7 +416,8 @@ def reader_cells(md: Path, nb) -> list:
                                        [CAPTION_TAG], {"source_hidden": True} if folded else None))
     if cited:
         entries = "\n".join(f"- {entry_markdown(key)}" for key in sorted(cited, key=sort_key))
-        cells.append(markdown_cell(f"## References\n\n{entries}", [REFERENCES_TAG]))
+        cells.append(markdown_cell(f'<a id="{REFERENCES_ANCHOR}"></a>\n\n## References\n\n{entries}',
+                                   [REFERENCES_TAG]))
     return cells
 
 
