@@ -229,3 +229,27 @@ def test_the_worked_solutions_are_folded_and_the_answers_closed():
     assert all(c.metadata.jupyter == {"source_hidden": True, "outputs_hidden": True} for c in solutions)
     answers = [c for c in nb.cells if c.cell_type == "markdown" and "<details>\n<summary>Worked solution" in c.source]
     assert len(answers) == 7 and not any("<details open>" in c.source for c in answers)
+
+
+# --------------------------------------------------------------------------
+# The same numbers and citations as the HTML book
+# --------------------------------------------------------------------------
+
+HTML_CITATION = re.compile(r'<span class="bibtex-citation"[^>]*>(.*?)</span>', re.S)
+HTML_FIGURE_NUMBER = re.compile(r'<span class="caption-number">(.*?)</span>')
+NOTEBOOK_CITATION = re.compile(r"\((?:\[[^\]]+\]\(#references\)(?:; )?)+\)")
+
+
+def plain(html_text: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", "", html_text).split())
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_citations_and_figure_numbers_read_as_in_the_html(site, md):
+    html_page = (site / md.relative_to(ROOT).with_suffix(".html")).read_text()
+    text = "\n".join(c.source for c in reader(md).cells if c.cell_type == "markdown")
+    in_notebook = [re.sub(r"\[([^\]]+)\]\(#references\)", r"\1", m.group(0)) for m in NOTEBOOK_CITATION.finditer(text)]
+    assert in_notebook == [plain(c) for c in HTML_CITATION.findall(html_page)]
+    numbers = re.findall(r"^\*(Figure 15\.\d+):", text, re.M)
+    assert numbers == [plain(n) for n in HTML_FIGURE_NUMBER.findall(html_page)]
