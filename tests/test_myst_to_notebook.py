@@ -253,3 +253,6 @@ def test_citations_and_figure_numbers_read_as_in_the_html(site, md):
     assert in_notebook == [plain(c) for c in HTML_CITATION.findall(html_page)]
     numbers = re.findall(r"^\*(Figure 15\.\d+):", text, re.M)
     assert numbers == [plain(n) for n in HTML_FIGURE_NUMBER.findall(html_page)]
+    install = next(c for c in reader(md).cells if convert.INSTALL_TAG in c.metadata.get("tags", []))
+    assert "lets this notebook run where it opens" in install.source
+    assert "lets this notebook run where it opens" not in html_page, "the install cell is for notebooks only"

@@ -77,7 +77,7 @@ def test_a_readers_notebook_not_regenerated_after_a_prose_edit_is_reported(tmp_p
     shutil.copy(ROOT / "book" / "15_09_permissions_and_hostile_evidence.ipynb", tmp_path / "page.ipynb")
     problems = stored_outputs.pairing_problems(md)
     assert len(problems) == 1, problems
-    assert "page.ipynb is not what" in problems[0] and "cell 4 (markdown, id cell-04)" in problems[0]
+    assert "page.ipynb is not what" in problems[0] and "cell 4 (markdown, id cell-04, from cell 3 of the .md)" in problems[0]
     assert "hostile input" in problems[0]
     run = subprocess.run([sys.executable, "-m", "tools.stored_outputs", "check", str(md)],
                          capture_output=True, text=True, cwd=ROOT)

@@ -230,10 +230,13 @@ def differences(expected: str, committed: str) -> list[str]:
     except Exception as err:  # noqa: BLE001 - a hand-broken file: say so, whatever broke
         return [f"it does not read as a notebook ({err})"]
     found = []
+    md_rank = 0  # the .md cell a notebook cell comes from (the converter adds some cells)
     for number, (a, b) in enumerate(zip(want.cells, have.cells), start=1):
+        md_rank += not is_added_cell(a)
+        origin = "ours, added to the notebook" if is_added_cell(a) else f"from cell {md_rank} of the .md"
         if a != b:
             what = "source" if a.source != b.source else "outputs" if a.get("outputs") != b.get("outputs") else "metadata"
-            found.append(f"its cell {number} ({a.cell_type}, id {a.id}) has other {what}: "
+            found.append(f"its cell {number} ({a.cell_type}, id {a.id}, {origin}) has other {what}: "
                          f"expected {a.source[:60]!r}…, found {b.source[:60]!r}…")
     if len(want.cells) != len(have.cells):
         found.append(f"it has {len(have.cells)} cells, not {len(want.cells)}")
