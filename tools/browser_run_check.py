@@ -170,7 +170,9 @@ class BrowserRunner:
         self.context = self._playwright.chromium.launch_persistent_context(
             str(self._profile or self._tmp.name), executable_path=chromium_path(), args=CHROMIUM_ARGS,
             headless=True, viewport=VIEWPORT, service_workers="block")
-        not_local = re.compile("^(?!" + re.escape(self._site.origin) + "/)")
+        # Network URLs of any other host are aborted (file: pages are allowed: one test
+        # opens the book from a file).
+        not_local = re.compile(r"^(?:https?|wss?)://(?!" + re.escape(self._site.netloc) + "/)")
         self.context.route(not_local, lambda route: route.abort("blockedbyclient"))
         self.page = self.context.pages[0] if self.context.pages else self.context.new_page()
         self._problems: list[str] | None = None
@@ -237,6 +239,14 @@ class BrowserRunner:
 
     def cells(self) -> list[dict]:
         return self.page.evaluate(JS_CELLS)
+
+    def problems(self) -> list[str]:
+        """Off-host requests and console errors since the page was opened."""
+        return list(self._problems or [])
+
+    def requested(self) -> list[str]:
+        """Every URL requested since the page was opened."""
+        return list(self._urls)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ const state = {
   running: null,
   ready: false,
   status: null,
+  notice: "",
   version: "",
 };
 
@@ -37,8 +38,9 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A notice (Python was restarted) stays in front of the status until a cell runs again.
 function setStatus(text) {
-  state.status.textContent = text;
+  state.status.textContent = state.notice ? `${state.notice} ${text}` : text;
 }
 
 function setBusy(busy) {
@@ -87,6 +89,7 @@ function onWorkerMessage(message) {
       cell.setState(message.ok ? "done" : "error");
       state.running = null;
       if (!message.ok) {
+        state.failedCell = cell;
         // As in Jupyter's "Run all": an error stops the cells queued after it.
         for (const queued of state.queue) queued.setState("idle");
         state.queue = [];
@@ -102,9 +105,11 @@ function sendNext() {
   const cell = state.queue.shift();
   if (!cell) {
     setBusy(false);
-    if (!state.status.textContent.includes("error")) setStatus(`Ready: Python ${state.version} in this page.`);
+    if (!state.failedCell) setStatus(`Ready: Python ${state.version} in this page.`);
     return;
   }
+  state.failedCell = null;
+  state.notice = "";
   state.running = cell;
   cell.clearOutput();
   cell.setState("running");
@@ -129,11 +134,11 @@ function stop() {
   for (const cell of [state.running, ...state.queue]) if (cell) cell.setState("stopped");
   state.queue = [];
   state.running = null;
-  startWorker();
-  setStatus(
+  state.notice =
     "Stopped. Python was restarted, so everything earlier cells defined is lost: " +
-      "run them again (Run all) before the cell you were running.",
-  );
+    "run them again (Run all) before the cell you were running.";
+  setStatus("");
+  startWorker();
 }
 
 // ---------------------------------------------------------------------------
@@ -176,7 +181,8 @@ function makeCell(div, number) {
   if (cell.figure) {
     cell.source = () => original;
     div.dataset.runState = "figure";
-    div.append(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
+    // Under the stored figure, inside a worked solution's <details> when it has one.
+    (div.querySelector(".cell_output") || input).after(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
     return cell;
   }
   const highlight = pre.closest("div[class^='highlight-']") || pre.parentElement;
@@ -190,18 +196,16 @@ function makeCell(div, number) {
   // An editor drawn while hidden (a closed worked solution) measures itself when shown.
   div.querySelectorAll("details").forEach((d) => d.addEventListener("toggle", editor.remeasure));
   cell.stateText = el("span", { class: "browser-run-cell-state", "aria-live": "off" });
-  input.append(
-    el(
-      "div",
-      { class: "browser-run-cell-bar" },
-      el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells([cell]) },
-        `Run cell ${number}`),
-      cell.stateText,
-    ),
+  const bar = el(
+    "div",
+    { class: "browser-run-cell-bar" },
+    el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells([cell]) },
+      `Run cell ${number}`),
+    cell.stateText,
   );
   cell.stored = div.querySelector(".cell_output");
-  cell.output = el("div", { class: "browser-run-output", "aria-label": `Output of cell ${number}` });
-  input.after(cell.output);
+  cell.output = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of cell ${number}` });
+  input.after(bar, cell.output);
   cell.clearOutput = () => {
     if (cell.stored) cell.stored.hidden = true;
     cell.output.replaceChildren();

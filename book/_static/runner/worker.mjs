@@ -96,7 +96,11 @@ async def run_cell(source, filename):
         tb = error.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != filename:
             tb = tb.tb_next
-        sys.stderr.write("".join(traceback.format_exception(type(error), error, tb)))
+        shown = traceback.TracebackException(type(error), error, tb)
+        # ...and leaves out this runner's own code (the matplotlib import hook, say).
+        shown.stack = traceback.StackSummary.from_list(
+            [frame for frame in shown.stack if frame.filename != "<exec>"])
+        sys.stderr.write("".join(shown.format()))
         return False
     finally:
         sys.stdout.flush()
