@@ -25,6 +25,7 @@ EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
+.PHONY: bench bench-run
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -85,6 +86,11 @@ test-notebooks: env  ## nbval re-executes each stored notebook once; plus the un
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/ensure_chromium.sh
 	$(PY) -m pytest -m site tests
+
+bench: bench-run  ## measurements (numbers reported, never asserted)
+bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
+	bash tools/ensure_chromium.sh
+	$(PY) -m tools.bench_browser_run $(if $(REPEAT),--repeat $(REPEAT))
 
 lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
