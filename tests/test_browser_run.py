@@ -60,8 +60,10 @@ def page_runs(runner, site) -> dict:
 def shoot(runner, name: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     runner.page.screenshot(path=OUT / f"{name}-light.png")
+    runner.page.emulate_media(color_scheme="dark")  # as tools/browser_check.py does
     runner.page.evaluate(JS_DARK_THEME)
     runner.page.screenshot(path=OUT / f"{name}-dark.png")
+    runner.page.emulate_media(color_scheme="light")
     runner.page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
 
 
