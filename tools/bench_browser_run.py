@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         "pages": pages,
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    partial = OUT.with_suffix(".json.tmp")  # never a half-written report
+    partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    partial.replace(OUT)
 
     fc = first_click
     print(f"first click on {args.page}: {fc['files']} files, {fc['raw_bytes'] / 1e6:.2f} MB raw, "
