@@ -42,6 +42,8 @@
     status.setAttribute("role", "status");  /* an aria-live region: loading steps are announced */
     bar = document.createElement("div");
     bar.className = "browser-run-bar";
+    status.textContent = "Edit and run this page's code here: Python runs in your browser " +
+      "(the first click downloads about 14 MB, cached afterwards).";
     bar.append(button("browser-run-at-cell", "▶ " + LABEL), status);
     first.before(bar);
     const header = document.querySelector(".article-header-buttons");

@@ -231,9 +231,10 @@ export function start({ bar, status }) {
   const divs = [...main.querySelectorAll("div.cell")];
   state.cells = divs.map((div, i) => makeCell(div, i + 1)).filter(Boolean);
   const runnable = () => state.cells.filter((c) => !c.figure);
+  const runAll = el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells(runnable()) },
+    "Run all");
   bar.replaceChildren(
-    el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells(runnable()) },
-      "Run all"),
+    runAll,
     el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: stop }, "Stop"),
     status,
   );
@@ -243,4 +244,6 @@ export function start({ bar, status }) {
     runAll: () => queueCells(runnable()),
   };
   startWorker();
+  // The clicked button is gone: keep the keyboard where the reader is.
+  if (bar.contains(document.activeElement) || document.activeElement === document.body) runAll.focus();
 }
