@@ -17,8 +17,15 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
+# "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
+# bundle and the chapter_lib wheel, all served from _static (tools/sphinx_browser_run.py).
+PYODIDE_FILES := pyodide.mjs pyodide.asm.mjs pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
+PYODIDE := $(addprefix _build/static/pyodide/,$(PYODIDE_FILES))
+EDITOR := _build/static/runner/editor.mjs
+WHEEL := _build/static/runner/chapter_lib.whl
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
+.PHONY: bench bench-run
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -35,7 +42,7 @@ lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
 outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes changed pages; FORCE=1 for all)
 	$(PY) -m tools.stored_outputs sync $(if $(FORCE),--force)
 
-assets: $(MERMAID)  ## mermaid from the npm registry, served by the book itself
+assets: $(MERMAID) $(PYODIDE) $(EDITOR) $(WHEEL)  ## mermaid, Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -43,10 +50,22 @@ $(MERMAID): $(NODE_STAMP)
 	rm -rf _build/static/mermaid && mkdir -p _build/static/mermaid/chunks
 	cp node_modules/mermaid/dist/mermaid.esm.min.mjs _build/static/mermaid/
 	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min _build/static/mermaid/chunks/
+$(PYODIDE): $(NODE_STAMP)
+	@mkdir -p _build/static/pyodide
+	cp node_modules/pyodide/$(@F) $@
+$(EDITOR): $(NODE_STAMP) tools/browser_run_editor.mjs
+	node_modules/.bin/esbuild tools/browser_run_editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
+# A pure-Python wheel, built from a copy of the package so no build/ folder lands in the
+# repository; the browser's Python unpacks it (book/_static/runner/worker.mjs).
+$(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py)
+	rm -rf _build/wheel && mkdir -p _build/wheel/src $(@D)
+	cp -r pyproject.toml chapter_lib _build/wheel/src/
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps _build/wheel/src -w _build/wheel
+	cp _build/wheel/chapter_lib-*.whl $@.tmp && mv $@.tmp $@
 
 html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are errors)
 	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
-	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/html/index.html 2>/dev/null),--all)
+	  $(if $(shell find tools -name 'sphinx_*' -newer _build/html/index.html 2>/dev/null),--all)
 	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
 
 book: outputs  ## everything above; open _build/html/index.html
@@ -67,6 +86,11 @@ test-notebooks: env  ## nbval re-executes each stored notebook once; plus the un
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/ensure_chromium.sh
 	$(PY) -m pytest -m site tests
+
+bench: bench-run  ## measurements (numbers reported, never asserted)
+bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
+	bash tools/ensure_chromium.sh
+	$(PY) -m tools.bench_browser_run $(if $(REPEAT),--repeat $(REPEAT))
 
 lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \

@@ -1,0 +1,150 @@
+// The page's Python: one Pyodide interpreter in a module Web Worker (ours).
+//
+// Loaded by runner.mjs only after the reader clicks "Run in your browser". Pyodide and
+// chapter_lib come from this book's own _static folder (copied there by `make assets`),
+// so nothing is fetched from another host. Messages in:  {type: "run", id, source}.
+// Messages out: {type: "status", text}, {type: "ready", version}, {type: "failed", text},
+// {type: "stream", id, name, text}, {type: "display", id, plain, markdown}, {type: "done", id, ok}.
+import { loadPyodide } from "../pyodide/pyodide.mjs";
+
+const STATIC = new URL("../", import.meta.url);
+const post = (message) => self.postMessage(message);
+let currentId = null;
+
+// Python's sys.stdout/sys.stderr write raw bytes here; decode them as a stream so a
+// character split across two writes is not garbled.
+function streamTo(name) {
+  const decoder = new TextDecoder();
+  return {
+    write(bytes) {
+      const text = decoder.decode(bytes, { stream: true });
+      if (text) post({ type: "stream", id: currentId, name, text });
+      return bytes.length;
+    },
+  };
+}
+
+// Run in the interpreter once, before any cell. Kept in Python so the semantics are
+// Python's: CodeRunner shows the last expression as IPython does (not after a ";").
+const SETUP = String.raw`
+import builtins, linecache, sys, traceback, types
+from pyodide.code import CodeRunner
+import _browser_run
+
+MATPLOTLIB_MESSAGE = (
+    "matplotlib does not run in the browser version of this book: there is no "
+    "WebAssembly build of it that the book can serve offline. The figures on these "
+    "pages were drawn when the book was built; to run a figure cell, use Binder or a "
+    "local install (see the README).")
+
+class NoMatplotlib:
+    """Import hook: 'import matplotlib' fails with a message that says why."""
+    def find_spec(self, name, path=None, target=None):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ModuleNotFoundError(MATPLOTLIB_MESSAGE, name=name)
+        return None
+
+sys.meta_path.insert(0, NoMatplotlib())
+
+def show(value):
+    """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
+    markdown = getattr(value, "_repr_markdown_", None)
+    _browser_run.display(repr(value), markdown() if callable(markdown) else None)
+
+# A minimal stand-in for IPython.display (IPython itself is not in the browser):
+# Markdown objects repr as IPython shows them as text/plain, and display() shows values.
+class DisplayObject:
+    def __init__(self, data=None):
+        self.data = data
+    def __repr__(self):
+        return f"<IPython.core.display.{type(self).__name__} object>"
+
+class Markdown(DisplayObject):
+    def _repr_markdown_(self):
+        return self.data
+
+def display(*values):
+    for value in values:
+        show(value)
+
+ipython = types.ModuleType("IPython")
+ipython_display = types.ModuleType("IPython.display")
+ipython_display.Markdown, ipython_display.display = Markdown, display
+ipython_display.DisplayObject = DisplayObject
+ipython.display = ipython_display
+sys.modules.update({"IPython": ipython, "IPython.display": ipython_display})
+builtins.display = display
+
+namespace = sys.modules["__main__"].__dict__
+
+async def run_cell(source, filename):
+    """Run one cell in the page's namespace; True when it raised nothing."""
+    # linecache lets tracebacks quote the reader's lines.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        runner = CodeRunner(source, filename=filename, return_mode="last_expr",
+                            quiet_trailing_semicolon=True)
+        runner.compile()
+        value = await runner.run_async(namespace)
+        if value is not None:
+            sys.stdout.flush()
+            show(value)
+        return True
+    except BaseException as error:
+        sys.stdout.flush()
+        # Drop the runner's own frames: the traceback starts in the reader's cell.
+        tb = error.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+            tb = tb.tb_next
+        shown = traceback.TracebackException(type(error), error, tb)
+        # ...and leaves out this runner's own code (the matplotlib import hook, say).
+        shown.stack = traceback.StackSummary.from_list(
+            [frame for frame in shown.stack if frame.filename != "<exec>"])
+        sys.stderr.write("".join(shown.format()))
+        return False
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+`;
+
+async function start() {
+  post({ type: "status", text: "Downloading and starting Python (about 6 MB the first time, then cached)…" });
+  const pyodide = await loadPyodide({ indexURL: new URL("pyodide/", STATIC).href });
+  pyodide.setStdout(streamTo("stdout"));
+  pyodide.setStderr(streamTo("stderr"));
+  pyodide.registerJsModule("_browser_run", {
+    display: (plain, markdown) => post({ type: "display", id: currentId, plain, markdown: markdown ?? null }),
+  });
+  post({ type: "status", text: "Loading chapter_lib…" });
+  const wheel = await fetch(new URL("runner/chapter_lib.whl", STATIC));
+  if (!wheel.ok) throw new Error(`chapter_lib.whl: HTTP ${wheel.status}`);
+  pyodide.unpackArchive(await wheel.arrayBuffer(), "wheel");
+  await pyodide.runPythonAsync(SETUP);
+  const runCell = pyodide.globals.get("run_cell");
+  const version = pyodide.runPython("import sys; sys.version.split()[0]");
+  return { runCell, version };
+}
+
+const ready = start().then(
+  (python) => {
+    post({ type: "ready", version: python.version });
+    return python;
+  },
+  (error) => {
+    post({ type: "failed", text: String(error && error.message ? error.message : error) });
+    throw error;
+  },
+);
+
+// Cells run one at a time, in the order they were sent, like a notebook kernel.
+let queue = Promise.resolve();
+self.onmessage = (event) => {
+  const { type, id, source } = event.data;
+  if (type !== "run") return;
+  queue = queue.then(async () => {
+    const { runCell } = await ready;
+    currentId = id;
+    const ok = await runCell(source, `<cell ${id}>`);
+    post({ type: "done", id, ok });
+  }).catch(() => post({ type: "done", id, ok: false }));
+};

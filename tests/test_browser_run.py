@@ -1,0 +1,218 @@
+""""Run in your browser", tested as a reader uses it (headless Chromium).
+
+* On every page with code, clicking the control starts Python in the page, "Run all"
+  runs every cell, and every runnable cell prints exactly what the stored notebook holds
+  (nbval's standard); the matplotlib cells keep their figure and say why; no request
+  leaves the machine and the console stays clean (tools/browser_run_check.py).
+* A planted change to a stored output is caught.
+* On 15.11 a reader types functions into exercise 3's start cell and sees the check's
+  verdict, both "ok" and the failing case.
+* Before the click a page carries only the small inline loader (budget: 10 KB) and asks
+  for nothing of the runner; opened from file:// the control says how to serve the book.
+
+Screenshots (light and dark) go to _build/browser-run/.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import nbformat
+import pytest
+
+from tools.browser_check import JS_DARK_THEME
+from tools.browser_run_check import (
+    LOADER_ID,
+    START_BUTTON,
+    BrowserRunner,
+    compare,
+    expected_outputs,
+    pages_with_code,
+    stored_notebook,
+)
+from tools.pages import ROOT, code_cells, notebook_pages
+
+pytestmark = pytest.mark.site
+
+OUT = ROOT / "_build" / "browser-run"
+EXERCISES = "book/15_11_exercises.html"
+LOADER_BUDGET_BYTES = 10 * 1024
+LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTALL)
+# What only the click may fetch: our runner, the editor, Python and chapter_lib.
+AFTER_CLICK_ONLY = re.compile(r"/_static/(runner|pyodide)/")
+CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+
+
+@pytest.fixture(scope="module")
+def runner(site):
+    """One Chromium, one profile: Python is downloaded once and cached for every page."""
+    with BrowserRunner(site) as browser_runner:
+        yield browser_runner
+
+
+@pytest.fixture(scope="module")
+def page_runs(runner, site) -> dict:
+    """Every page with code, clicked and run to the end, once for the module."""
+    return {page: runner.run_page(page) for page in pages_with_code(site)}
+
+
+def shoot(runner, name: str) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    runner.page.screenshot(path=OUT / f"{name}-light.png")
+    runner.page.emulate_media(color_scheme="dark")  # as tools/browser_check.py does
+    runner.page.evaluate(JS_DARK_THEME)
+    runner.page.screenshot(path=OUT / f"{name}-dark.png")
+    runner.page.emulate_media(color_scheme="light")
+    runner.page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
+
+
+def test_every_page_with_code_has_the_control(site):
+    expected = {f"book/{md.stem}.html" for md in notebook_pages() if code_cells(md)}
+    assert set(pages_with_code(site)) == expected
+
+
+def test_every_cell_prints_what_the_stored_notebook_holds(page_runs):
+    problems, summary = [], []
+    for page, run in page_runs.items():
+        result = compare(run, stored_notebook(page))
+        problems += result.problems
+        summary.append(f"{page}: {result.matched}/{result.runnable} match, {result.figures} figure cells")
+        assert run.cells, f"{page}: the runner found no code cell"
+    assert not problems, "\n".join(problems + ["", *summary])
+
+
+def test_a_changed_stored_output_is_caught(page_runs, tmp_path):
+    page, run = next((p, r) for p, r in page_runs.items() if any(c["outputs"] for c in r.cells))
+    notebook = nbformat.read(stored_notebook(page), as_version=4)
+    planted = copy.deepcopy(notebook)
+    cell = next(c for c in planted.cells if c.cell_type == "code" and expected_outputs(c)
+                and c.outputs[0].output_type == "stream")
+    cell.outputs[0].text = cell.outputs[0].text.replace(" ", "  ", 1)
+    path = tmp_path / stored_notebook(page).name
+    nbformat.write(planted, path)
+    assert not compare(run, stored_notebook(page)).problems
+    problems = compare(run, path).problems
+    assert len(problems) == 1 and "output differs" in problems[0] and page in problems[0], problems
+
+
+PASSING = '''
+from chapter_lib.exercises import assess_passages, resolve_conflict
+
+
+def my_assess(passages, query, subject, relation):
+    return assess_passages(passages, query, subject, relation)
+
+
+def my_resolve(verdict, passages):
+    return resolve_conflict(verdict, passages)
+
+
+check_conflict_policy(my_assess, my_resolve)
+'''
+
+FAILING = '''
+
+def my_assess(passages, query, subject, relation):
+    return assess(passages[0], query, subject, relation)  # the first passage wins
+
+
+def my_resolve(verdict, passages):
+    return verdict
+
+
+check_conflict_policy(my_assess, my_resolve)
+'''
+
+
+def run_typed(runner, number: int, source: str) -> dict:
+    editor = runner.page.locator("div.cell").nth(number - 1).locator(".cm-content")
+    editor.click()
+    runner.page.keyboard.press("Control+a")
+    runner.page.keyboard.insert_text(source)
+    runner.page.keyboard.press("Shift+Enter")
+    runner.page.wait_for_function(CELL_DONE, arg=number, timeout=60_000)
+    return runner.cells()[number - 1]
+
+
+@pytest.fixture(scope="module")
+def exercises(runner):
+    """15.11, clicked: the exercise test and then the stop test share its Python."""
+    runner.open(EXERCISES)
+    runner.start()
+    return runner
+
+
+def test_a_reader_function_gets_the_check_verdict(exercises):
+    runner = exercises
+    cells = runner.cells()
+    start = next(c for c in cells if c["source"].startswith("# Exercise 3: start here"))
+    setup = start["source"].split("\n\n\ndef my_assess")[0]  # its imports, not its stubs
+
+    passed = run_typed(runner, start["number"], setup + PASSING)
+    assert passed["state"] == "done", passed["outputs"]
+    kinds = [kind for kind, _ in passed["outputs"]]
+    assert "stderr" not in kinds and any(text.count("ok") >= 3 for _, text in passed["outputs"]), passed["outputs"]
+
+    failed = run_typed(runner, start["number"], setup + FAILING)
+    assert failed["state"] == "error"
+    traceback = dict(failed["outputs"]).get("stderr", "")
+    assert "AssertionError" in traceback and "FAIL" in traceback, failed["outputs"]
+    runner.page.locator("div.cell").nth(start["number"] - 1).scroll_into_view_if_needed()
+    shoot(runner, "15_11-check-failing")
+
+    # A worked solution stays hidden until opened, and runs.
+    solution = runner.page.locator("div.cell").nth(start["number"])
+    assert not solution.locator(".cm-content").is_visible()
+    solution.locator("summary").click()
+    solution.get_by_role("button", name=f"Run cell {start['number'] + 1}").click()
+    runner.page.wait_for_function(CELL_DONE, arg=start["number"] + 1, timeout=60_000)
+    solution.scroll_into_view_if_needed()
+    shoot(runner, "15_11-solution-opened")
+    assert runner.problems() == []
+
+
+def test_stop_restarts_python_and_says_state_is_lost(exercises):
+    runner = exercises
+    first = run_typed(runner, 1, "x = 42\nx")
+    assert first["outputs"] == [["text/plain", "42"]]
+    runner.page.locator("div.cell").nth(2).locator(".cm-content").click()
+    runner.page.keyboard.press("Control+a")
+    runner.page.keyboard.insert_text("while True:\n    pass")
+    runner.page.keyboard.press("Shift+Enter")
+    runner.page.wait_for_function("() => window.browserRun.cells[2].element.dataset.runState === 'running'")
+    runner.page.get_by_role("button", name="Stop", exact=True).click()
+    assert "everything earlier cells defined is lost" in runner.page.get_by_role("status").text_content()
+    runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=120_000)
+    after = run_typed(runner, 1, "x")
+    assert after["state"] == "error" and "NameError" in dict(after["outputs"])["stderr"]
+    # A reader's own matplotlib import gets a plain message, not a crash.
+    mpl = run_typed(runner, 1, "import matplotlib.pyplot as plt")
+    assert "does not run in the browser" in dict(mpl["outputs"])["stderr"]
+    shoot(runner, "15_11-after-stop")
+    assert runner.problems() == []
+
+
+def test_before_the_click_only_a_small_loader(runner, site):
+    for page in pages_with_code(site):
+        scripts = LOADER_SCRIPT.findall((site / page).read_text(encoding="utf-8"))
+        assert len(scripts) == 1, f"{page}: expected one inline loader"
+        assert len(scripts[0].encode()) <= LOADER_BUDGET_BYTES, f"{page}: loader is {len(scripts[0])} bytes"
+    runner.open(EXERCISES)
+    runner.page.wait_for_timeout(500)
+    fetched = [url for url in runner.requested() if AFTER_CLICK_ONLY.search(url)]
+    assert fetched == [], f"requested before the click: {fetched}"
+    assert runner.page.locator(START_BUTTON).is_visible()
+    assert runner.page.get_by_role("button", name="Run in your browser").count() == 2
+    shoot(runner, "15_11-before-click")
+
+
+def test_from_a_file_the_control_says_how_to_serve_the_book(runner, site):
+    page = runner.context.new_page()
+    try:
+        page.goto((site / EXERCISES).as_uri(), wait_until="load")
+        page.click(START_BUTTON)
+        status = page.get_by_role("status")
+        assert "python -m http.server -d _build/html" in status.text_content()
+    finally:
+        page.close()

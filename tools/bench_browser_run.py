@@ -1,0 +1,114 @@
+"""Benchmark of "Run in your browser": what the first click costs and how soon output comes.
+
+Usage:
+    python -m tools.bench_browser_run [_build/html] [--page book/15_01_corpus_and_search_stub.html] [--repeat 3]
+
+(`make bench-run` runs it.) For one page it measures, in headless Chromium:
+
+* first-click bytes: every file the click fetches (runner, editor, Pyodide, chapter_lib),
+  raw and gzipped (gzip -6 of each file, what a compressing server such as GitHub Pages
+  would send), from a new browser profile;
+* time to first output: from the click on "Run in your browser" (then "Run all") to the
+  first output under a cell, with a new profile (cold) and again with the same profile
+  (cached: HTTP cache warm);
+
+then runs every page with code and counts the cells whose output matches the stored
+notebook (tools/browser_run_check.py). Numbers are printed and written to
+_build/bench/browser_run.json; nothing is asserted. Timings depend on the machine and its
+load: rerun on a quiet machine before quoting them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import statistics
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from tools.browser_run_check import BrowserRunner, compare, pages_with_code, stored_notebook
+from tools.pages import ROOT
+
+OUT = ROOT / "_build" / "bench" / "browser_run.json"
+
+
+def click_bytes(site: Path, urls: list[str], origin: str) -> dict:
+    """Raw and gzipped size of each distinct local file fetched after the click."""
+    files = {}
+    for url in urls:
+        if url.startswith(origin + "/"):
+            path = site / unquote(urlsplit(url).path).lstrip("/")
+            if path.is_file():
+                files[path] = path.read_bytes()
+    return {
+        "files": len(files),
+        "raw_bytes": sum(len(data) for data in files.values()),
+        "gzip_bytes": sum(len(gzip.compress(data, compresslevel=6)) for data in files.values()),
+        "largest": sorted(((p.relative_to(site).as_posix(), len(d)) for p, d in files.items()),
+                          key=lambda item: -item[1])[:5],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path, nargs="?", default=ROOT / "_build" / "html")
+    parser.add_argument("--page", default="book/15_01_corpus_and_search_stub.html")
+    parser.add_argument("--repeat", type=int, default=3, help="cold and cached runs of the timed page")
+    args = parser.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        parser.error(f"{args.site}/index.html not found: build the book first (make html)")
+
+    cold, cached, first_click = [], [], None
+    for _ in range(args.repeat):
+        with BrowserRunner(args.site) as runner:  # a new profile: nothing cached
+            run = runner.run_page(args.page)
+            cold.append(run.seconds_to_first_output)
+            first_click = first_click or {**click_bytes(args.site, run.urls_after_click, runner.origin),
+                                          "served_bytes_cold": run.bytes_after_click}
+            again = runner.run_page(args.page)
+            cached.append(again.seconds_to_first_output)
+            first_click["served_bytes_cached"] = again.bytes_after_click
+
+    pages = {}
+    with BrowserRunner(args.site) as runner:
+        for page in pages_with_code(args.site):
+            run = runner.run_page(page)
+            result = compare(run, stored_notebook(page))
+            pages[page] = {"matched": result.matched, "runnable": result.runnable,
+                           "figure_cells": result.figures, "problems": result.problems,
+                           "seconds_to_all_outputs": round(run.seconds_to_all_outputs, 2)}
+
+    report = {
+        "page": args.page,
+        "first_click": first_click,
+        "seconds_to_first_output": {
+            "cold": [round(s, 2) for s in cold], "cold_median": round(statistics.median(cold), 2),
+            "cached": [round(s, 2) for s in cached], "cached_median": round(statistics.median(cached), 2),
+        },
+        "pages": pages,
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    partial = OUT.with_suffix(".json.tmp")  # never a half-written report
+    partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    partial.replace(OUT)
+
+    fc = first_click
+    print(f"first click on {args.page}: {fc['files']} files, {fc['raw_bytes'] / 1e6:.2f} MB raw, "
+          f"{fc['gzip_bytes'] / 1e6:.2f} MB gzipped (served: {fc['served_bytes_cold'] / 1e6:.2f} MB cold, "
+          f"{fc['served_bytes_cached'] / 1e6:.2f} MB with the HTTP cache)")
+    print(f"time to first output: cold {report['seconds_to_first_output']['cold']} s, "
+          f"cached {report['seconds_to_first_output']['cached']} s")
+    total = [0, 0, 0]
+    for page, row in pages.items():
+        print(f"  {page}: {row['matched']}/{row['runnable']} cells match the stored notebook, "
+              f"{row['figure_cells']} matplotlib cells kept as stored; all outputs after {row['seconds_to_all_outputs']} s")
+        total = [total[0] + row["matched"], total[1] + row["runnable"], total[2] + row["figure_cells"]]
+    print(f"total: {total[0]}/{total[1]} runnable cells match; {total[2]} matplotlib cells do not run")
+    print(f"written: {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""Run every code cell of built pages in headless Chromium, as a reader would with
+"Run in your browser", and compare each cell's output with the stored notebook's.
+
+Usage:
+    python -m tools.browser_run_check _build/html [--page book/15_01_corpus_and_search_stub.html ...]
+
+Shared by the site tests (tests/test_browser_run.py) and the benchmark
+(tools/bench_browser_run.py). The standard is nbval's: a cell's stream text (stdout,
+stderr) and the text/plain of its values must equal the stored notebook's exactly.
+Page cells are matched to stored cells by their source text, not their position, so a
+stored cell that the page does not show (e.g. a hidden setup cell) changes nothing.
+A cell that imports matplotlib cannot run in the browser; the page must keep its stored
+figure and say why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from playwright.sync_api import sync_playwright
+
+from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, find_pages, shorten
+from tools.pages import ROOT
+
+BOOK = ROOT / "book"
+START_BUTTON = "button.browser-run-at-cell"
+LOADER_ID = "browser-run-loader"
+PYTHON_READY_TIMEOUT_MS = 120_000
+RUN_ALL_TIMEOUT_MS = 180_000
+
+JS_CELLS = """() => window.browserRun.cells.map((c) => ({
+    number: c.number,
+    source: c.source(),
+    figure: c.figure,
+    state: c.element.dataset.runState,
+    outputs: c.figure ? [] : [...c.output.children].map((pre) => [pre.dataset.kind, pre.dataset.plain ?? pre.textContent]),
+    note: (c.element.querySelector('.browser-run-note') || {}).textContent || '',
+    storedFigure: !!c.element.querySelector('.cell_output img'),
+}))"""
+
+JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => c.figure || !['queued', 'running'].includes(c.element.dataset.runState))"""
+
+JS_FIRST_OUTPUT = "() => !!document.querySelector('.browser-run-output pre')"
+
+
+# --------------------------------------------------------------------------
+# What the stored notebook says
+# --------------------------------------------------------------------------
+
+
+def imports_matplotlib(source: str) -> bool:
+    """The test's own rule for a figure cell: an import of matplotlib (read with ast)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        if any(name.split(".")[0] == "matplotlib" for name in names):
+            return True
+    return False
+
+
+def expected_outputs(cell) -> list[tuple[str, str]]:
+    """A stored cell's outputs as nbval compares them: stream text (consecutive writes to
+    one stream joined) and each value's text/plain."""
+    outputs: list[tuple[str, str]] = []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            if outputs and outputs[-1][0] == output.name:
+                outputs[-1] = (output.name, outputs[-1][1] + output.text)
+            else:
+                outputs.append((output.name, output.text))
+        elif output.output_type in ("execute_result", "display_data") and "text/plain" in output.data:
+            outputs.append(("text/plain", output.data["text/plain"]))
+        elif output.output_type == "error":
+            outputs.append(("error", output.ename))
+    return outputs
+
+
+def stored_notebook(page: str) -> Path:
+    """book/x.html -> book/x.ipynb in the repository (what nbval checks)."""
+    return ROOT / Path(page).with_suffix(".ipynb")
+
+
+def pages_with_code(site: Path) -> list[str]:
+    """Built pages that carry the loader, i.e. have code cells."""
+    return [p for p in find_pages(site) if f'id="{LOADER_ID}"' in (site / p).read_text(encoding="utf-8")]
+
+
+# --------------------------------------------------------------------------
+# One page, run in the browser
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class PageRun:
+    page: str
+    cells: list[dict] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # off-host requests, console errors
+    seconds_to_first_output: float = 0.0
+    seconds_to_all_outputs: float = 0.0
+    bytes_after_click: int = 0
+    urls_after_click: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    matched: int = 0  # runnable cells whose output equals the stored one
+    runnable: int = 0
+    figures: int = 0  # figure cells that keep their figure and show the note
+    problems: list[str] = field(default_factory=list)
+
+
+def compare(run: PageRun, notebook: Path) -> Comparison:
+    """Every page cell against its stored cell, found by source text."""
+    stored = {}
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if cell.cell_type == "code":
+            stored.setdefault(cell.source.rstrip("\n"), cell)
+    result = Comparison(problems=list(run.problems))
+    for cell in run.cells:
+        where = f"{run.page}, code cell {cell['number']}"
+        stored_cell = stored.get(cell["source"].rstrip("\n"))
+        if stored_cell is None:
+            result.problems.append(f"{where}: no cell of {notebook.name} has this source")
+            continue
+        if imports_matplotlib(stored_cell.source) != cell["figure"]:
+            result.problems.append(f"{where}: the page {'skips' if cell['figure'] else 'runs'} it, "
+                                   "but whether it imports matplotlib says otherwise")
+            continue
+        if cell["figure"]:
+            if "matplotlib" in cell["note"] and cell["storedFigure"]:
+                result.figures += 1
+            else:
+                result.problems.append(f"{where}: a figure cell must keep its stored figure and say why it cannot run")
+            continue
+        result.runnable += 1
+        expected = [list(o) for o in expected_outputs(stored_cell)]
+        if cell["outputs"] == expected:
+            result.matched += 1
+        else:
+            result.problems.append(
+                f"{where} ({cell['state']}): output differs from {notebook.name}\n"
+                f"  expected: {expected!r}\n  got:      {cell['outputs']!r}")
+    return result
+
+
+class BrowserRunner:
+    """One headless Chromium with one profile (so one HTTP cache) for many pages."""
+
+    def __init__(self, site: Path, profile: Path | None = None):
+        self.site_root = Path(site)
+        self._profile = profile
+
+    def __enter__(self) -> BrowserRunner:
+        self._tmp = tempfile.TemporaryDirectory(prefix="browser-run-profile-")
+        self._site = LocalSite(self.site_root).__enter__()
+        self._playwright = sync_playwright().start()
+        # No other host can be reached: every name but 127.0.0.1 resolves to nothing, and
+        # _on_request reports any attempt. (Not Playwright's route(), which would switch
+        # off the HTTP cache that a reader's second visit relies on.)
+        self.context = self._playwright.chromium.launch_persistent_context(
+            str(self._profile or self._tmp.name), executable_path=chromium_path(),
+            args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
+            headless=True, viewport=VIEWPORT, service_workers="block")
+        self.page = self.context.pages[0] if self.context.pages else self.context.new_page()
+        self._problems: list[str] | None = None
+        self._urls: list[str] = []
+        self.page.on("console", self._on_console)
+        self.page.on("pageerror", lambda e: self._problem(f"page error: {shorten(str(e))}"))
+        self.context.on("request", self._on_request)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.context.close()
+        self._playwright.stop()
+        self._site.__exit__(*exc)
+        self._tmp.cleanup()
+
+    @property
+    def origin(self) -> str:
+        return self._site.origin
+
+    def _problem(self, text: str) -> None:
+        if self._problems is not None:
+            self._problems.append(text)
+
+    def _on_console(self, message) -> None:
+        if message.type in ("error", "warning") and not message.text.startswith("Failed to load resource"):
+            self._problem(f"console {message.type}: {shorten(message.text)}")
+
+    def _on_request(self, request) -> None:
+        self._urls.append(request.url)
+        if not self._site.is_local(request.url):
+            self._problem(f"request to another host: {request.url}")
+
+    def open(self, page: str) -> None:
+        self._problems, self._urls = [], []
+        self.page.goto(self._site.url(page), wait_until="load")
+
+    def start(self) -> None:
+        """Click "Run in your browser" and wait until Python is ready."""
+        self.page.click(START_BUTTON)
+        self.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+                                    timeout=PYTHON_READY_TIMEOUT_MS)
+
+    def wait_until_finished(self) -> None:
+        self.page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_ALL_TIMEOUT_MS)
+
+    def run_page(self, page: str) -> PageRun:
+        """Open page, click the control, then Run all; the cells as the page shows them."""
+        run = PageRun(page)
+        self.open(page)
+        self._site.server.take_bytes_served()
+        self._urls = []
+        started = time.monotonic()
+        self.page.click(START_BUTTON)
+        self.page.get_by_role("button", name="Run all", exact=True).click()
+        self.page.wait_for_function(JS_FIRST_OUTPUT, timeout=PYTHON_READY_TIMEOUT_MS)
+        run.seconds_to_first_output = time.monotonic() - started
+        self.wait_until_finished()
+        run.seconds_to_all_outputs = time.monotonic() - started
+        run.bytes_after_click = self._site.server.take_bytes_served()
+        run.urls_after_click = list(self._urls)
+        run.cells = self.page.evaluate(JS_CELLS)
+        run.problems = list(self._problems)
+        return run
+
+    def cells(self) -> list[dict]:
+        return self.page.evaluate(JS_CELLS)
+
+    def problems(self) -> list[str]:
+        """Off-host requests and console errors since the page was opened."""
+        return list(self._problems or [])
+
+    def requested(self) -> list[str]:
+        """Every URL requested since the page was opened."""
+        return list(self._urls)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path)
+    parser.add_argument("--page", action="append", dest="pages")
+    args = parser.parse_args(argv)
+    failed = 0
+    with BrowserRunner(args.site) as runner:
+        for page in args.pages or pages_with_code(args.site):
+            run = runner.run_page(page)
+            result = compare(run, stored_notebook(page))
+            print(f"{page}: {result.matched}/{result.runnable} cells match, {result.figures} figure cells, "
+                  f"first output {run.seconds_to_first_output:.1f} s, all {run.seconds_to_all_outputs:.1f} s")
+            for problem in result.problems:
+                print("  " + problem)
+            failed += bool(result.problems)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
