@@ -17,8 +17,13 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
+# The chapter as one PDF (`make pdf`), and everything it is printed from.
+PDF := _build/pdf/chapter15.pdf
+PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/*) _config.yml _toc.yml \
+  $(wildcard tools/sphinx_*.py) tools/print_pdf.py tools/browser_check.py
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
+.PHONY: pdf bench-pdf
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -44,16 +49,29 @@ $(MERMAID): $(NODE_STAMP)
 	cp node_modules/mermaid/dist/mermaid.esm.min.mjs _build/static/mermaid/
 	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min _build/static/mermaid/chunks/
 
-html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are errors)
+html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/html (warnings are errors)
+	@# ^ A PDF made earlier by `make pdf` is brought up to date, then linked from the header.
 	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
 	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/html/index.html 2>/dev/null),--all)
 	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
+
+pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
+$(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
+	bash tools/ensure_chromium.sh
+	$(VENV)/bin/jupyter-book build . --builder singlehtml --warningiserror --nitpick --keep-going \
+	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/singlehtml/index.html 2>/dev/null),--all)
+	$(PY) -m tools.print_pdf _build/singlehtml $@
+
+bench-pdf: env assets  ## time `make pdf`'s two steps, report pages and bytes (tools/bench_pdf.py)
+	bash tools/ensure_chromium.sh
+	$(PY) -m tools.bench_pdf
 
 book: outputs  ## everything above; open _build/html/index.html
 	@$(MAKE) --no-print-directory html
 	@echo "Open _build/html/index.html"
 
 test: test-sources test-notebooks  ## every check, on what is committed
+	@$(MAKE) --no-print-directory pdf
 	@$(MAKE) --no-print-directory html
 	@$(MAKE) --no-print-directory test-site
 
