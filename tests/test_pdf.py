@@ -25,6 +25,7 @@ import pytest
 from pypdf import PdfReader
 from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
 
+from tools.pages import page_title, pages_in_toc_order, read_page
 from tools.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
 
 pytestmark = pytest.mark.site
@@ -35,7 +36,6 @@ SINGLEHTML = ROOT / "_build" / "singlehtml"
 # A4 at 14px type: about 60 pages today. Far fewer means content went missing; far more,
 # that something prints at the wrong size.
 PAGE_RANGE = (30, 150)
-SECTIONS = [f"15.{n} " for n in range(1, 12)] + ["References"]
 FOOTER = re.compile(r"Chapter 15 · Advanced and Agentic Retrieval\s+\d+\s*/\s*\d+\s*$")
 # The first line of each mermaid diagram in the chapter's text; its indented lines follow.
 DIAGRAM_START = re.compile(r"^(stateDiagram-v2|flowchart \w+)$")
@@ -178,14 +178,15 @@ def test_page_count_is_sane(reader):
     assert low <= len(reader.pages) <= high, f"{len(reader.pages)} pages, expected {low}-{high}"
 
 
-def test_every_section_has_a_bookmark_in_order(pdf):
+def test_every_page_has_a_bookmark_titled_as_it_in_order(pdf):
+    """The chapter title, then each section's title exactly (tools/print_pdf.py retitles them)."""
+    expected = [page_title(read_page(md)) for md in pages_in_toc_order()]
     bookmarks = outline_pages(pdf.read_bytes())
-    positions = []
-    for section in SECTIONS:
-        found = [i for i, (title, _) in enumerate(bookmarks) if title.startswith(section)]
-        assert found, f"no bookmark for {section!r}; bookmarks: {[t for t, _ in bookmarks]}"
-        positions.append(found[0])
-    assert positions == sorted(positions), "the section bookmarks are out of order"
+    titles = [title for title, _ in bookmarks]
+    missing = [title for title in expected if title not in titles]
+    assert not missing, f"no bookmark titled {missing}; bookmarks: {titles}"
+    positions = [titles.index(title) for title in expected]
+    assert positions == sorted(positions), f"the section bookmarks are out of order: {titles}"
     pages = [bookmarks[i][1] for i in positions]
     assert pages == sorted(pages), f"section start pages go backwards: {pages}"
 

@@ -39,7 +39,8 @@ from pathlib import Path
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
-from pypdf import PdfReader
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import NameObject, TextStringObject
 
 from tools.browser_check import (
     CHROMIUM_ARGS,
@@ -111,6 +112,13 @@ JS_ADD_CONTENTS = """() => {
     }
     return sections.map((section) => section.title);
 }"""
+
+# The headings Chromium turns into bookmarks: those shown in print, in document order.
+JS_PRINTED_HEADINGS = """() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
+    .filter((heading) => heading.getClientRects().length > 0)
+    .map((heading) => [...heading.childNodes]
+        .filter((node) => !(node.classList && node.classList.contains('headerlink')))
+        .map((node) => node.textContent).join('').replace(/\\s+/g, ' ').trim())"""
 
 JS_SET_CONTENTS_PAGES = """(pages) => {
     document.querySelectorAll('.print-contents-page').forEach((span, index) => {
@@ -226,7 +234,7 @@ class ChapterPrinter:
         # numbers in the contents list (same length text, so the pages do not move).
         first = self._pdf(page)
         page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
-        final = self._pdf(page)
+        final = retitle_bookmarks(self._pdf(page), page.evaluate(JS_PRINTED_HEADINGS))
         if external:  # anything requested while printing
             raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
         write_atomically(out, final)
@@ -283,6 +291,45 @@ def outline_pages(pdf: bytes) -> list[tuple[str, int]]:
 
     walk(reader.outline)
     return pages
+
+
+def outline_items(writer: PdfWriter) -> list:
+    items = []
+
+    def walk(node):
+        child = node.get("/First")
+        while child is not None:
+            item = child.get_object()
+            items.append(item)
+            walk(item)
+            child = item.get("/Next")
+
+    if "/Outlines" in writer._root_object:
+        walk(writer._root_object["/Outlines"].get_object())
+    return items
+
+
+def retitle_bookmarks(pdf: bytes, headings: list[str]) -> bytes:
+    """The PDF with each bookmark titled exactly as its heading.
+
+    Chromium titles a bookmark with its heading's text as laid out, so a heading wrapped
+    onto two lines loses the space at the break ("Agentic" + "Retrieval") and some
+    repeat their text ("Exercise 1Exercise 1"). The bookmarks are the printed headings,
+    in order; each is checked to be its heading, whitespace and repeats aside, and then
+    given the heading's text, in an incremental update (the printed pages are untouched).
+    """
+    writer = PdfWriter(io.BytesIO(pdf), incremental=True)
+    items = outline_items(writer)
+    titles = [str(item["/Title"]) for item in items]
+    if len(items) != len(headings) or not all(
+        squeezed(title).startswith(squeezed(heading)) for title, heading in zip(titles, headings)
+    ):
+        raise PrintError(f"the PDF's bookmarks are not the printed headings:\n  bookmarks {titles}\n  headings  {headings}")
+    for item, heading in zip(items, headings):
+        item[NameObject("/Title")] = TextStringObject(heading)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def squeezed(text: str) -> str:

@@ -12,14 +12,17 @@ no search): we write an empty one rather than leave a 404 in the page we print.
 2. No MathJax unless the chapter has math. Jupyter Book tells the singlehtml builder to
 add MathJax to every page (it cannot see which inlined page has an equation), and
 MathJax comes from a CDN: the printed page would request another host. The chapter has
-no math today; we add MathJax to the single page only when some page has an equation.
+no math today; we add MathJax to the single page only when some page has an equation
+(and then tools/print_pdf.py refuses the CDN request until MathJax is served locally).
 
-3. The HTML book offers the chapter's PDF in its header. `make pdf` prints the whole chapter to one PDF (tools/print_pdf.py). When that file
-exists as the HTML is built, the HTML build copies it next to index.html and every
-page's download menu (sphinx-book-theme's header dropdown: .ipynb, .md, "print this
-page") gets one more entry, "Chapter PDF", linking to it. When it does not exist, the
-entry is left out, so `make html` alone never writes a dead link. `make test` builds
-the PDF before the HTML, so the tested and published site has both.
+3. The HTML book offers the chapter's PDF in its header. `make pdf` prints the whole
+chapter to one PDF (tools/print_pdf.py). When that file exists as the HTML is built,
+the HTML build copies it next to index.html and every page's download menu
+(sphinx-book-theme's header dropdown: .ipynb, .md, and .pdf, which prints the page from
+the browser and which we relabel "Print this page") gets one more entry, "Chapter PDF",
+linking to it. When it does not exist, the entry is left out, so `make html` alone
+never writes a dead link. `make test` builds the PDF before the HTML, so the tested
+and published site has both.
 
 Why a hook, not a template: the theme builds the dropdown's entries in Python
 (``context["header_buttons"]``, filled by its own html-page-context handler at
@@ -59,7 +62,13 @@ def add_pdf_download_button(app, pagename, templatename, context, doctree) -> No
     groups = [b for b in context.get("header_buttons", []) if b.get("label") == "download-buttons"]
     if not groups:  # pages without a source (search, genindex) have no download menu
         return
-    groups[0]["buttons"].append(
+    buttons = groups[0]["buttons"]
+    # The theme's own ".pdf" entry prints the current page from the browser; beside the
+    # chapter's PDF, say so, or readers cannot tell the two apart.
+    for button in buttons:
+        if button.get("label") == "download-pdf-button":
+            button["text"] = "Print this page"
+    buttons.append(
         {
             "type": "link",
             "url": context["pathto"](pdf_source(app).name, 1),
