@@ -62,9 +62,9 @@ $(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
 	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/singlehtml/index.html 2>/dev/null),--all)
 	$(PY) -m tools.print_pdf _build/singlehtml $@
 
-bench-pdf: env assets  ## time `make pdf`'s two steps, report pages and bytes (tools/bench_pdf.py)
+bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench_pdf.py)
 	bash tools/ensure_chromium.sh
-	$(PY) -m tools.bench_pdf
+	$(PY) -m tools.bench_pdf $(if $(RUNS),--runs $(RUNS))
 
 book: outputs  ## everything above; open _build/html/index.html
 	@$(MAKE) --no-print-directory html

@@ -273,7 +273,9 @@ class ChapterPrinter:
             header_template=EMPTY_HEADER,
             footer_template=FOOTER,
             outline=True,  # PDF bookmarks from the headings
-            tagged=True,  # a structure tree: reading order for screen readers and reflow
+            # A structure tree (reading order for screen readers and reflow). Chromium
+            # also builds the bookmarks from it: untagged, the PDF has none.
+            tagged=True,
         )
 
 
