@@ -19,6 +19,10 @@ MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 # The chapter as one PDF (`make pdf`), and everything it is printed from.
 PDF := _build/pdf/chapter15.pdf
+# Its singlehtml build has a build folder of its own (and so its own Sphinx cache): a
+# cache shared with the HTML build would be re-read in full each time the builder changes.
+PRINT_BUILD := _build/print
+SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/*) _config.yml _toc.yml \
   $(wildcard tools/sphinx_*.py) tools/print_pdf.py tools/browser_check.py
 
@@ -58,9 +62,10 @@ html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/htm
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
 	bash tools/ensure_chromium.sh
-	$(VENV)/bin/jupyter-book build . --builder singlehtml --warningiserror --nitpick --keep-going \
-	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/singlehtml/index.html 2>/dev/null),--all)
-	$(PY) -m tools.print_pdf _build/singlehtml $@
+	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
+	  --warningiserror --nitpick --keep-going \
+	  $(if $(shell find tools -name 'sphinx_*.py' -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
+	$(PY) -m tools.print_pdf $(SINGLEHTML) $@
 
 bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench_pdf.py)
 	bash tools/ensure_chromium.sh

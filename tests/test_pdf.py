@@ -32,7 +32,7 @@ pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
 PDF = ROOT / "_build" / "pdf" / "chapter15.pdf"
-SINGLEHTML = ROOT / "_build" / "singlehtml"
+SINGLEHTML = ROOT / "_build" / "print" / "_build" / "singlehtml"  # the Makefile's SINGLEHTML
 # A4 at 14px type: about 60 pages today. Far fewer means content went missing; far more,
 # that something prints at the wrong size.
 PAGE_RANGE = (30, 150)

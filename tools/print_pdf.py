@@ -1,7 +1,7 @@
 """Print the whole chapter to one PDF, from the book's own HTML, in Debian's Chromium.
 
 Usage:
-    python -m tools.print_pdf _build/singlehtml _build/pdf/chapter15.pdf
+    python -m tools.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
 
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
@@ -362,12 +362,16 @@ def write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False) as tmp:
         tmp.write(data)
+    # A temporary file is private (0600); the PDF is readable like any other built file.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp.name, 0o666 & ~umask)
     os.replace(tmp.name, path)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("site", type=Path, help="the singlehtml build, e.g. _build/singlehtml")
+    parser.add_argument("site", type=Path, help="the singlehtml build, e.g. _build/print/_build/singlehtml")
     parser.add_argument("pdf", type=Path, help="the PDF to write, e.g. _build/pdf/chapter15.pdf")
     args = parser.parse_args(argv)
     started = time.monotonic()
