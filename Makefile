@@ -19,8 +19,8 @@ MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 # The chapter as one PDF (`make pdf`), and everything it is printed from.
 PDF := _build/pdf/chapter15.pdf
-# Its singlehtml build has a build folder of its own (and so its own Sphinx cache): a
-# cache shared with the HTML build would be re-read in full each time the builder changes.
+# Its singlehtml build has a build folder of its own, so its Sphinx cache (doctrees,
+# environment) is never the HTML build's: neither build can invalidate the other's.
 PRINT_BUILD := _build/print
 SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/*) _config.yml _toc.yml \
