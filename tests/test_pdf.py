@@ -191,6 +191,18 @@ def test_every_page_has_a_bookmark_titled_as_it_in_order(pdf):
     assert pages == sorted(pages), f"section start pages go backwards: {pages}"
 
 
+def test_the_contents_list_gives_each_section_its_page(pdf, page_texts):
+    """The contents list after the title (page numbers from a first print) agrees with the bookmarks."""
+    bookmarks = dict(outline_pages(pdf.read_bytes()))
+    contents = "\n".join(page_texts[:2])
+    wrong = []
+    for title in [page_title(read_page(md)) for md in pages_in_toc_order()[1:]]:
+        listed = re.search(re.escape(title) + r"\s+(\d+)\b", contents)
+        if not listed or int(listed.group(1)) != bookmarks.get(title):
+            wrong.append(f"{title}: contents say {listed and listed.group(1)}, bookmark says {bookmarks.get(title)}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_pdf_is_tagged(reader):
     catalog = reader.trailer["/Root"]
     assert "/StructTreeRoot" in catalog, "no structure tree: printed without tagged=True?"
