@@ -1,10 +1,11 @@
 """The chapter's PDF (`make pdf`, _build/pdf/chapter15.pdf) holds the whole chapter, printably.
 
 * Every line of the chapter as delivered is in the PDF's text, to the standard
-  tests/test_site_content.py sets for the HTML (same markup restoration, same
-  normalisation), and every reference is in its bibliography.
-* Every font is embedded; the PDF has bookmarks for every section, in order, is tagged,
-  and has a sane number of pages.
+  tests/test_site_content.py sets for the HTML (its markup restoration and
+  normalisation, then whitespace set aside: see in_pdf_terms), the two diagrams drawn
+  with every label, and every reference in the bibliography.
+* Every font is embedded; the PDF has a bookmark titled as each section, in order, a
+  contents list whose page numbers agree, is tagged, and has a sane number of pages.
 * The HTML book links the very PDF that was tested.
 * tools/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
@@ -14,7 +15,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import shutil
