@@ -17,6 +17,14 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
 MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
+# The chapter as one PDF (`make pdf`), and everything it is printed from.
+PDF := _build/pdf/chapter15.pdf
+# Its singlehtml build has a build folder of its own, so its Sphinx cache (doctrees,
+# environment) is never the HTML build's: neither build can invalidate the other's.
+PRINT_BUILD := _build/print
+SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
+PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/*) _config.yml _toc.yml \
+  $(wildcard tools/sphinx_*) tools/print_pdf.py tools/browser_check.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_browser_run.py).
 PYODIDE_FILES := pyodide.mjs pyodide.asm.mjs pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
@@ -25,7 +33,7 @@ EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: bench bench-run
+.PHONY: bench bench-run pdf bench-pdf
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -63,16 +71,30 @@ $(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py)
 	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps _build/wheel/src -w _build/wheel
 	cp _build/wheel/chapter_lib-*.whl $@.tmp && mv $@.tmp $@
 
-html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are errors)
+html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/html (warnings are errors)
+	@# ^ A PDF made earlier by `make pdf` is brought up to date, then linked from the header.
 	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
 	  $(if $(shell find tools -name 'sphinx_*' -newer _build/html/index.html 2>/dev/null),--all)
 	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
+
+pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
+$(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
+	bash tools/ensure_chromium.sh
+	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
+	  --warningiserror --nitpick --keep-going \
+	  $(if $(shell find tools -name 'sphinx_*' -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
+	$(PY) -m tools.print_pdf $(SINGLEHTML) $@
+
+bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench_pdf.py)
+	bash tools/ensure_chromium.sh
+	$(PY) -m tools.bench_pdf $(if $(RUNS),--runs $(RUNS))
 
 book: outputs  ## everything above; open _build/html/index.html
 	@$(MAKE) --no-print-directory html
 	@echo "Open _build/html/index.html"
 
 test: test-sources test-notebooks  ## every check, on what is committed
+	@$(MAKE) --no-print-directory pdf
 	@$(MAKE) --no-print-directory html
 	@$(MAKE) --no-print-directory test-site
 

@@ -1,0 +1,272 @@
+"""The chapter's PDF (`make pdf`, _build/pdf/chapter15.pdf) holds the whole chapter, printably.
+
+* Every line of the chapter as delivered is in the PDF's text, to the standard
+  tests/test_site_content.py sets for the HTML (its markup restoration and
+  normalisation, then whitespace set aside: see in_pdf_terms), the two diagrams drawn
+  with every label, and every reference in the bibliography.
+* Every font is embedded; the PDF has a bookmark titled as each section, in order, a
+  contents list whose page numbers agree, is tagged, and has a sane number of pages.
+* The HTML book links the very PDF that was tested.
+* tools/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
+  a code box would be cut at the right margin, or the page requests another host
+  (planted faults on a copy of the singlehtml build). So the PDF that exists passed
+  those checks: it is printed only when they all pass.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import unicodedata
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader
+from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
+
+from tools.pages import page_title, pages_in_toc_order, read_page
+from tools.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parent.parent
+PDF = ROOT / "_build" / "pdf" / "chapter15.pdf"
+SINGLEHTML = ROOT / "_build" / "print" / "_build" / "singlehtml"  # the Makefile's SINGLEHTML
+# A4 at 14px type: about 60 pages today. Far fewer means content went missing; far more,
+# that something prints at the wrong size.
+PAGE_RANGE = (30, 150)
+FOOTER = re.compile(r"Chapter 15 · Advanced and Agentic Retrieval\s+\d+\s*/\s*\d+\s*$")
+# The first line of each mermaid diagram in the chapter's text; its indented lines follow.
+DIAGRAM_START = re.compile(r"^(stateDiagram-v2|flowchart \w+)$")
+# The texts a diagram draws. A flowchart draws its node labels ["..."], {"..."},
+# (["..."]) and edge labels |...|, not its node ids; a state diagram, "A --> B: label",
+# draws the states A and B and the label.
+FLOWCHART_LABELS = re.compile(r'\[\"(.+?)\"\]|\{\"(.+?)\"\}|\|(.+?)\|')
+STATE_LABELS = re.compile(r'^\s*(\w+)\s*-->|-->\s*(\w+)|:\s*(.+)$')
+
+
+def in_pdf_terms(text: str) -> str:
+    """Text as it can be compared with the PDF's: no whitespace at all.
+
+    A PDF has glyphs at positions, not lines and spaces: extraction pads laid-out lines
+    with spaces, puts a space either side of an inline-code box ("d05 , d06"), and
+    splits every line the page wraps, code included, where the page wrapped it (a long
+    code line continues on the next printed line, without its indentation). So the
+    comparison keeps every other character, in order, and drops whitespace.
+    Ligatures ("ﬁ") are split back into letters (NFKC) on both sides.
+    """
+    return re.sub(r"\s+", "", normalized(unicodedata.normalize("NFKC", text)))
+
+
+@pytest.fixture(scope="module")
+def pdf() -> Path:
+    if not PDF.is_file():
+        message = f"{PDF} is missing: build it first (make pdf)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return PDF
+
+
+@pytest.fixture(scope="module")
+def reader(pdf) -> PdfReader:
+    return PdfReader(pdf)
+
+
+@pytest.fixture(scope="module")
+def page_texts(reader) -> list[str]:
+    # Layout mode reads each page top to bottom, as printed; the default follows the
+    # content stream, which can put a code block continued from the last page after
+    # the paragraph below it.
+    return [FOOTER.sub("", page.extract_text(extraction_mode="layout")) for page in reader.pages]
+
+
+def diagram_lines() -> dict[str, re.Pattern]:
+    """Each line of the chapter's diagram sources, with the pattern of what it draws."""
+    lines, labels = {}, None
+    for line in CHAPTER[:REFERENCES_START].splitlines():
+        if DIAGRAM_START.match(line):
+            labels = STATE_LABELS if line.startswith("stateDiagram") else FLOWCHART_LABELS
+        elif not line.startswith((" ", "\t")):
+            labels = None
+            continue
+        if labels is not None:
+            lines[line] = labels
+    return lines
+
+
+def drawn_labels(line: str, labels: re.Pattern) -> list[str]:
+    return [group for match in labels.finditer(line) for group in match.groups() if group]
+
+
+@pytest.fixture(scope="module")
+def diagram_texts(reader, page_texts) -> str:
+    """The text of the pages with a figure, in drawing order.
+
+    A diagram's label wrapped onto two lines inside its box shares those lines with the
+    boxes beside it, so reading the page row by row (layout mode) interleaves labels;
+    drawing order keeps each label whole.
+    """
+    pages = [i for i, text in enumerate(page_texts) if "Figure15." in in_pdf_terms(text)]
+    return "\n".join(reader.pages[i].extract_text() for i in pages)
+
+
+def test_every_line_of_the_chapter_is_in_the_pdf(page_texts, diagram_texts):
+    text = in_pdf_terms("\n".join(page_texts))
+    drawn = in_pdf_terms(diagram_texts)
+    diagrams = diagram_lines()
+    assert len(diagrams) >= 20, "the chapter's two diagrams were not found in its text"
+    missing = []
+    for line in chapter_lines():
+        if line in diagrams:
+            # A diagram is printed drawn: its source is not in the PDF, its labels are.
+            missing += [f"{line.strip()}  (label {label!r})" for label in drawn_labels(line, diagrams[line])
+                        if in_pdf_terms(label) not in drawn]
+        elif in_pdf_terms(restored_markup(line)) not in text:
+            missing.append(line)
+    assert not missing, f"{len(missing)} lines of the chapter are not in the PDF:\n" + "\n".join(missing[:20])
+
+
+def test_every_reference_is_in_the_bibliography(reader, page_texts):
+    start = dict((title, page) for title, page in outline_pages(PDF.read_bytes()) if title.strip() == "References")
+    assert start, "the PDF has no References bookmark"
+    references = in_pdf_terms("\n".join(page_texts[start["References"] - 1:]))
+    entries = [e for e in CHAPTER[REFERENCES_START:].split("\n") if e.strip()]
+    assert len(entries) == 8
+    for entry in entries:
+        surname, year = entry.split(",")[0], re.search(r"\b(20\d\d)\.", entry).group(1)
+        title = re.search(r"“(.+?)”", entry).group(1).rstrip(".")
+        assert all(in_pdf_terms(part) in references for part in (title, surname, year)), entry
+
+
+def fonts_of(resources, seen: set) -> list:
+    """Every font object used by a page's resources, through its form XObjects too."""
+    fonts = []
+    resources = resources.get_object() if resources is not None else {}
+    for font in (resources.get("/Font") or {}).values():
+        fonts.append(font.get_object())
+    for xobject in (resources.get("/XObject") or {}).values():
+        ref = getattr(xobject, "idnum", None)
+        xobject = xobject.get_object()
+        if xobject.get("/Subtype") == "/Form" and ref not in seen:
+            seen.add(ref)
+            fonts += fonts_of(xobject.get("/Resources"), seen)
+    return fonts
+
+
+def is_embedded(font) -> bool:
+    if font.get("/Subtype") == "/Type3":
+        return True  # its glyphs are drawn by procedures inside the PDF
+    if font.get("/Subtype") == "/Type0":
+        font = font["/DescendantFonts"][0].get_object()
+    descriptor = font.get("/FontDescriptor")
+    descriptor = descriptor.get_object() if descriptor is not None else {}
+    return any(key in descriptor for key in ("/FontFile", "/FontFile2", "/FontFile3"))
+
+
+def test_every_font_is_embedded(reader):
+    seen: set = set()
+    fonts = [font for page in reader.pages for font in fonts_of(page.get("/Resources"), seen)]
+    assert fonts, "the PDF uses no fonts at all"
+    not_embedded = sorted({str(font.get("/BaseFont")) for font in fonts if not is_embedded(font)})
+    assert not not_embedded, f"fonts not embedded: {not_embedded}"
+
+
+def test_page_count_is_sane(reader):
+    low, high = PAGE_RANGE
+    assert low <= len(reader.pages) <= high, f"{len(reader.pages)} pages, expected {low}-{high}"
+
+
+def test_every_page_has_a_bookmark_titled_as_it_in_order(pdf):
+    """The chapter title, then each section's title exactly (tools/print_pdf.py retitles them)."""
+    expected = [page_title(read_page(md)) for md in pages_in_toc_order()]
+    bookmarks = outline_pages(pdf.read_bytes())
+    titles = [title for title, _ in bookmarks]
+    missing = [title for title in expected if title not in titles]
+    assert not missing, f"no bookmark titled {missing}; bookmarks: {titles}"
+    positions = [titles.index(title) for title in expected]
+    assert positions == sorted(positions), f"the section bookmarks are out of order: {titles}"
+    pages = [bookmarks[i][1] for i in positions]
+    assert pages == sorted(pages), f"section start pages go backwards: {pages}"
+
+
+def test_the_contents_list_gives_each_section_its_page(pdf, page_texts):
+    """The contents list after the title (page numbers from a first print) agrees with the bookmarks."""
+    bookmarks = dict(outline_pages(pdf.read_bytes()))
+    contents = "\n".join(page_texts[:2])
+    wrong = []
+    for title in [page_title(read_page(md)) for md in pages_in_toc_order()[1:]]:
+        listed = re.search(re.escape(title) + r"\s+(\d+)\b", contents)
+        if not listed or int(listed.group(1)) != bookmarks.get(title):
+            wrong.append(f"{title}: contents say {listed and listed.group(1)}, bookmark says {bookmarks.get(title)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_pdf_is_tagged(reader):
+    catalog = reader.trailer["/Root"]
+    assert "/StructTreeRoot" in catalog, "no structure tree: printed without tagged=True?"
+    assert catalog.get("/MarkInfo", {}).get("/Marked"), "not marked as a tagged PDF"
+
+
+def test_the_html_book_links_the_tested_pdf(pdf, site):
+    published = site / pdf.name
+    assert published.is_file(), f"{published} missing: `make html` copies the PDF when it exists"
+    assert published.read_bytes() == pdf.read_bytes(), "the HTML book publishes another PDF than the tested one"
+    page = (site / "book" / "15_01_corpus_and_search_stub.html").read_text()
+    assert f'href="../{pdf.name}"' in page, "the page header has no link to the chapter PDF"
+
+
+# --------------------------------------------------------------------------
+# Planted faults: the printer refuses, and writes nothing
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def printer():
+    with ChapterPrinter() as chapter_printer:
+        yield chapter_printer
+
+
+@pytest.fixture
+def singlehtml_copy(tmp_path) -> Path:
+    if not (SINGLEHTML / CHAPTER_PAGE).is_file():
+        message = f"{SINGLEHTML / CHAPTER_PAGE} is missing: build it first (make pdf)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    copy = tmp_path / "singlehtml"
+    shutil.copytree(SINGLEHTML, copy)
+    return copy
+
+
+def plant(root: Path, old: str, new: str) -> None:
+    page = root / CHAPTER_PAGE
+    text = page.read_text(encoding="utf-8")
+    assert old in text, f"{page} has no {old!r} to plant a fault at"
+    page.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def assert_refused(printer, root: Path, tmp_path: Path, *words: str) -> None:
+    out = tmp_path / "out" / "chapter15.pdf"
+    with pytest.raises(PrintError) as refused:
+        printer.print_site(root, out)
+    assert all(word in str(refused.value) for word in words), str(refused.value)
+    assert not out.parent.exists() or not any(out.parent.iterdir()), "a refused print left a file behind"
+
+
+def test_a_request_to_another_host_is_refused(printer, singlehtml_copy, tmp_path):
+    url = "https://cdn.jsdelivr.net/npm/x.js"
+    plant(singlehtml_copy, "</head>", f'<script src="{url}"></script></head>')
+    assert_refused(printer, singlehtml_copy, tmp_path, "requested other hosts", url)
+
+
+def test_an_undrawn_diagram_is_refused(printer, singlehtml_copy, tmp_path):
+    plant(singlehtml_copy, "stateDiagram-v2", "flowchart TD\n    A[unclosed --> B")
+    assert_refused(printer, singlehtml_copy, tmp_path, "mermaid diagram #1")
+
+
+def test_a_code_line_cut_at_the_margin_is_refused(printer, singlehtml_copy, tmp_path):
+    # What the print CSS prevents: a code box that keeps its long lines on one line.
+    plant(singlehtml_copy, "</head>", "<style>div.highlight pre { white-space: pre !important; }</style></head>")
+    assert_refused(printer, singlehtml_copy, tmp_path, "wider than the printed page")

@@ -1,0 +1,392 @@
+"""Print the whole chapter to one PDF, from the book's own HTML, in Debian's Chromium.
+
+Usage:
+    python -m tools.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
+
+The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
+same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
+page, with the stored outputs, the plots and the mermaid diagrams. This tool serves it
+on 127.0.0.1 (tools/browser_check.py's LocalSite), opens it in Debian's Chromium through
+Playwright (never a browser of its own), and before printing:
+
+* opens every worked solution in place (the ``<details>`` the HTML keeps closed), so the
+  PDF shows each exercise followed by its solution, labelled as ours;
+* waits until every mermaid diagram is drawn and every image has loaded;
+* adds a contents list with page numbers after the chapter title;
+* lays the page out at the paper's printable width under print media and checks that no
+  code or output line is wider than its box (the print CSS in book/_static/chapter.css
+  wraps them);
+* aborts every request to another host.
+
+Any of these failing is an error naming what failed, and no PDF is written: the PDF is
+written to a temporary file and renamed into place only when everything passed.
+The PDF has page numbers in its footer, bookmarks from the headings (outline) and a
+structure tree (tagged PDF).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import sync_playwright
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import NameObject, TextStringObject
+
+from tools.browser_check import (
+    CHROMIUM_ARGS,
+    IMAGES_TIMEOUT_MS,
+    JS_IMAGES,
+    JS_LOAD_ALL_IMAGES,
+    JS_MERMAID_SETTLED,
+    JS_MERMAID_STATUS,
+    MERMAID_ERROR_PATTERN,
+    NAVIGATION_TIMEOUT_MS,
+    LocalSite,
+    chromium_path,
+)
+
+# The whole book on one page (tools/sphinx_pdf.py moves it to the root of the build).
+CHAPTER_PAGE = "index.html"
+PAPER = "A4"
+MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
+# A4 is 210 mm wide; less the side margins that leaves 178 mm, at 96 CSS px per inch.
+PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
+MERMAID_TIMEOUT_MS = 20_000
+# Chromium fills the footer from these class names; the footer is printed in its own
+# small frame, so it needs its own font size.
+FOOTER = (
+    '<div style="width:100%; font-size:8px; color:#555; padding:0 16mm; display:flex;'
+    ' justify-content:space-between; font-family:sans-serif;">'
+    '<span>Chapter 15 · Advanced and Agentic Retrieval</span>'
+    '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
+)
+EMPTY_HEADER = "<span></span>"
+
+# Worked solutions (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are
+# <details>; opened, they print in place, each labelled "Worked solution N: ...".
+JS_OPEN_DETAILS = """() => {
+    const all = [...document.querySelectorAll('details')];
+    all.forEach((details) => { details.open = true; });
+    return all.length;
+}"""
+
+# A contents list after the chapter title: one entry per section (the <h2> of each
+# inlined page), linking to it (the link works inside the PDF). It replaces the
+# theme's print-only list (#jb-print-toc), which has neither links nor page numbers.
+# Page numbers are filled in on a second pass, once the first print has shown where
+# each section starts. Styled by book/_static/chapter.css.
+JS_ADD_CONTENTS = """() => {
+    const article = document.querySelector('article');
+    const title = article.querySelector('h1');
+    const text = (heading) => [...heading.childNodes]
+        .filter((node) => !(node.classList && node.classList.contains('headerlink')))
+        .map((node) => node.textContent).join('').trim();
+    const sections = [...article.querySelectorAll('h2')]
+        .map((heading) => ({id: heading.closest('section[id]').id, title: text(heading)}));
+    const nav = document.createElement('nav');
+    nav.className = 'print-contents';
+    nav.setAttribute('aria-label', 'Contents');
+    nav.innerHTML = '<p class="print-contents-title">Contents</p><ol></ol>';
+    for (const section of sections) {
+        const item = document.createElement('li');
+        item.innerHTML = '<a></a><span class="print-contents-page"></span>';
+        item.querySelector('a').href = '#' + section.id;
+        item.querySelector('a').textContent = section.title;
+        nav.querySelector('ol').append(item);
+    }
+    const themeContents = document.querySelector('#jb-print-toc');
+    if (themeContents) {
+        themeContents.replaceWith(nav);
+    } else {
+        title.after(nav);
+    }
+    return sections.map((section) => section.title);
+}"""
+
+# The headings Chromium turns into bookmarks: those shown in print, in document order.
+JS_PRINTED_HEADINGS = """() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
+    .filter((heading) => heading.getClientRects().length > 0)
+    .map((heading) => [...heading.childNodes]
+        .filter((node) => !(node.classList && node.classList.contains('headerlink')))
+        .map((node) => node.textContent).join('').replace(/\\s+/g, ' ').trim())"""
+
+JS_SET_CONTENTS_PAGES = """(pages) => {
+    document.querySelectorAll('.print-contents-page').forEach((span, index) => {
+        span.textContent = String(pages[index]);
+    });
+}"""
+
+# Code and output boxes whose text is wider than the box: on paper that text would be
+# cut at the right margin. Diagrams are checked by their drawing's width instead.
+JS_OVERFLOWING_BOXES = """() => {
+    const wide = [];
+    for (const pre of document.querySelectorAll('article pre:not(.mermaid)')) {
+        if (pre.scrollWidth > pre.clientWidth + 1) {
+            wide.push({what: 'code or output', width: pre.scrollWidth, box: pre.clientWidth,
+                       text: pre.textContent.trim().split('\\n')[0].slice(0, 80)});
+        }
+    }
+    for (const svg of document.querySelectorAll('article .mermaid > svg, article img')) {
+        const box = svg.parentElement.getBoundingClientRect();
+        const own = svg.getBoundingClientRect();
+        if (own.right > box.right + 1 || own.width > document.querySelector('article').clientWidth + 1) {
+            wide.push({what: svg.tagName.toLowerCase(), width: own.width, box: box.width,
+                       text: svg.getAttribute('aria-label') || svg.getAttribute('alt') || ''});
+        }
+    }
+    return wide;
+}"""
+
+
+class PrintError(Exception):
+    """The chapter could not be printed as it should be; says what and where."""
+
+
+@dataclass
+class PrintResult:
+    pdf: Path
+    pages: int
+    bytes: int
+    sections: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+
+
+class ChapterPrinter:
+    """One headless Debian Chromium, reused for any number of prints (a context manager)."""
+
+    def __init__(self, executable_path: str | None = None):
+        self._executable_path = executable_path or chromium_path()
+
+    def __enter__(self) -> ChapterPrinter:
+        self._playwright = sync_playwright().start()
+        try:
+            self._browser = self._playwright.chromium.launch(
+                executable_path=self._executable_path, args=CHROMIUM_ARGS, headless=True
+            )
+        except BaseException:
+            self._playwright.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._browser.close()
+        self._playwright.stop()
+
+    def print_site(self, site_root: Path, out: Path) -> PrintResult:
+        """Print site_root's chapter page to out; raise PrintError (and write nothing) on a problem."""
+        site_root, out = Path(site_root), Path(out)
+        if not (site_root / CHAPTER_PAGE).is_file():
+            raise PrintError(f"{site_root / CHAPTER_PAGE} not found: build the singlehtml book first (make pdf)")
+        with LocalSite(site_root) as site:
+            context = self._browser.new_context(
+                viewport={"width": PRINTABLE_WIDTH_PX, "height": 1000},
+                color_scheme="light",  # paper is light, whatever the system prefers
+                service_workers="block",
+            )
+            try:
+                return self._print(context, site, out)
+            finally:
+                context.close()
+
+    # -- steps ---------------------------------------------------------------
+
+    def _print(self, context, site: LocalSite, out: Path) -> PrintResult:
+        external: list[str] = []
+        # Everything not served by our own server is stopped before it leaves the machine.
+        not_local = re.compile("^(?!" + re.escape(site.origin) + "/)(?!data:|blob:)")
+        context.route(not_local, lambda route: (external.append(route.request.url), route.abort("blockedbyclient")))
+        page = context.new_page()
+        page.set_default_timeout(NAVIGATION_TIMEOUT_MS)
+        page_errors: list[str] = []
+        page.on("pageerror", lambda error: page_errors.append(str(error).splitlines()[0]))
+        failed_local: list[str] = []
+        page.on("response", lambda r: failed_local.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+
+        where = f"{CHAPTER_PAGE} of {site.root}"
+        page.goto(site.url(CHAPTER_PAGE), wait_until="load")
+        page.evaluate(JS_OPEN_DETAILS)
+        self._wait_for_diagrams(page, where)
+        self._wait_for_images(page, where)
+        page.emulate_media(media="print")
+        sections = page.evaluate(JS_ADD_CONTENTS)
+        overflowing = page.evaluate(JS_OVERFLOWING_BOXES)
+        if overflowing:
+            raise PrintError(
+                f"{where}: {len(overflowing)} box(es) wider than the printed page; the print CSS must wrap them:\n"
+                + "\n".join(f"  {o['what']} {o['width']:.0f}px in {o['box']:.0f}px: {o['text']!r}" for o in overflowing)
+            )
+        if external:
+            raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
+        if page_errors or failed_local:
+            raise PrintError(f"{where}: the page had errors:\n  " + "\n  ".join(page_errors + failed_local))
+
+        # First pass: where does each section start? Then print again with those page
+        # numbers in the contents list (same length text, so the pages do not move).
+        first = self._pdf(page)
+        page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
+        final = retitle_bookmarks(self._pdf(page), page.evaluate(JS_PRINTED_HEADINGS))
+        if external:  # anything requested while printing
+            raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
+        write_atomically(out, final)
+        return PrintResult(out, len(PdfReader(io.BytesIO(final)).pages), len(final), sections, external)
+
+    def _wait_for_diagrams(self, page, where: str) -> None:
+        try:
+            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=MERMAID_TIMEOUT_MS)
+        except PlaywrightTimeoutError:
+            pass  # the status below says which diagram is missing
+        status = page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
+        problems = []
+        for index, block in enumerate(status["blocks"], start=1):
+            if block["failed"]:
+                problems.append(f"mermaid diagram #{index} shows a mermaid syntax error")
+            elif not block["drawn"]:
+                problems.append(f"mermaid diagram #{index} was not drawn within {MERMAID_TIMEOUT_MS // 1000} s")
+        if status["strayErrors"]:
+            problems.append("a mermaid error diagram is shown on the page")
+        if problems:
+            raise PrintError(f"{where}: " + "; ".join(problems))
+
+    def _wait_for_images(self, page, where: str) -> None:
+        page.evaluate(JS_LOAD_ALL_IMAGES, IMAGES_TIMEOUT_MS)
+        broken = [image["src"] for image in page.evaluate(JS_IMAGES) if image["broken"]]
+        if broken:
+            raise PrintError(f"{where}: image(s) did not load: {', '.join(broken)}")
+
+    @staticmethod
+    def _pdf(page) -> bytes:
+        return page.pdf(
+            format=PAPER,
+            margin=MARGIN,
+            print_background=True,
+            display_header_footer=True,
+            header_template=EMPTY_HEADER,
+            footer_template=FOOTER,
+            outline=True,  # PDF bookmarks from the headings
+            # A structure tree (reading order for screen readers and reflow). Chromium
+            # also builds the bookmarks from it: untagged, the PDF has none.
+            tagged=True,
+        )
+
+
+def outline_pages(pdf: bytes) -> list[tuple[str, int]]:
+    """(bookmark title, 1-based page) for every bookmark of the PDF, at any depth, in order."""
+    reader = PdfReader(io.BytesIO(pdf))
+    pages: list[tuple[str, int]] = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                pages.append((item.title, reader.get_destination_page_number(item) + 1))
+
+    walk(reader.outline)
+    return pages
+
+
+def outline_items(writer: PdfWriter) -> list:
+    items = []
+
+    def walk(node):
+        child = node.get("/First")
+        while child is not None:
+            item = child.get_object()
+            items.append(item)
+            walk(item)
+            child = item.get("/Next")
+
+    if "/Outlines" in writer._root_object:
+        walk(writer._root_object["/Outlines"].get_object())
+    return items
+
+
+def retitle_bookmarks(pdf: bytes, headings: list[str]) -> bytes:
+    """The PDF with each bookmark titled exactly as its heading.
+
+    Chromium titles a bookmark with its heading's text as laid out, so a heading wrapped
+    onto two lines loses the space at the break ("Agentic" + "Retrieval") and some
+    repeat their text ("Exercise 1Exercise 1"). The bookmarks are the printed headings,
+    in order; each is checked to be its heading, whitespace and repeats aside, and then
+    given the heading's text, in an incremental update (the printed pages are untouched).
+    """
+    writer = PdfWriter(io.BytesIO(pdf), incremental=True)
+    items = outline_items(writer)
+    titles = [str(item["/Title"]) for item in items]
+    if len(items) != len(headings) or not all(
+        squeezed(title).startswith(squeezed(heading)) for title, heading in zip(titles, headings)
+    ):
+        raise PrintError(f"the PDF's bookmarks are not the printed headings:\n  bookmarks {titles}\n  headings  {headings}")
+    for item, heading in zip(items, headings):
+        item[NameObject("/Title")] = TextStringObject(heading)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def section_start_pages(pdf: bytes, sections: list[str]) -> list[int]:
+    """The page each section starts on, from the bookmark Chromium made of its heading.
+
+    Chromium titles a bookmark with the heading's text as laid out: a heading wrapped
+    onto two lines loses the space at the break ("Agentic" + "Retrieval"), and a wrapped
+    one can repeat its first line. So the sections are matched in order, each to the
+    next bookmark that starts, whitespace aside, with the first half of its title.
+    """
+    bookmarks = outline_pages(pdf)
+    pages, position = [], 0
+    for title in sections:
+        head = squeezed(title)[: max(8, len(squeezed(title)) // 2)]
+        match = next((i for i in range(position, len(bookmarks)) if squeezed(bookmarks[i][0]).startswith(head)), None)
+        if match is None:
+            raise PrintError(f"the PDF has no bookmark for {title!r}; bookmarks: {[n for n, _ in bookmarks]}")
+        pages.append(bookmarks[match][1])
+        position = match + 1
+    return pages
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False) as tmp:
+        tmp.write(data)
+    # A temporary file is private (0600); the PDF is readable like any other built file.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp.name, 0o666 & ~umask)
+    os.replace(tmp.name, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path, help="the singlehtml build, e.g. _build/print/_build/singlehtml")
+    parser.add_argument("pdf", type=Path, help="the PDF to write, e.g. _build/pdf/chapter15.pdf")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        with ChapterPrinter() as printer:
+            result = printer.print_site(args.site, args.pdf)
+    except (PrintError, RuntimeError, PlaywrightError) as error:
+        print(f"print_pdf: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"{result.pdf}: {result.pages} pages, {result.bytes / 1e6:.2f} MB, "
+        f"{len(result.sections)} sections, printed in {time.monotonic() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
