@@ -128,6 +128,13 @@ def test_every_line_of_the_chapter_is_in_the_pdf(page_texts, diagram_texts):
     assert not missing, f"{len(missing)} lines of the chapter are not in the PDF:\n" + "\n".join(missing[:20])
 
 
+def test_no_screen_only_control_is_printed(page_texts):
+    """Controls that only work on screen (Run in your browser, launch buttons) are not on paper."""
+    text = "\n".join(page_texts)
+    for control in ("Run in your browser", "Launch Binder", "Download source file"):
+        assert control not in text, f"the PDF prints the on-screen control {control!r}"
+
+
 def test_every_reference_is_in_the_bibliography(reader, page_texts):
     start = dict((title, page) for title, page in outline_pages(PDF.read_bytes()) if title.strip() == "References")
     assert start, "the PDF has no References bookmark"

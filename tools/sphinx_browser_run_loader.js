@@ -35,7 +35,8 @@
     style.textContent = ".browser-run-bar{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;" +
       "margin:.5rem 0 1rem;padding:.5rem .75rem;border:1px solid var(--pst-color-border);border-radius:.25rem}" +
       ".browser-run-status{flex:1 1 20rem;font-size:.9rem}" +
-      ".browser-run-start,.browser-run-button{border:1px solid var(--pst-color-primary);color:var(--pst-color-primary)}";
+      ".browser-run-start,.browser-run-button{border:1px solid var(--pst-color-primary);color:var(--pst-color-primary)}" +
+      "@media print{.browser-run-bar,.browser-run-start{display:none!important}}";  /* paper cannot run code */
     document.head.append(style);
     status = document.createElement("span");
     status.className = "browser-run-status";
