@@ -92,9 +92,27 @@ def normalized(nb, digest: str):
         cell.id = f"cell-{number:02d}"  # deterministic: pairs with the .md cell of that rank
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
+            cell.outputs = merged_streams(cell.outputs)
             for output in cell.outputs:
                 output.get("metadata", {}).pop("execution", None)
     return nb
+
+
+def merged_streams(outputs: list) -> list:
+    """Consecutive stream outputs of the same name as one output (what a reader sees).
+
+    The kernel flushes stdout in chunks whose boundaries vary from run to run, so storing
+    the chunks would make an unchanged page rewrite its notebook; nbval coalesces them too.
+    """
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+            previous["text"] += output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def cell_sources(nb) -> list[tuple[str, str]]:
