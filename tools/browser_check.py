@@ -125,9 +125,9 @@ class _CountingServer(ThreadingHTTPServer):
 class LocalSite:
     """Serves a folder on 127.0.0.1 at a free port, in a background thread."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, handler_class: type = None):
         self.root = Path(root).resolve()
-        handler = functools.partial(_QuietCountingHandler, directory=str(self.root))
+        handler = functools.partial(handler_class or _QuietCountingHandler, directory=str(self.root))
         self.server = _CountingServer(("127.0.0.1", 0), handler)
         host, port = self.server.server_address[:2]
         self.netloc = f"{host}:{port}"
