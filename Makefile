@@ -19,6 +19,7 @@ MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
+.PHONY: diagrams bench
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -49,7 +50,11 @@ html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are err
 	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/html/index.html 2>/dev/null),--all)
 	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
 
-book: outputs  ## everything above; open _build/html/index.html
+diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
+	$(PY) -m tools.draw_diagrams sync
+
+book: outputs assets  ## everything above; open _build/html/index.html
+	@$(PY) -m tools.draw_diagrams check 2>/dev/null || $(MAKE) --no-print-directory diagrams
 	@$(MAKE) --no-print-directory html
 	@echo "Open _build/html/index.html"
 
@@ -57,9 +62,10 @@ test: test-sources test-notebooks  ## every check, on what is committed
 	@$(MAKE) --no-print-directory html
 	@$(MAKE) --no-print-directory test-site
 
-test-sources: env
+test-sources: env assets
 	$(PY) -m tools.build_lib --check
 	$(PY) -m tools.stored_outputs check
+	$(PY) -m tools.draw_diagrams check
 
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
