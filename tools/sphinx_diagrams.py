@@ -35,6 +35,12 @@ def visit_mermaid_inline(self, node):
     raise nodes.SkipNode
 
 
+def note_drawings(app, doctree):
+    """A page is rebuilt when its drawings change (redrawn with new options or mermaid)."""
+    for node in doctree.findall(mermaid):
+        app.env.note_dependency(str(DIAGRAMS / f"{diagram_key(node['code'])}.svg"))
+
+
 def loads_mermaid(js) -> bool:
     return "mermaid" in str(js.filename or "") or "mermaid" in js.attributes.get("body", "")
 
@@ -47,5 +53,6 @@ def drop_mermaid_runtime(app, pagename, templatename, context, doctree):
 def setup(app):
     app.setup_extension("sphinxcontrib.mermaid")
     app.add_node(mermaid, override=True, html=(visit_mermaid_inline, None))
+    app.connect("doctree-read", note_drawings)
     app.connect("html-page-context", drop_mermaid_runtime, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
