@@ -19,7 +19,7 @@ MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: diagrams bench
+.PHONY: diagrams bench validate
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -47,8 +47,8 @@ $(MERMAID): $(NODE_STAMP)
 
 html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are errors)
 	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
-	  $(if $(shell find tools -name 'sphinx_*.py' -newer _build/html/index.html 2>/dev/null),--all)
-	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
+	  $(if $(shell find tools/sphinx_*.py book/_templates -newer _build/html/index.html 2>/dev/null),--all)
+	@# ^ Sphinx re-reads pages when their sources change, not when our extensions or templates do.
 
 diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
 	$(PY) -m tools.draw_diagrams sync
@@ -73,6 +73,19 @@ test-notebooks: env  ## nbval re-executes each stored notebook once; plus the un
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/ensure_chromium.sh
 	$(PY) -m pytest -m site tests
+
+validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
+	bash tools/ensure_java.sh
+	$(PY) -m tools.vnu_check _build/html
+
+LIGHTHOUSE := tools/lighthouse/node_modules/.installed-$(shell cat tools/lighthouse/package.json tools/lighthouse/package-lock.json | sha256sum | cut -c1-16)
+$(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
+	cd tools/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+bench: env assets $(LIGHTHOUSE)  ## numbers, not checks: page weight + Lighthouse, rebuild times (_build/bench/)
+	bash tools/ensure_chromium.sh
+	$(PY) -m tools.bench_pages _build/html --lighthouse
 
 lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
