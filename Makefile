@@ -46,17 +46,21 @@ $(MERMAID): $(NODE_STAMP)
 	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min _build/static/mermaid/chunks/
 
 html: env assets  ## book/*.md + stored outputs -> _build/html (warnings are errors)
-	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
-	  $(if $(shell find tools/sphinx_*.py book/_templates -newer _build/html/index.html 2>/dev/null),--all)
-	@# ^ Sphinx re-reads pages when their sources change, not when our extensions or templates do.
+	$(PY) -m tools.build_book html
 
 diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
 	$(PY) -m tools.draw_diagrams sync
 
-book: outputs assets  ## everything above; open _build/html/index.html
-	@$(PY) -m tools.draw_diagrams check 2>/dev/null || $(MAKE) --no-print-directory diagrams
-	@$(MAKE) --no-print-directory html
+# `make book` does lib + outputs + diagrams + html in one Python process (tools/build_book.py),
+# and nothing at all when no input is newer than the last build.
+BOOK_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* \
+  book/_templates/* book/_diagrams/* chapter_lib/*.py tools/*.py)
+BOOK_STAMP := _build/.book-built
+book: $(BOOK_STAMP)  ## everything above, for what changed; open _build/html/index.html
 	@echo "Open _build/html/index.html"
+$(BOOK_STAMP): $(ENV_STAMP) $(MERMAID) $(BOOK_INPUTS)
+	$(PY) -m tools.build_book
+	@touch $@
 
 test: test-sources test-notebooks  ## every check, on what is committed
 	@$(MAKE) --no-print-directory html

@@ -143,7 +143,9 @@ def execute(md: Path, nb) -> None:
     except CellExecutionError as err:
         cell = next((c for c in code_cells(md) if c.source.strip() and c.source in str(err)), None)
         where = cell.where if cell else str(shown(md))
-        raise BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}") from None
+        error = BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}")
+        error.notebook = nb  # outputs up to the error: tools/build_book.py shows them in the page
+        raise error from None
 
 
 def sync_page(md: Path, force: bool = False) -> str:
