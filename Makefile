@@ -90,6 +90,7 @@ $(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
 bench: env assets $(LIGHTHOUSE)  ## numbers, not checks: page weight + Lighthouse, rebuild times (_build/bench/)
 	bash tools/ensure_chromium.sh
 	$(PY) -m tools.bench_pages _build/html --lighthouse
+	$(PY) -m tools.bench_rebuild
 
 lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
