@@ -5,7 +5,8 @@ too) and sphinxcontrib-mermaid parses them. Instead of its ``<pre class="mermaid
 mermaid's ~550 KB runtime drawing it in the reader's browser, each diagram is written as
 the SVG tools/draw_diagrams.py drew from the same source (book/_diagrams/, committed), inside
 ``<div class="mermaid" role="img" aria-label="...">``: the figure's ``alt`` becomes the
-drawing's accessible name, and the page loads no mermaid code at all.
+drawing's accessible name, and the page loads no mermaid code at all. The diagram's source,
+which the chapter prints, follows in a folded ``<details>``.
 A diagram without its drawing stops the build, naming the page and `make diagrams`.
 """
 
@@ -32,6 +33,9 @@ def inline_svg(code: str, docname: str) -> str:
 def visit_mermaid_inline(self, node):
     label = f' role="img" aria-label="{escape(node["alt"])}"' if node.get("alt") else ""
     self.body.append(f'<div class="mermaid"{label}>{inline_svg(node["code"], self.builder.current_docname)}</div>\n')
+    # The chapter prints each diagram's source: it stays on the page, folded under the drawing.
+    self.body.append('<details class="diagram-source"><summary>Diagram source (mermaid)</summary>'
+                     f'<pre>{escape(node["code"])}</pre></details>\n')
     raise nodes.SkipNode
 
 
