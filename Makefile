@@ -23,7 +23,7 @@ PDF := _build/pdf/chapter15.pdf
 # environment) is never the HTML build's: neither build can invalidate the other's.
 PRINT_BUILD := _build/print
 SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
-PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/*) _config.yml _toc.yml \
+PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
   $(wildcard tools/sphinx_*) tools/print_pdf.py tools/browser_check.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_browser_run.py).
@@ -33,7 +33,7 @@ EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: bench bench-run pdf bench-pdf
+.PHONY: bench bench-run bench-pages pdf bench-pdf diagrams validate
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -50,7 +50,8 @@ lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
 outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes changed pages; FORCE=1 for all)
 	$(PY) -m tools.stored_outputs sync $(if $(FORCE),--force)
 
-assets: $(MERMAID) $(PYODIDE) $(EDITOR) $(WHEEL)  ## mermaid, Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
+ASSETS := $(MERMAID) $(PYODIDE) $(EDITOR) $(WHEEL)
+assets: $(ASSETS)  ## mermaid, Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -73,9 +74,7 @@ $(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py)
 
 html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/html (warnings are errors)
 	@# ^ A PDF made earlier by `make pdf` is brought up to date, then linked from the header.
-	$(VENV)/bin/jupyter-book build . --builder html --warningiserror --nitpick --keep-going \
-	  $(if $(shell find tools -name 'sphinx_*' -newer _build/html/index.html 2>/dev/null),--all)
-	@# ^ Sphinx re-reads pages when their sources change, not when our extensions do.
+	$(PY) -m tools.build_book html
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
@@ -89,18 +88,32 @@ bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and
 	bash tools/ensure_chromium.sh
 	$(PY) -m tools.bench_pdf $(if $(RUNS),--runs $(RUNS))
 
-book: outputs  ## everything above; open _build/html/index.html
-	@$(MAKE) --no-print-directory html
+diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
+	$(PY) -m tools.draw_diagrams sync
+
+# `make book` does lib + outputs + diagrams + html in one Python process (tools/build_book.py),
+# and nothing at all when no input is newer than the last build.
+BOOK_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* \
+  book/_templates/* book/_diagrams/* chapter_lib/*.py tools/*.py)
+BOOK_STAMP := _build/.book-built
+book: $(BOOK_STAMP)  ## everything above, for what changed; open _build/html/index.html
 	@echo "Open _build/html/index.html"
+$(BOOK_STAMP): $(ENV_STAMP) $(ASSETS) $(BOOK_INPUTS)
+	$(PY) -m tools.build_book
+	@# build_book may just have regenerated chapter_lib: the browser's wheel is made from it, so
+	@# it is brought up to date after, and put where Sphinx copied the older one.
+	@$(MAKE) --no-print-directory $(WHEEL) && cp $(WHEEL) _build/html/_static/runner/
+	@touch $@
 
 test: test-sources test-notebooks  ## every check, on what is committed
 	@$(MAKE) --no-print-directory pdf
 	@$(MAKE) --no-print-directory html
 	@$(MAKE) --no-print-directory test-site
 
-test-sources: env
+test-sources: env assets
 	$(PY) -m tools.build_lib --check
 	$(PY) -m tools.stored_outputs check
+	$(PY) -m tools.draw_diagrams check
 
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
@@ -109,10 +122,23 @@ test-site: env assets  ## tests of the built HTML (browser) and of the launch en
 	bash tools/ensure_chromium.sh
 	$(PY) -m pytest -m site tests
 
-bench: bench-run  ## measurements (numbers reported, never asserted)
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
 	bash tools/ensure_chromium.sh
 	$(PY) -m tools.bench_browser_run $(if $(REPEAT),--repeat $(REPEAT))
+validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
+	bash tools/ensure_java.sh
+	$(PY) -m tools.vnu_check _build/html
+
+LIGHTHOUSE := tools/lighthouse/node_modules/.installed-$(shell cat tools/lighthouse/package.json tools/lighthouse/package-lock.json | sha256sum | cut -c1-16)
+$(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
+	cd tools/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+bench: bench-run bench-pages bench-pdf  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times
+bench-pages: env assets $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
+	bash tools/ensure_chromium.sh
+	$(PY) -m tools.bench_pages _build/html --lighthouse
+	$(PY) -m tools.bench_rebuild
 
 lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \

@@ -132,3 +132,12 @@ def test_dead_anchor_is_reported(checker, site_copy):
     page = a_book_page(site_copy)
     plant(site_copy, page, "</main>", '<a href="#no-such-anchor">planted</a></main>')
     assert_reported(problems_of(checker, site_copy, page), page, "dead anchor", "#no-such-anchor")
+
+
+def test_missing_favicon_is_reported(checker, site_copy):
+    """Without an icon link a browser asks the server for /favicon.ico, which is a 404 here."""
+    page = a_book_page(site_copy)
+    path = site_copy / page
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(r'<link rel="icon"[^>]*>', "", text), encoding="utf-8")
+    assert_reported(problems_of(checker, site_copy, page), page, "favicon: HTTP 404", "/favicon.ico")

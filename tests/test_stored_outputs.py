@@ -162,3 +162,25 @@ def test_the_built_book_rereads_a_page_when_its_stored_notebook_changes():
         depends_on = {str((ROOT / dep).resolve()) if not str(dep).startswith("/") else str(dep)
                       for dep in env.dependencies.get(docname, ())}
         assert str(stored_outputs.stored_path(md)) in depends_on, docname
+
+
+def test_consecutive_stream_chunks_are_stored_as_one_output():
+    """The kernel splits stdout at varying points; the stored notebook must not."""
+    stream = nbformat.v4.new_output
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print(...)", outputs=[
+        stream("stream", name="stdout", text="a\n"), stream("stream", name="stdout", text="b\n"),
+        stream("stream", name="stderr", text="warn\n"), stream("stream", name="stdout", text="c\n"),
+        stream("stream", name="stdout", text="d\n"),
+        stream("execute_result", data={"text/plain": "1"}, execution_count=1),
+        stream("stream", name="stdout", text="e\n")])]
+    outputs = stored_outputs.normalized(nb, "digest").cells[0].outputs
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in outputs] == [
+        ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "warn\n"), ("stream", "stdout", "c\nd\n"),
+        ("execute_result", None, None), ("stream", "stdout", "e\n")]
+    split_differently = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(...)", outputs=[
+        stream("stream", name="stdout", text="a\nb"), stream("stream", name="stdout", text="\n")])])
+    same_text = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(...)", outputs=[
+        stream("stream", name="stdout", text="a\n"), stream("stream", name="stdout", text="b\n")])])
+    assert (nbformat.writes(stored_outputs.normalized(split_differently, "d"))
+            == nbformat.writes(stored_outputs.normalized(same_text, "d")))

@@ -13,7 +13,8 @@ For each page it records, as readable strings that name the page:
 * failed local requests and HTTP statuses >= 400;
 * mermaid diagrams that were not drawn or that show mermaid's error text;
 * broken images and images without alt text;
-* internal links to missing pages or missing anchors.
+* internal links to missing pages or missing anchors;
+* a missing favicon (the page's icon link, else /favicon.ico) or meta description.
 
 It also measures bytes served and load time per page, takes a light and a
 dark full-page screenshot, writes <out>/report.json, prints a summary table
@@ -125,9 +126,9 @@ class _CountingServer(ThreadingHTTPServer):
 class LocalSite:
     """Serves a folder on 127.0.0.1 at a free port, in a background thread."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, handler_class: type = None):
         self.root = Path(root).resolve()
-        handler = functools.partial(_QuietCountingHandler, directory=str(self.root))
+        handler = functools.partial(handler_class or _QuietCountingHandler, directory=str(self.root))
         self.server = _CountingServer(("127.0.0.1", 0), handler)
         host, port = self.server.server_address[:2]
         self.netloc = f"{host}:{port}"
@@ -246,6 +247,13 @@ JS_IMAGES = """() => [...document.images].map((img) => ({
 }))"""
 
 JS_LINKS = """() => [...document.querySelectorAll('a[href]')].map((a) => a.href)"""
+
+# The icon a browser shows in the tab: the page's <link rel="icon">, else /favicon.ico,
+# which browsers request on their own (a request Playwright's page events never see).
+JS_HEAD = """() => ({
+    icon: (document.querySelector('link[rel~="icon"]') || {}).href || new URL('/favicon.ico', location.href).href,
+    description: (document.querySelector('meta[name="description"]') || {}).content || '',
+})"""
 
 JS_LOAD_MS = """() => {
     const nav = performance.getEntriesByType('navigation')[0];
@@ -429,6 +437,7 @@ class BrowserChecker:
         report.bytes = site.server.take_bytes_served()
         report.load_ms = round(page.evaluate(JS_LOAD_MS), 1)
         self._check_images(report)
+        self._check_head(report)
         self._check_links(report)
         if out_dir is not None:
             self._take_screenshots(report, Path(out_dir))
@@ -473,6 +482,15 @@ class BrowserChecker:
                 report.add_problem(f"broken image #{index}: {image['src']}")
             if not image["alt"]:
                 report.add_problem(f"image #{index} has no alt text: {image['src']}")
+
+    def _check_head(self, report: PageReport) -> None:
+        head = self._page.evaluate(JS_HEAD)
+        if not head["description"].strip():
+            report.add_problem("no meta description")
+        if self._site.is_local(head["icon"]):
+            status = self._page.request.get(head["icon"]).status
+            if status >= 400:
+                report.add_problem(f"favicon: HTTP {status}: {head['icon']}")
 
     def _check_links(self, report: PageReport) -> None:
         site = self._site

@@ -112,6 +112,7 @@ def normalized(nb, digest: str, language_info: dict | None = None):
         cell.id = f"cell-{number:02d}"  # deterministic: pairs with the .md cell of that rank
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
+            cell.outputs = merged_streams(cell.outputs)
             for output in cell.outputs:
                 output.get("metadata", {}).pop("execution", None)
     return nb
@@ -120,6 +121,23 @@ def normalized(nb, digest: str, language_info: dict | None = None):
 def page_code(nb) -> list:
     """The code cells that come from the .md (a reader's notebook adds an install cell)."""
     return [c for c in nb.cells if c.cell_type == "code" and not is_added_cell(c)]
+
+
+def merged_streams(outputs: list) -> list:
+    """Consecutive stream outputs of the same name as one output (what a reader sees).
+
+    The kernel flushes stdout in chunks whose boundaries vary from run to run, so storing
+    the chunks would make an unchanged page rewrite its notebook; nbval coalesces them too.
+    """
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+            previous["text"] += output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def copy_stored_outputs(md: Path, fresh, stored) -> list[str]:
@@ -184,7 +202,9 @@ def execute(md: Path, nb) -> None:
     except CellExecutionError as err:
         cell = next((c for c in code_cells(md) if c.source.strip() and c.source in str(err)), None)
         where = cell.where if cell else str(shown(md))
-        raise BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}") from None
+        error = BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}")
+        error.notebook = nb  # outputs up to the error: tools/build_book.py shows them in the page
+        raise error from None
 
 
 def sync_page(md: Path, force: bool = False) -> str:

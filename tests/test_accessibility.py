@@ -1,0 +1,33 @@
+"""axe-core finds no serious or critical violation on any page, in light or dark mode.
+
+Needs Debian's Chromium and the built book, like tests/test_browser.py. The planted test
+proves the audit really reports a violation, on a copy of the build with one planted.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tools.axe_check import audit_site
+from tools.browser_check import find_pages
+
+pytestmark = pytest.mark.site
+
+
+def test_no_serious_or_critical_axe_violation_on_any_page(site):
+    problems = audit_site(site)
+    assert not problems, f"{len(problems)} axe violation(s):\n" + "\n".join(problems)
+
+
+def test_a_planted_violation_is_reported_in_both_modes(site, tmp_path):
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    page = next(p for p in find_pages(copy) if p.startswith("book/"))
+    path = copy / page
+    # A button with no name: screen readers announce only "button" (axe: button-name, critical).
+    path.write_text(path.read_text().replace("</main>", '<button type="button"></button></main>', 1))
+    problems = audit_site(copy, pages=[page])
+    for mode in ("light", "dark"):
+        assert any(p.startswith(f"{page} ({mode}): critical button-name") for p in problems), problems

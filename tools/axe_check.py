@@ -1,0 +1,101 @@
+"""Accessibility audit of the built site with axe-core, in light and dark mode.
+
+    python -m tools.axe_check [_build/html] [--page book/x.html ...] [--all-impacts]
+
+Every page is served on 127.0.0.1 (tools/browser_check.LocalSite) and opened in Debian's
+Chromium; axe-core (npm, installed by `make assets`) is injected and run on the whole
+document, theme chrome included, once in light mode and once after switching the page to
+dark mode the way the theme's own button does. A violation is a problem when axe rates
+its impact serious or critical (--all-impacts: every violation). Exits 1 on any problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tools.browser_check import (
+    CHROMIUM_ARGS, JS_DARK_THEME, VIEWPORT, LocalSite, chromium_path, find_pages, is_redirect_page,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING_IMPACTS = {"serious", "critical"}
+# Colour contrast is judged on what is painted: give the theme's transitions time to end.
+SETTLE_MS = 300
+# axe's experimental rules too: label-content-name-mismatch (a button whose visible text is
+# not part of its accessible name, which speech-input users say to press it) is one.
+JS_RUN_AXE = """async () => {
+    const experimental = axe.getRules(['experimental']).map((rule) => [rule.ruleId, {enabled: true}]);
+    const results = await axe.run(document, {resultTypes: ['violations'], rules: Object.fromEntries(experimental)});
+    return results.violations.map((v) => ({
+        id: v.id, impact: v.impact, help: v.help,
+        targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
+}"""
+
+
+def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) -> list[str]:
+    """Violations on one page as readable strings naming page, mode, rule and elements."""
+    problems = []
+    page.emulate_media(color_scheme="light")
+    page.goto(site.url(page_name), wait_until="load")
+    for mode in ("light", "dark"):
+        if mode == "dark":
+            page.emulate_media(color_scheme="dark")
+            page.evaluate(JS_DARK_THEME)
+        page.wait_for_timeout(SETTLE_MS)
+        if not page.evaluate("() => typeof axe !== 'undefined'"):
+            page.add_script_tag(path=str(AXE))
+        for violation in page.evaluate(JS_RUN_AXE):
+            if impacts is None or violation["impact"] in impacts:
+                targets = violation["targets"]
+                shown = ", ".join(targets[:3]) + (f" and {len(targets) - 3} more" if len(targets) > 3 else "")
+                problems.append(f"{page_name} ({mode}): {violation['impact']} {violation['id']}: "
+                                f"{violation['help']} [{len(targets)}: {shown}]")
+    return problems
+
+
+def audit_site(root: Path, pages: list[str] | None = None, impacts: set[str] | None = BLOCKING_IMPACTS) -> list[str]:
+    if not AXE.is_file():
+        raise RuntimeError(f"{AXE} is missing: run `make assets` (npm ci)")
+    root = Path(root)
+    # The root index.html only redirects to the first page, which is audited itself.
+    pages = pages or [p for p in find_pages(root) if not is_redirect_page(root / p)]
+    problems = []
+    with LocalSite(root) as site, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+            # Nothing leaves the machine (the pages request no other host; this makes sure).
+            context.route(f"^(?!{site.origin}/)".replace(".", r"\."), lambda route: route.abort())
+            page = context.new_page()
+            for page_name in pages:
+                problems += audit_page(page, site, page_name, impacts)
+        finally:
+            browser.close()
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path, nargs="?", default=ROOT / "_build" / "html")
+    parser.add_argument("--page", action="append", dest="pages", help="only this page (repeatable)")
+    parser.add_argument("--all-impacts", action="store_true", help="report minor and moderate violations too")
+    parser.add_argument("--json", type=Path, help="also write the problems here")
+    args = parser.parse_args(argv)
+    problems = audit_site(args.site, args.pages, None if args.all_impacts else BLOCKING_IMPACTS)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(problems, indent=2) + "\n")
+    print("\n".join(problems))
+    print(f"{len(problems)} axe violation(s) ({'all impacts' if args.all_impacts else 'serious or critical'})")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Page weight at first load, served gzipped the way GitHub Pages serves the book.
+
+    python -m tools.bench_pages _build/html [--out _build/bench/pages.json] [--lighthouse]
+
+Every page of the build is opened in Debian's Chromium (driven by Playwright, as in
+tools/browser_check.py) in a fresh browser context, so nothing is cached, and left until
+the network is idle (diagrams, fonts and late scripts included). Per page it records:
+
+* ``kb_on_wire``: response bodies as sent by the server, text gzipped (HTTP headers not
+  counted);
+* ``requests``: every request the page made, the browser's own ``/favicon.ico`` included;
+* ``lighthouse_performance`` (with ``--lighthouse``): Lighthouse's mobile performance score,
+  run with tools/lighthouse's pinned Lighthouse against the same local server.
+
+Prints a table and writes JSON. Numbers only: nothing here passes or fails, and timings
+on a shared machine are noisy (byte and request counts are not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from tools.browser_check import (
+    CHROMIUM_ARGS, VIEWPORT, LocalSite, _QuietCountingHandler, chromium_path, find_pages,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+LIGHTHOUSE = ROOT / "tools" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
+# What GitHub Pages compresses: text of every kind, scripts, JSON, SVG.
+COMPRESSED_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
+COMPRESSED_SUFFIXES = (".mjs", ".js", ".map")
+LOAD_TIMEOUT_MS = 60_000
+
+
+class GzipHandler(_QuietCountingHandler):
+    """Serves text gzipped when the browser accepts it; counts the bytes actually sent."""
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) and self.path.split("?")[0].endswith("/"):
+            path = os.path.join(path, "index.html")
+        content_type = self.guess_type(path)
+        compressible = content_type.startswith(COMPRESSED_TYPES) or path.endswith(COMPRESSED_SUFFIXES)
+        if (not os.path.isfile(path) or not compressible
+                or "gzip" not in self.headers.get("Accept-Encoding", "")):
+            return super().send_head()
+        body = gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+@dataclass
+class PageWeight:
+    page: str
+    kb_on_wire: float
+    requests: int
+    lighthouse_performance: int | None = None
+
+
+def measure(site: LocalSite, browser, page_name: str) -> PageWeight:
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+    try:
+        page = context.new_page()
+        requests = []
+        page.on("request", lambda request: requests.append(request.url))
+        site.server.take_bytes_served()
+        page.goto(site.url(page_name), wait_until="networkidle", timeout=LOAD_TIMEOUT_MS)
+        return PageWeight(page_name, round(site.server.take_bytes_served() / 1024, 1), len(requests))
+    finally:
+        context.close()
+
+
+def lighthouse_performance(url: str, out: Path) -> int | None:
+    """Lighthouse's mobile performance score (0-100), or None if Lighthouse is not installed."""
+    if not LIGHTHOUSE.exists():
+        return None
+    flags = " ".join(arg for arg in CHROMIUM_ARGS if arg != "--headless") + " --headless=new"
+    run = subprocess.run(
+        [str(LIGHTHOUSE), url, "--only-categories=performance", "--output=json", f"--output-path={out}",
+         "--quiet", f"--chrome-flags={flags}"],
+        env={**os.environ, "CHROME_PATH": chromium_path()}, capture_output=True, text=True, timeout=300,
+    )
+    if run.returncode != 0:
+        print(f"lighthouse failed on {url}: {run.stderr.strip()[-500:]}", file=sys.stderr)
+        return None
+    score = json.loads(out.read_text())["categories"]["performance"]["score"]
+    return None if score is None else round(score * 100)
+
+
+def format_table(weights: list[PageWeight]) -> str:
+    width = max(len(w.page) for w in weights)
+    lines = [f"{'page':<{width}}  {'KB (gzip)':>9}  {'requests':>8}  {'lighthouse':>10}"]
+    for w in weights:
+        score = "" if w.lighthouse_performance is None else str(w.lighthouse_performance)
+        lines.append(f"{w.page:<{width}}  {w.kb_on_wire:>9.1f}  {w.requests:>8}  {score:>10}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path, nargs="?", default=ROOT / "_build" / "html")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "bench" / "pages.json")
+    parser.add_argument("--page", action="append", dest="pages", help="only this page (repeatable)")
+    parser.add_argument("--lighthouse", action="store_true", help="also Lighthouse mobile performance")
+    args = parser.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        parser.error(f"{args.site}/index.html not found: build the book first (make html)")
+    # The root index.html only redirects to book/index.html: not a page a reader reads.
+    pages = args.pages or [p for p in find_pages(args.site) if p != "index.html"]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with LocalSite(args.site, handler_class=GzipHandler) as site, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            weights = [measure(site, browser, page) for page in pages]
+        finally:
+            browser.close()
+        if args.lighthouse:
+            if not LIGHTHOUSE.exists():
+                print(f"{LIGHTHOUSE} missing: `make bench` installs it (npm ci in tools/lighthouse)", file=sys.stderr)
+            for weight in weights:
+                report = args.out.parent / "lighthouse" / (weight.page.replace("/", "_") + ".json")
+                report.parent.mkdir(parents=True, exist_ok=True)
+                weight.lighthouse_performance = lighthouse_performance(site.url(weight.page), report)
+    args.out.write_text(json.dumps([asdict(w) for w in weights], indent=2) + "\n")
+    print(format_table(weights))
+    print(f"\nlargest page: {max(w.kb_on_wire for w in weights):.1f} KB; written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

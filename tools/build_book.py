@@ -1,0 +1,113 @@
+"""Build the book in one Python process: library, stored outputs, diagrams, HTML.
+
+    python -m tools.build_book          # what `make book` runs (when an input changed)
+    python -m tools.build_book html     # only the HTML (what `make html` runs)
+
+One process instead of four, because each would import nbformat and jupytext again (a
+few seconds on this machine each: jsonschema builds its format grammars at import), which
+made `make book` after a one-word edit take twice Sphinx's own time. The Makefile skips
+this entirely when no input is newer than the last build.
+
+A page whose code fails does not hide the rest: its stored notebook is written with the
+outputs up to the failing cell and the error in place (so its HTML page shows the error
+where it happened, and nbval fails on it until it is fixed), every other page is built,
+and the command exits 1 naming the page and the cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+
+from tools import build_lib, draw_diagrams, stored_outputs
+from tools.build_lib import write_atomically
+from tools.pages import ROOT, BookError, notebook_pages, shown
+
+HTML = ROOT / "_build" / "html"
+# Sphinx re-reads pages when their sources change, not when our extensions or templates do.
+REBUILD_ALL_WHEN_NEWER = [*sorted((ROOT / "tools").glob("sphinx_*")), *sorted((ROOT / "book" / "_templates").rglob("*"))]
+# Never an inputs digest: the page is re-executed on the next build, whatever changed.
+FAILED_DIGEST = "failed"
+SPHINX_ARGS = ["--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
+
+
+def sync_outputs() -> list[str]:
+    """Rewrite every stored notebook; return one message per page whose code failed."""
+    failures = []
+    for md in notebook_pages():
+        try:
+            print(f"{stored_outputs.sync_page(md):>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
+        except BookError as error:
+            executed = getattr(error, "notebook", None)
+            if executed is None:  # not a failing cell (e.g. an unreadable page): stop here
+                raise
+            text = nbformat.writes(stored_outputs.normalized(executed, FAILED_DIGEST)) + "\n"
+            write_atomically(stored_outputs.stored_path(md), text)
+            print(f"   FAILED  {shown(stored_outputs.stored_path(md))}", flush=True)
+            failures.append(f"{failing_cell(md, executed)}: the cell raised an error; its page shows it in place.")
+    return failures
+
+
+def failing_cell(md: Path, executed) -> str:
+    """Where the error is, as `book/x.md, code cell 4 (line 88)`: the cell holding the error output."""
+    code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    for number, cell in enumerate(code):
+        if any(output.get("output_type") == "error" for output in cell.get("outputs", [])):
+            return stored_outputs.code_cells(md)[number].where
+    return shown(md)
+
+
+def ensure_diagrams() -> None:
+    if draw_diagrams.problems(draw_diagrams.book_diagrams()):
+        draw_diagrams.sync(draw_diagrams.book_diagrams())
+
+
+def needs_full_rebuild() -> bool:
+    index = HTML / "index.html"
+    if not index.exists():
+        return False
+    built = index.stat().st_mtime
+    return any(path.stat().st_mtime > built for path in REBUILD_ALL_WHEN_NEWER if path.is_file())
+
+
+def build_html() -> int:
+    from jupyter_book.cli.main import main as jupyter_book
+
+    args = ["build", str(ROOT), *SPHINX_ARGS, *(["--all"] if needs_full_rebuild() else [])]
+    try:
+        jupyter_book.main(args, standalone_mode=False)
+    except SystemExit as exit:
+        return int(exit.code or 0)
+    except RuntimeError as error:  # Jupyter Book's own "there was an error" box
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", nargs="?", choices=["all", "html"], default="all")
+    args = parser.parse_args(argv)
+    failures = []
+    if args.step == "all":
+        if build_lib.main([]) != 0:
+            return 1
+        try:
+            failures = sync_outputs()
+        except BookError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        ensure_diagrams()
+    status = build_html()
+    for failure in failures:
+        print(f"error: {failure}", file=sys.stderr)
+    if failures:
+        print("Every other page was built. Fix the cell, then run `make book` again.", file=sys.stderr)
+    return 1 if failures or status else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
