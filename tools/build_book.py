@@ -20,7 +20,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import nbformat
 
 from tools import build_lib, draw_diagrams, stored_outputs
 from tools.build_lib import write_atomically
@@ -44,7 +43,8 @@ def sync_outputs() -> list[str]:
             executed = getattr(error, "notebook", None)
             if executed is None:  # not a failing cell (e.g. an unreadable page): stop here
                 raise
-            text = nbformat.writes(stored_outputs.normalized(executed, FAILED_DIGEST)) + "\n"
+            version = stored_outputs.python_version(executed) or ""
+            text = stored_outputs.reader_text(md, executed, version, digest=FAILED_DIGEST)
             write_atomically(stored_outputs.stored_path(md), text)
             print(f"   FAILED  {shown(stored_outputs.stored_path(md))}", flush=True)
             failures.append(f"{failing_cell(md, executed)}: the cell raised an error; its page shows it in place.")

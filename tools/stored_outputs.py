@@ -183,10 +183,11 @@ def python_version(nb) -> str | None:
     return nb.metadata.get("language_info", {}).get("version")
 
 
-def reader_text(md: Path, executed, version: str) -> str:
+def reader_text(md: Path, executed, version: str, digest: str | None = None) -> str:
     """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)
-    and the version of the Python that made them."""
-    digest = inputs_digest(executed)
+    and the version of the Python that made them; ``digest`` replaces the inputs digest
+    (tools/build_book.py marks a page that failed so that it is re-executed)."""
+    digest = digest or inputs_digest(executed)
     reader = reader_notebook(md, executed)
     return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version})) + "\n"
 
