@@ -78,14 +78,14 @@ html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/htm
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
-	bash tools/ensure_chromium.sh
+	bash tools/ensure_debian_package.sh chromium chromium
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
 	  --warningiserror --nitpick --keep-going \
 	  $(if $(shell find tools -name 'sphinx_*' -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
 	$(PY) -m tools.print_pdf $(SINGLEHTML) $@
 
 bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench_pdf.py)
-	bash tools/ensure_chromium.sh
+	bash tools/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench_pdf $(if $(RUNS),--runs $(RUNS))
 
 diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
@@ -119,14 +119,14 @@ test-notebooks: env  ## nbval re-executes each stored notebook once; plus the un
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
 
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
-	bash tools/ensure_chromium.sh
+	bash tools/ensure_debian_package.sh chromium chromium
 	$(PY) -m pytest -m site tests
 
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
-	bash tools/ensure_chromium.sh
+	bash tools/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench_browser_run $(if $(REPEAT),--repeat $(REPEAT))
 validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
-	bash tools/ensure_java.sh
+	bash tools/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.vnu_check _build/html
 
 LIGHTHOUSE := tools/lighthouse/node_modules/.installed-$(shell cat tools/lighthouse/package.json tools/lighthouse/package-lock.json | sha256sum | cut -c1-16)
@@ -136,7 +136,7 @@ $(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
 
 bench: bench-run bench-pages bench-pdf  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times
 bench-pages: env assets $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
-	bash tools/ensure_chromium.sh
+	bash tools/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench_pages _build/html --lighthouse
 	$(PY) -m tools.bench_rebuild
 

@@ -1,6 +1,6 @@
 """The built book, opened in headless Chromium, has no problems a reader would hit.
 
-Needs Debian's Chromium (tools/ensure_chromium.sh) and a built book in
+Needs Debian's Chromium (tools/ensure_debian_package.sh) and a built book in
 _build/html. Outside CI a missing build skips these tests; under CI it fails.
 The planted-fault tests prove that the checker really catches each kind of
 problem, on a copy of the build with one fault planted into one page.

@@ -295,7 +295,7 @@ def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
 def chromium_path() -> str:
     path = shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(path).exists():
-        raise RuntimeError("Chromium is not installed; run tools/ensure_chromium.sh")
+        raise RuntimeError("Chromium is not installed; run `bash tools/ensure_debian_package.sh chromium chromium`")
     return path
 
 

@@ -2,7 +2,7 @@
 
     python -m tools.vnu_check [_build/html]     # what `make validate` runs
 
-Runs vnu.jar once over all pages (Java from Debian: tools/ensure_java.sh). Before the site,
+Runs vnu.jar once over all pages (Java from Debian: tools/ensure_debian_package.sh). Before the site,
 it checks a planted error (``<p>`` inside ``<summary>``, the markup myst-nb used to write)
 so a checker that silently checks nothing cannot pass. Prints each error with its page and
 line; exits 1 on any error.
