@@ -139,6 +139,9 @@ def bibliography():
     return parse_file(BIBFILE).entries
 
 
+# Cached: pybtex looks its plugins up through the installed packages' entry points on every
+# call (seconds over a book), and a key's rendering never changes within one run.
+@cache
 def entry_markdown(key: str) -> str:
     """One reference, in pybtex's ``plain`` style as the HTML references page shows it."""
     style = find_plugin("pybtex.style.formatting", SPHINX.get("bibtex_default_style", "plain"))()
@@ -146,10 +149,17 @@ def entry_markdown(key: str) -> str:
     return " ".join(entry.text.render(MarkdownBackend()).split())
 
 
+@cache
+def plain_text_backend():
+    """pybtex's text backend, looked up once (``render_as`` looks it up on every call)."""
+    return find_plugin("pybtex.backends", "text")()
+
+
+@cache
 def cite_names(key: str) -> str:
     """The author part of an author-year citation: "Zou et al.", "Liu and Lin", "Edge"."""
     people = bibliography()[key].persons.get("author") or bibliography()[key].persons.get("editor", [])
-    last = [Text(*p.rich_last_names).render_as("text") for p in people]
+    last = [Text(*p.rich_last_names).render(plain_text_backend()) for p in people]
     if len(last) > 2:
         return f"{last[0]} et al."
     return " and ".join(last)
