@@ -10,7 +10,8 @@ the network is idle (diagrams, fonts and late scripts included). Per page it rec
   counted);
 * ``requests``: every request the page made, the browser's own ``/favicon.ico`` included;
 * ``lighthouse_performance`` (with ``--lighthouse``): Lighthouse's mobile performance score,
-  run with tools/lighthouse's pinned Lighthouse against the same local server.
+  run with tools/lighthouse's pinned Lighthouse against the same local server; with
+  ``--runs N`` the median of N runs (all kept in ``lighthouse_runs``).
 
 Prints a table and writes JSON. Numbers only: nothing here passes or fails, and timings
 on a shared machine are noisy (byte and request counts are not).
@@ -23,6 +24,7 @@ import gzip
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -68,7 +70,8 @@ class PageWeight:
     page: str
     kb_on_wire: float
     requests: int
-    lighthouse_performance: int | None = None
+    lighthouse_performance: int | None = None  # the median of lighthouse_runs
+    lighthouse_runs: list[int] | None = None
 
 
 def measure(site: LocalSite, browser, page_name: str) -> PageWeight:
@@ -106,7 +109,9 @@ def format_table(weights: list[PageWeight]) -> str:
     lines = [f"{'page':<{width}}  {'KB (gzip)':>9}  {'requests':>8}  {'lighthouse':>10}"]
     for w in weights:
         score = "" if w.lighthouse_performance is None else str(w.lighthouse_performance)
-        lines.append(f"{w.page:<{width}}  {w.kb_on_wire:>9.1f}  {w.requests:>8}  {score:>10}")
+        if w.lighthouse_runs and len(w.lighthouse_runs) > 1:
+            score += " (" + " ".join(map(str, w.lighthouse_runs)) + ")"
+        lines.append(f"{w.page:<{width}}  {w.kb_on_wire:>9.1f}  {w.requests:>8}  {score:>10}".rstrip())
     return "\n".join(lines)
 
 
@@ -116,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "bench" / "pages.json")
     parser.add_argument("--page", action="append", dest="pages", help="only this page (repeatable)")
     parser.add_argument("--lighthouse", action="store_true", help="also Lighthouse mobile performance")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="Lighthouse runs per page, the median reported (scores vary from run to run)")
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site}/index.html not found: build the book first (make html)")
@@ -132,9 +139,17 @@ def main(argv: list[str] | None = None) -> int:
             if not LIGHTHOUSE.exists():
                 print(f"{LIGHTHOUSE} missing: `make bench` installs it (npm ci in tools/lighthouse)", file=sys.stderr)
             for weight in weights:
-                report = args.out.parent / "lighthouse" / (weight.page.replace("/", "_") + ".json")
-                report.parent.mkdir(parents=True, exist_ok=True)
-                weight.lighthouse_performance = lighthouse_performance(site.url(weight.page), report)
+                runs = []
+                for run in range(args.runs):
+                    suffix = f".{run + 1}" if args.runs > 1 else ""
+                    report = args.out.parent / "lighthouse" / (weight.page.replace("/", "_") + suffix + ".json")
+                    report.parent.mkdir(parents=True, exist_ok=True)
+                    score = lighthouse_performance(site.url(weight.page), report)
+                    if score is not None:
+                        runs.append(score)
+                if runs:
+                    weight.lighthouse_runs = runs
+                    weight.lighthouse_performance = round(statistics.median(runs))
     args.out.write_text(json.dumps([asdict(w) for w in weights], indent=2) + "\n")
     print(format_table(weights))
     print(f"\nlargest page: {max(w.kb_on_wire for w in weights):.1f} KB; written to {args.out}")
