@@ -17,3 +17,26 @@ def site() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return SITE
+
+
+@pytest.fixture
+def open_page(site):
+    """A function that opens a page of the built site in Debian's Chromium, served on 127.0.0.1.
+
+    One browser per test; pages are opened at the checker's viewport and returned loaded.
+    """
+    from playwright.sync_api import sync_playwright
+
+    from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path
+
+    with LocalSite(site) as served, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            def open_(path: str):
+                page = browser.new_page(viewport=VIEWPORT)
+                page.goto(served.url(path), wait_until="load")
+                return page
+
+            yield open_
+        finally:
+            browser.close()

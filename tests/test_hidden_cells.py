@@ -6,9 +6,6 @@ the opened fold says "Hide …"; printed (the PDF prints solutions opened) it ke
 """
 
 import pytest
-from playwright.sync_api import sync_playwright
-
-from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path
 
 pytestmark = pytest.mark.site
 
@@ -16,18 +13,12 @@ EXERCISES = "book/15_11_exercises.html"
 SUMMARY_TEXT = "(i) => document.querySelectorAll('details.hide')[i].querySelector('summary').innerText.trim()"
 
 
-def test_each_fold_shows_the_prompt_of_its_state(site):
-    with LocalSite(site) as served, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport=VIEWPORT)
-            page.goto(served.url(EXERCISES), wait_until="load")
-            folds = page.locator("details.hide")
-            assert folds.count() >= 20, "15.11 has fewer hidden worked-solution cells than expected"
-            assert page.evaluate(SUMMARY_TEXT, 0) == "Worked solution 1: show the traces"
-            folds.first.locator("summary").click()
-            assert page.evaluate(SUMMARY_TEXT, 0) == "Hide worked solution 1"
-            page.emulate_media(media="print")
-            assert page.evaluate(SUMMARY_TEXT, 0) == "Worked solution 1: show the traces"
-        finally:
-            browser.close()
+def test_each_fold_shows_the_prompt_of_its_state(open_page):
+    page = open_page(EXERCISES)
+    folds = page.locator("details.hide")
+    assert folds.count() >= 20, "15.11 has fewer hidden worked-solution cells than expected"
+    assert page.evaluate(SUMMARY_TEXT, 0) == "Worked solution 1: show the traces"
+    folds.first.locator("summary").click()
+    assert page.evaluate(SUMMARY_TEXT, 0) == "Hide worked solution 1"
+    page.emulate_media(media="print")
+    assert page.evaluate(SUMMARY_TEXT, 0) == "Worked solution 1: show the traces"

@@ -10,9 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
-
-from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path
 
 pytestmark = pytest.mark.site
 
@@ -31,22 +28,16 @@ def test_the_override_uses_the_installed_themes_selector(site):
     assert f'const THEME_SCROLLABLE = "{theme_selector}";' in OVERRIDE.read_text(encoding="utf-8")
 
 
-def test_an_opened_solution_gets_the_themes_tab_stops(site):
-    with LocalSite(site) as served, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport=VIEWPORT)
-            page.goto(served.url(EXERCISES), wait_until="load")
-            page.wait_for_function("() => [...document.querySelectorAll('pre')].some(pre => pre.hasAttribute('tabindex'))")
-            assert page.locator("details:not([open]) pre[tabindex]").count() == 0
-            solution = page.locator("details").filter(has=page.locator("pre")).first
-            solution.locator("summary").click()
-            page.wait_for_function("() => document.querySelector('details[open] pre[tabindex]')")
-            tab_stops = page.evaluate(
-                "() => [...document.querySelectorAll('details[open] pre')].map("
-                "pre => [pre.tabIndex, pre.scrollWidth > pre.clientWidth || pre.scrollHeight > pre.clientHeight])"
-            )
-            assert tab_stops and all(tab == (0 if scrolls else -1) for tab, scrolls in tab_stops), tab_stops
-            assert any(scrolls for _, scrolls in tab_stops), "expected a solution whose code scrolls sideways"
-        finally:
-            browser.close()
+def test_an_opened_solution_gets_the_themes_tab_stops(open_page):
+    page = open_page(EXERCISES)
+    page.wait_for_function("() => [...document.querySelectorAll('pre')].some(pre => pre.hasAttribute('tabindex'))")
+    assert page.locator("details:not([open]) pre[tabindex]").count() == 0
+    solution = page.locator("details").filter(has=page.locator("pre")).first
+    solution.locator("summary").click()
+    page.wait_for_function("() => document.querySelector('details[open] pre[tabindex]')")
+    tab_stops = page.evaluate(
+        "() => [...document.querySelectorAll('details[open] pre')].map("
+        "pre => [pre.tabIndex, pre.scrollWidth > pre.clientWidth || pre.scrollHeight > pre.clientHeight])"
+    )
+    assert tab_stops and all(tab == (0 if scrolls else -1) for tab, scrolls in tab_stops), tab_stops
+    assert any(scrolls for _, scrolls in tab_stops), "expected a solution whose code scrolls sideways"
