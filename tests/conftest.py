@@ -23,11 +23,12 @@ def site() -> Path:
 def open_page(site):
     """A function that opens a page of the built site in Debian's Chromium, served on 127.0.0.1.
 
-    One browser per test; pages are opened at the checker's viewport and returned loaded.
+    One browser per test; pages are opened at the checker's viewport and returned loaded,
+    their after-paint scripts (the theme's among them) run.
     """
     from playwright.sync_api import sync_playwright
 
-    from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path
+    from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, wait_for_page_scripts
 
     with LocalSite(site) as served, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
@@ -35,6 +36,7 @@ def open_page(site):
             def open_(path: str):
                 page = browser.new_page(viewport=VIEWPORT)
                 page.goto(served.url(path), wait_until="load")
+                assert wait_for_page_scripts(page) != "failed", f"{path}: a page script failed to load"
                 return page
 
             yield open_

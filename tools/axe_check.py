@@ -20,6 +20,7 @@ from playwright.sync_api import sync_playwright
 
 from tools.browser_check import (
     CHROMIUM_ARGS, JS_DARK_THEME, VIEWPORT, LocalSite, chromium_path, find_pages, is_redirect_page,
+    wait_for_page_scripts,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +45,7 @@ def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) 
     problems = []
     page.emulate_media(color_scheme="light")
     page.goto(site.url(page_name), wait_until="load")
+    wait_for_page_scripts(page)  # copy buttons and the theme's controls are audited too
     for mode in ("light", "dark"):
         if mode == "dark":
             page.emulate_media(color_scheme="dark")

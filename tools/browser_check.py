@@ -282,6 +282,20 @@ JS_SEARCH_RESULT_LINKS = """() =>
 # --------------------------------------------------------------------------
 
 
+# Pages load their scripts (theme, copy buttons) once they have painted
+# (tools/sphinx_page_assets.py); a check of what a reader sees waits until they have run.
+# A page without that loader (the search page, the root redirect) has nothing to wait for.
+JS_PAGE_SCRIPTS_SETTLED = """() => !document.getElementById('scripts-after-paint')
+    || ['loaded', 'failed'].includes(document.documentElement.dataset.pageScripts)"""
+PAGE_SCRIPTS_TIMEOUT_MS = 15_000
+
+
+def wait_for_page_scripts(page) -> str | None:
+    """Wait for the page's after-paint scripts; returns "loaded", "failed" or None (no loader)."""
+    page.wait_for_function(JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
+    return page.evaluate("() => document.documentElement.dataset.pageScripts || null")
+
+
 def is_redirect_page(html_file: Path) -> bool:
     return html_file.is_file() and bool(META_REFRESH.search(html_file.read_text(errors="replace")))
 
@@ -452,6 +466,8 @@ class BrowserChecker:
             self._page.wait_for_url(lambda current: current != url)
             self._page.wait_for_load_state("load")
             report.redirected_to = self._site.page_name(self._page.url)
+        if wait_for_page_scripts(self._page) == "failed":
+            report.add_problem("a script loaded after the first paint failed to load")
 
     def _wait_for_mermaid(self) -> None:
         try:

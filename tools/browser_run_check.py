@@ -26,7 +26,9 @@ from pathlib import Path
 import nbformat
 from playwright.sync_api import sync_playwright
 
-from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, find_pages, shorten
+from tools.browser_check import (
+    CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, find_pages, shorten, wait_for_page_scripts,
+)
 from tools.pages import ROOT
 
 BOOK = ROOT / "book"
@@ -207,6 +209,7 @@ class BrowserRunner:
     def open(self, page: str) -> None:
         self._problems, self._urls = [], []
         self.page.goto(self._site.url(page), wait_until="load")
+        wait_for_page_scripts(self.page)
 
     def start(self) -> None:
         """Click "Run in your browser" and wait until Python is ready."""

@@ -53,6 +53,7 @@ from tools.browser_check import (
     NAVIGATION_TIMEOUT_MS,
     LocalSite,
     chromium_path,
+    wait_for_page_scripts,
 )
 
 # The whole book on one page (tools/sphinx_pdf.py moves it to the root of the build).
@@ -214,6 +215,7 @@ class ChapterPrinter:
 
         where = f"{CHAPTER_PAGE} of {site.root}"
         page.goto(site.url(CHAPTER_PAGE), wait_until="load")
+        wait_for_page_scripts(page)
         page.evaluate(JS_OPEN_DETAILS)
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)
