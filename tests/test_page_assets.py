@@ -158,3 +158,31 @@ def test_scripts_run_after_the_first_paint_and_the_theme_is_set_before(site):
             assert any("copybutton.js" in error for error in errors), errors
         finally:
             browser.close()
+
+
+@pytest.mark.site
+def test_code_in_a_fold_gets_its_copy_button_when_the_fold_opens(open_page):
+    page = open_page("book/15_11_exercises.html")
+    count = "() => document.querySelectorAll('button.copybtn').length"
+    folded = "() => document.querySelectorAll('details:not([open]) div.highlight pre').length"
+    before, code_in_folds = page.evaluate(count), page.evaluate(folded)
+    assert before > 0 and code_in_folds > 0
+    assert page.locator("details:not([open]) button.copybtn").count() == 0, "no buttons in closed folds at load"
+    solution = page.locator("details.hide").filter(has=page.locator("div.highlight pre")).first
+    solution.locator("summary").click()
+    page.wait_for_function(f"() => ({count})() > {before}")
+    buttons = page.evaluate("""() => [...document.querySelectorAll('details[open] button.copybtn')].map(b => ({
+        target: b.dataset.clipboardTarget, follows: b.previousElementSibling.id,
+        html: b.outerHTML.replace(/data-clipboard-target="[^"]*"/, '').replace(/\\s+/g, ' ').replace(/> </g, '><')}))""")
+    first_at_load = page.evaluate("""() => document.querySelector('button.copybtn').outerHTML
+        .replace(/data-clipboard-target="[^"]*"/, '').replace(/\\s+/g, ' ').replace(/> </g, '><')""")
+    assert buttons and all(b["target"] == "#" + b["follows"] for b in buttons), buttons
+    assert all(b["html"] == first_at_load for b in buttons), (buttons[0]["html"], first_at_load)
+    ids = page.evaluate("() => [...document.querySelectorAll('pre[id]')].map(pre => pre.id)")
+    assert len(ids) == len(set(ids)), "every copy target is one element"
+    # copybutton's own handler serves it: the tooltip says it copied.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    button = solution.locator("button.copybtn").first
+    button.hover()
+    button.click()
+    page.wait_for_function("(b) => b.getAttribute('data-tooltip') === 'Copied!'", arg=button.element_handle())
