@@ -11,7 +11,9 @@ the network is idle (diagrams, fonts and late scripts included). Per page it rec
 * ``requests``: every request the page made, the browser's own ``/favicon.ico`` included;
 * ``lighthouse_performance`` (with ``--lighthouse``): Lighthouse's mobile performance score,
   run with tools/lighthouse's pinned Lighthouse against the same local server; with
-  ``--runs N`` the median of N runs (all kept in ``lighthouse_runs``).
+  ``--runs N`` the median of N runs (all kept in ``lighthouse_runs``), and the medians of
+  the metrics the score is made of (``lighthouse_metrics``, milliseconds: FCP, LCP, TBT,
+  Speed Index).
 
 Prints a table and writes JSON. Numbers only: nothing here passes or fails, and timings
 on a shared machine are noisy (byte and request counts are not).
@@ -72,6 +74,12 @@ class PageWeight:
     requests: int
     lighthouse_performance: int | None = None  # the median of lighthouse_runs
     lighthouse_runs: list[int] | None = None
+    lighthouse_metrics: dict[str, float] | None = None  # medians over the runs
+
+
+# The timings Lighthouse's performance score is made of (CLS is 0 on every page here).
+LIGHTHOUSE_METRICS = {"FCP": "first-contentful-paint", "LCP": "largest-contentful-paint",
+                      "TBT": "total-blocking-time", "SI": "speed-index"}
 
 
 def measure(site: LocalSite, browser, page_name: str) -> PageWeight:
@@ -87,8 +95,9 @@ def measure(site: LocalSite, browser, page_name: str) -> PageWeight:
         context.close()
 
 
-def lighthouse_performance(url: str, out: Path) -> int | None:
-    """Lighthouse's mobile performance score (0-100), or None if Lighthouse is not installed."""
+def lighthouse_performance(url: str, out: Path) -> tuple[int, dict[str, float]] | None:
+    """Lighthouse's mobile performance score (0-100) and its metrics, or None if Lighthouse
+    is not installed or failed."""
     if not LIGHTHOUSE.exists():
         return None
     flags = " ".join(arg for arg in CHROMIUM_ARGS if arg != "--headless") + " --headless=new"
@@ -100,17 +109,23 @@ def lighthouse_performance(url: str, out: Path) -> int | None:
     if run.returncode != 0:
         print(f"lighthouse failed on {url}: {run.stderr.strip()[-500:]}", file=sys.stderr)
         return None
-    score = json.loads(out.read_text())["categories"]["performance"]["score"]
-    return None if score is None else round(score * 100)
+    report = json.loads(out.read_text())
+    score = report["categories"]["performance"]["score"]
+    if score is None:
+        return None
+    metrics = {name: report["audits"][audit]["numericValue"] for name, audit in LIGHTHOUSE_METRICS.items()}
+    return round(score * 100), metrics
 
 
 def format_table(weights: list[PageWeight]) -> str:
     width = max(len(w.page) for w in weights)
-    lines = [f"{'page':<{width}}  {'KB (gzip)':>9}  {'requests':>8}  {'lighthouse':>10}"]
+    lines = [f"{'page':<{width}}  {'KB (gzip)':>9}  {'requests':>8}  {'lighthouse (runs)  metrics, ms':>10}"]
     for w in weights:
         score = "" if w.lighthouse_performance is None else str(w.lighthouse_performance)
         if w.lighthouse_runs and len(w.lighthouse_runs) > 1:
             score += " (" + " ".join(map(str, w.lighthouse_runs)) + ")"
+        if w.lighthouse_metrics:
+            score += "  " + " ".join(f"{name} {value:.0f}" for name, value in w.lighthouse_metrics.items())
         lines.append(f"{w.page:<{width}}  {w.kb_on_wire:>9.1f}  {w.requests:>8}  {score:>10}".rstrip())
     return "\n".join(lines)
 
@@ -139,17 +154,20 @@ def main(argv: list[str] | None = None) -> int:
             if not LIGHTHOUSE.exists():
                 print(f"{LIGHTHOUSE} missing: `make bench` installs it (npm ci in tools/lighthouse)", file=sys.stderr)
             for weight in weights:
-                runs = []
+                runs, metrics = [], []
                 for run in range(args.runs):
                     suffix = f".{run + 1}" if args.runs > 1 else ""
                     report = args.out.parent / "lighthouse" / (weight.page.replace("/", "_") + suffix + ".json")
                     report.parent.mkdir(parents=True, exist_ok=True)
-                    score = lighthouse_performance(site.url(weight.page), report)
-                    if score is not None:
-                        runs.append(score)
+                    result = lighthouse_performance(site.url(weight.page), report)
+                    if result is not None:
+                        runs.append(result[0])
+                        metrics.append(result[1])
                 if runs:
                     weight.lighthouse_runs = runs
                     weight.lighthouse_performance = round(statistics.median(runs))
+                    weight.lighthouse_metrics = {name: round(statistics.median(m[name] for m in metrics))
+                                                 for name in LIGHTHOUSE_METRICS}
     args.out.write_text(json.dumps([asdict(w) for w in weights], indent=2) + "\n")
     print(format_table(weights))
     print(f"\nlargest page: {max(w.kb_on_wire for w in weights):.1f} KB; written to {args.out}")
