@@ -15,7 +15,6 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # The environment is rebuilt only when what it is built from changes.
 ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
-MERMAID := _build/static/mermaid/mermaid.esm.min.mjs
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 # The chapter as one PDF (`make pdf`), and everything it is printed from.
 PDF := _build/pdf/chapter15.pdf
@@ -50,15 +49,12 @@ lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
 outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes changed pages; FORCE=1 for all)
 	$(PY) -m tools.stored_outputs sync $(if $(FORCE),--force)
 
-ASSETS := $(MERMAID) $(PYODIDE) $(EDITOR) $(WHEEL)
-assets: $(ASSETS)  ## mermaid, Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
+# (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
+ASSETS := $(PYODIDE) $(EDITOR) $(WHEEL)
+assets: $(ASSETS)  ## Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
-$(MERMAID): $(NODE_STAMP)
-	rm -rf _build/static/mermaid && mkdir -p _build/static/mermaid/chunks
-	cp node_modules/mermaid/dist/mermaid.esm.min.mjs _build/static/mermaid/
-	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min _build/static/mermaid/chunks/
 $(PYODIDE): $(NODE_STAMP)
 	@mkdir -p _build/static/pyodide
 	cp node_modules/pyodide/$(@F) $@
@@ -77,7 +73,7 @@ html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/htm
 	$(PY) -m tools.build_book html
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
-$(PDF): $(PDF_SOURCES) $(ENV_STAMP) $(MERMAID)
+$(PDF): $(PDF_SOURCES) $(ENV_STAMP)
 	bash tools/ensure_debian_package.sh chromium chromium
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
 	  --warningiserror --nitpick --keep-going \

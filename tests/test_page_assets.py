@@ -115,6 +115,14 @@ def test_every_page_links_one_stylesheet_whose_addresses_exist(site):
 
 
 @pytest.mark.site
+def test_the_inline_documentation_options_are_the_file_sphinx_writes(site):
+    written = (site / "_static" / "documentation_options.js").read_text(encoding="utf-8").strip()
+    html = (site / PAGE).read_text(encoding="utf-8")
+    assert f"<script>{written}</script>" in html
+    assert "documentation_options.js" not in html
+
+
+@pytest.mark.site
 def test_no_page_carries_thebe_or_a_cdn_address(site):
     for page in pages(site):
         html = page.read_text(encoding="utf-8")

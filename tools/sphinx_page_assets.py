@@ -18,10 +18,11 @@ the effect (`make bench-pages`).
    ``build-finished`` step), and every bundle in the build is rewritten each time from the
    sources its first line names, so an edit to ``chapter.css`` alone reaches every page.
    The link's ``?v=`` is a digest of the sources as the page is written (it changes when
-   they do), as Sphinx's own ``?v=`` is.
+   they do), as Sphinx's own ``?v=`` is; the singlehtml builder (the PDF's) writes its page
+   before it copies the static files, so there the link has none.
 2. **Scripts after the first paint.** Inline configuration scripts stay where they are (they
    cost no request); ``documentation_options.js`` becomes one of them (its 300 bytes inline,
-   as the two inline scripts after it need it). Every other script, the theme's two
+   as the two inline scripts after it need it), rendered from Sphinx's own template. Every other script, the theme's two
    included, is loaded in its original order by book/_templates/scripts-after-paint.html
    once the whole page has painted. When the last one has run, ``<html>`` gets
    ``data-page-scripts="loaded"`` (tests wait for that; tools/browser_check.py
@@ -44,13 +45,17 @@ import posixpath
 import re
 from pathlib import Path
 
+import sphinx
 from sphinx.errors import ExtensionError
 
 # What pydata-sphinx-theme 0.17's webpack macros link (tests/test_page_assets.py checks
 # these against the installed theme's static/webpack-macros.html).
 THEME_STYLESHEETS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.css"]
 THEME_SCRIPTS = ["_static/scripts/bootstrap.js", "_static/scripts/pydata-sphinx-theme.js"]
-INLINED_SCRIPTS = {"_static/documentation_options.js"}
+DOCUMENTATION_OPTIONS = "_static/documentation_options.js"
+# Sphinx renders that file from this template with the page's context; so do we, as the
+# singlehtml builder writes its page before it copies its static files.
+DOCUMENTATION_OPTIONS_TEMPLATE = Path(sphinx.__file__).parent / "themes" / "basic" / "static" / "documentation_options.js.jinja"
 TABS_SCRIPT = "_static/design-tabs.js"
 PAGES_LEFT_ALONE = {"search"}
 BUNDLE_FOLDER = "_static"
@@ -148,28 +153,40 @@ def bundle_stylesheets(app, context) -> None:
             others.append(css)
     names = "\n".join(bundled)
     bundle_name = f"{BUNDLE_FOLDER}/stylesheets-{digest(names, 8)}.css"
-    versions = app.builder._page_assets_versions  # bundle -> digest of its sources, once per build
-    if bundle_name not in versions:
-        text = bundle(outdir, bundled)  # fails here, naming the file, if it cannot be bundled
-        versions[bundle_name] = digest(text, 8)
-        write_atomically(outdir / bundle_name, text)  # written again when the build finishes
-    context["stylesheet_bundle"] = context["pathto"](bundle_name, resource=True) + f"?v={versions[bundle_name]}"
+    bundles = app.builder._page_assets_bundles  # bundle -> (its sources, their digest), once per build
+    if bundle_name not in bundles:
+        # The HTML builder has copied the static files by now; the singlehtml builder copies
+        # them after writing its page, so there the link goes without a version.
+        ready = all((outdir / name).is_file() for name in bundled)
+        bundles[bundle_name] = (bundled, digest(bundle(outdir, bundled), 8) if ready else None)
+    version = bundles[bundle_name][1]
+    context["stylesheet_bundle"] = (context["pathto"](bundle_name, resource=True)
+                                    + (f"?v={version}" if version else ""))
     context["css_files"] = others
 
 
 def write_bundles(app, exception) -> None:
-    """Every bundle of the build, from its sources as they finally are (see the docstring)."""
+    """The bundles the pages of this build link, and any an earlier build left, from their
+    sources as they finally are (see the docstring)."""
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
+    for bundle_name, (names, _) in app.builder._page_assets_bundles.items():
+        write_atomically(outdir / bundle_name, bundle(outdir, names))  # names the file it cannot bundle
     for bundle_file in sorted((outdir / BUNDLE_FOLDER).glob("stylesheets-*.css")):
+        if f"{BUNDLE_FOLDER}/{bundle_file.name}" in app.builder._page_assets_bundles:
+            continue
         names = sources_of(bundle_file)
         if all((outdir / name).is_file() for name in names):
-            write_atomically(bundle_file, bundle(outdir, names))
-        elif str(bundle_file.relative_to(outdir)) in app.builder._page_assets_versions:
-            raise StylesheetError(f"{bundle_file}: a source is gone: {names}")
+            write_atomically(bundle_file, bundle(outdir, names))  # pages an incremental build kept
         else:
             bundle_file.unlink()  # left by an earlier build whose stylesheets no longer exist
+
+
+def documentation_options(app, context) -> str:
+    """The body of ``documentation_options.js`` as Sphinx writes it into ``_static``."""
+    template = DOCUMENTATION_OPTIONS_TEMPLATE.read_text(encoding="utf-8")
+    return app.builder.templates.render_string(template, context).strip()
 
 
 def script_address(app, context, name: str) -> str:
@@ -189,9 +206,8 @@ def scripts_after_first_paint(app, pagename, context) -> None:
                       if key not in {"body", "defer", "async"} and value is not None}
         if not name or "://" in name:
             kept.append(js)
-        elif name in INLINED_SCRIPTS:
-            body = (Path(app.outdir) / name).read_text(encoding="utf-8").strip()
-            kept.append(_JavaScript(None, priority=js.priority, body=body))
+        elif name == DOCUMENTATION_OPTIONS:
+            kept.append(_JavaScript(None, priority=js.priority, body=documentation_options(app, context)))
         elif name == TABS_SCRIPT:
             if page_has_tabs:
                 kept.append(_JavaScript(name, priority=js.priority, defer="defer", **attributes))
@@ -211,7 +227,7 @@ def page_assets(app, pagename, templatename, context, doctree) -> None:
 
 
 def start_build(app) -> None:
-    app.builder._page_assets_versions = {}
+    app.builder._page_assets_bundles = {}
 
 
 def setup(app):
