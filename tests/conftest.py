@@ -20,25 +20,35 @@ def site() -> Path:
 
 
 @pytest.fixture
-def open_page(site):
-    """A function that opens a page of the built site in Debian's Chromium, served on 127.0.0.1.
-
-    One browser per test; pages are opened at the checker's viewport and returned loaded,
-    their after-paint scripts (the theme's among them) run.
-    """
+def browser_on_site(site):
+    """(the built site served on 127.0.0.1, Debian's Chromium): one browser per test."""
     from playwright.sync_api import sync_playwright
 
-    from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, wait_for_page_scripts
+    from tools.browser_check import CHROMIUM_ARGS, LocalSite, chromium_path
 
     with LocalSite(site) as served, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
         try:
-            def open_(path: str):
-                page = browser.new_page(viewport=VIEWPORT)
-                page.goto(served.url(path), wait_until="load")
-                assert wait_for_page_scripts(page) != "failed", f"{path}: a page script failed to load"
-                return page
-
-            yield open_
+            yield served, browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def open_page(browser_on_site):
+    """A function that opens a page of the built site in Debian's Chromium.
+
+    Pages are opened at the checker's viewport and returned loaded, their after-paint
+    scripts (the theme's among them) run.
+    """
+    from tools.browser_check import VIEWPORT, wait_for_page_scripts
+
+    served, browser = browser_on_site
+
+    def open_(path: str):
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(served.url(path), wait_until="load")
+        assert wait_for_page_scripts(page) != "failed", f"{path}: a page script failed to load"
+        return page
+
+    return open_

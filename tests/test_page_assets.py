@@ -131,41 +131,34 @@ def test_no_page_carries_thebe_or_a_cdn_address(site):
 
 
 @pytest.mark.site
-def test_scripts_run_after_the_first_paint_and_the_theme_is_set_before(site):
-    from playwright.sync_api import sync_playwright
+def test_scripts_run_after_the_first_paint_and_the_theme_is_set_before(browser_on_site):
+    from tools.browser_check import VIEWPORT, wait_for_page_scripts
 
-    from tools.browser_check import CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, wait_for_page_scripts
+    served, browser = browser_on_site
+    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
+    context.add_init_script("""document.addEventListener("DOMContentLoaded", () => {
+        window.atContentLoaded = {theme: document.documentElement.dataset.theme,
+                                  bootstrap: typeof window.bootstrap,
+                                  copyButtons: document.querySelectorAll("button.copybtn").length};
+    });""")
+    page = context.new_page()
+    page.goto(served.url(PAGE), wait_until="load")
+    assert wait_for_page_scripts(page) == "loaded"
+    before = page.evaluate("() => window.atContentLoaded")
+    assert before == {"theme": "dark", "bootstrap": "undefined", "copyButtons": 0}, before
+    after = page.evaluate("""() => ({theme: document.documentElement.dataset.theme,
+                                     bootstrap: typeof window.bootstrap,
+                                     copyButtons: document.querySelectorAll("button.copybtn").length})""")
+    assert after["theme"] == "dark" and after["bootstrap"] == "object" and after["copyButtons"] > 0, after
 
-    with LocalSite(site) as served, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
-            context.add_init_script("""document.addEventListener("DOMContentLoaded", () => {
-                window.atContentLoaded = {theme: document.documentElement.dataset.theme,
-                                          bootstrap: typeof window.bootstrap,
-                                          copyButtons: document.querySelectorAll("button.copybtn").length};
-            });""")
-            page = context.new_page()
-            page.goto(served.url(PAGE), wait_until="load")
-            assert wait_for_page_scripts(page) == "loaded"
-            before = page.evaluate("() => window.atContentLoaded")
-            assert before == {"theme": "dark", "bootstrap": "undefined", "copyButtons": 0}, before
-            after = page.evaluate("""() => ({theme: document.documentElement.dataset.theme,
-                                             bootstrap: typeof window.bootstrap,
-                                             copyButtons: document.querySelectorAll("button.copybtn").length,
-                                             tooltips: document.querySelectorAll('[data-bs-toggle="tooltip"]').length})""")
-            assert after["theme"] == "dark" and after["bootstrap"] == "object" and after["copyButtons"] > 0, after
-
-            # A script that does not arrive is reported, not waited for forever.
-            broken = context.new_page()
-            broken.route(re.compile(r".*/copybutton\.js.*"), lambda route: route.abort())
-            errors = []
-            broken.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-            broken.goto(served.url(PAGE), wait_until="load")
-            assert wait_for_page_scripts(broken) == "failed"
-            assert any("copybutton.js" in error for error in errors), errors
-        finally:
-            browser.close()
+    # A script that does not arrive is reported, not waited for forever.
+    broken = context.new_page()
+    broken.route(re.compile(r".*/copybutton\.js.*"), lambda route: route.abort())
+    errors = []
+    broken.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    broken.goto(served.url(PAGE), wait_until="load")
+    assert wait_for_page_scripts(broken) == "failed"
+    assert any("copybutton.js" in error for error in errors), errors
 
 
 @pytest.mark.site

@@ -128,7 +128,7 @@ def sources_of(bundle_file: Path) -> list[str]:
     return first_line[len(prefix):-len(suffix)].split()
 
 
-def digest(text: str | bytes, length: int = 12) -> str:
+def digest(text: str | bytes, length: int = 8) -> str:
     data = text.encode("utf-8") if isinstance(text, str) else text
     return hashlib.sha256(data).hexdigest()[:length]
 
@@ -152,13 +152,13 @@ def bundle_stylesheets(app, context) -> None:
         else:
             others.append(css)
     names = "\n".join(bundled)
-    bundle_name = f"{BUNDLE_FOLDER}/stylesheets-{digest(names, 8)}.css"
+    bundle_name = f"{BUNDLE_FOLDER}/stylesheets-{digest(names)}.css"
     bundles = app.builder._page_assets_bundles  # bundle -> (its sources, their digest), once per build
     if bundle_name not in bundles:
         # The HTML builder has copied the static files by now; the singlehtml builder copies
         # them after writing its page, so there the link goes without a version.
         ready = all((outdir / name).is_file() for name in bundled)
-        bundles[bundle_name] = (bundled, digest(bundle(outdir, bundled), 8) if ready else None)
+        bundles[bundle_name] = (bundled, digest(bundle(outdir, bundled)) if ready else None)
     version = bundles[bundle_name][1]
     context["stylesheet_bundle"] = (context["pathto"](bundle_name, resource=True)
                                     + (f"?v={version}" if version else ""))
@@ -191,7 +191,7 @@ def documentation_options(app, context) -> str:
 
 def script_address(app, context, name: str) -> str:
     file = Path(app.outdir) / name
-    version = f"?v={digest(file.read_bytes(), 8)}" if file.is_file() else ""
+    version = f"?v={digest(file.read_bytes())}" if file.is_file() else ""
     return context["pathto"](name, resource=True) + version
 
 
