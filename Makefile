@@ -22,10 +22,12 @@ PDF := _build/pdf/chapter15.pdf
 # environment) is never the HTML build's: neither build can invalidate the other's.
 PRINT_BUILD := _build/print
 SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
+# Our Sphinx extension, every file of it (the runner's web files included).
+SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/runner/*.*)
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
-  $(wildcard tools/sphinx_*) tools/print_pdf.py tools/browser_check.py
+  $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/checks/site_check.py tools/browser/chromium.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
-# bundle and the chapter_lib wheel, all served from _static (tools/sphinx_browser_run.py).
+# bundle and the chapter_lib wheel, all served from _static (tools/sphinx_ext/runner/__init__.py).
 PYODIDE_FILES := pyodide.mjs pyodide.asm.mjs pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
 PYODIDE := $(addprefix _build/static/pyodide/,$(PYODIDE_FILES))
 EDITOR := _build/static/runner/editor.mjs
@@ -44,10 +46,10 @@ $(ENV_STAMP): requirements.txt pyproject.toml
 	@rm -f $(VENV)/.built-from-* && touch $@
 
 lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
-	$(PY) -m tools.build_lib
+	$(PY) -m tools.pipeline.build_lib
 
 outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes changed pages; FORCE=1 for all)
-	$(PY) -m tools.stored_outputs sync $(if $(FORCE),--force)
+	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
 ASSETS := $(PYODIDE) $(EDITOR) $(WHEEL)
@@ -58,10 +60,10 @@ $(NODE_STAMP): package.json package-lock.json
 $(PYODIDE): $(NODE_STAMP)
 	@mkdir -p _build/static/pyodide
 	cp node_modules/pyodide/$(@F) $@
-$(EDITOR): $(NODE_STAMP) tools/browser_run_editor.mjs
-	node_modules/.bin/esbuild tools/browser_run_editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
+$(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
+	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
 # A pure-Python wheel, built from a copy of the package so no build/ folder lands in the
-# repository; the browser's Python unpacks it (book/_static/runner/worker.mjs).
+# repository; the browser's Python unpacks it (tools/sphinx_ext/runner/worker.mjs).
 $(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py)
 	rm -rf _build/wheel && mkdir -p _build/wheel/src $(@D)
 	cp -r pyproject.toml chapter_lib _build/wheel/src/
@@ -70,32 +72,32 @@ $(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py)
 
 html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/html (warnings are errors)
 	@# ^ A PDF made earlier by `make pdf` is brought up to date, then linked from the header.
-	$(PY) -m tools.build_book html
+	$(PY) -m tools.pipeline.build_book html
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP)
-	bash tools/ensure_debian_package.sh chromium chromium
+	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
 	  --warningiserror --nitpick --keep-going \
-	  $(if $(shell find tools -name 'sphinx_*' -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
-	$(PY) -m tools.print_pdf $(SINGLEHTML) $@
+	  $(if $(shell find $(SPHINX_EXT) -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
+	$(PY) -m tools.pipeline.print_pdf $(SINGLEHTML) $@
 
-bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench_pdf.py)
-	bash tools/ensure_debian_package.sh chromium chromium
-	$(PY) -m tools.bench_pdf $(if $(RUNS),--runs $(RUNS))
+bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)
+	bash tools/browser/ensure_debian_package.sh chromium chromium
+	$(PY) -m tools.bench.pdf_build $(if $(RUNS),--runs $(RUNS))
 
 diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
-	$(PY) -m tools.draw_diagrams sync
+	$(PY) -m tools.pipeline.draw_diagrams sync
 
-# `make book` does lib + outputs + diagrams + html in one Python process (tools/build_book.py),
+# `make book` does lib + outputs + diagrams + html in one Python process (tools/pipeline/build_book.py),
 # and nothing at all when no input is newer than the last build.
 BOOK_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* \
-  book/_templates/* book/_diagrams/* chapter_lib/*.py tools/*.py)
+  book/_templates/* book/_diagrams/* chapter_lib/*.py tools/pipeline/*.py) $(SPHINX_EXT)
 BOOK_STAMP := _build/.book-built
 book: $(BOOK_STAMP)  ## everything above, for what changed; open _build/html/index.html
 	@echo "Open _build/html/index.html"
 $(BOOK_STAMP): $(ENV_STAMP) $(ASSETS) $(BOOK_INPUTS)
-	$(PY) -m tools.build_book
+	$(PY) -m tools.pipeline.build_book
 	@# build_book may just have regenerated chapter_lib: the browser's wheel is made from it, so
 	@# it is brought up to date after, and put where Sphinx copied the older one.
 	@$(MAKE) --no-print-directory $(WHEEL) && cp $(WHEEL) _build/html/_static/runner/
@@ -107,34 +109,34 @@ test: test-sources test-notebooks  ## every check, on what is committed
 	@$(MAKE) --no-print-directory test-site
 
 test-sources: env assets
-	$(PY) -m tools.build_lib --check
-	$(PY) -m tools.stored_outputs check
-	$(PY) -m tools.draw_diagrams check
+	$(PY) -m tools.pipeline.build_lib --check
+	$(PY) -m tools.pipeline.stored_outputs check
+	$(PY) -m tools.pipeline.draw_diagrams check
 
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
 
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
-	bash tools/ensure_debian_package.sh chromium chromium
+	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m pytest -m site tests
 
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
-	bash tools/ensure_debian_package.sh chromium chromium
-	$(PY) -m tools.bench_browser_run $(if $(REPEAT),--repeat $(REPEAT))
+	bash tools/browser/ensure_debian_package.sh chromium chromium
+	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
 validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
-	bash tools/ensure_debian_package.sh java default-jre-headless
-	$(PY) -m tools.vnu_check _build/html
+	bash tools/browser/ensure_debian_package.sh java default-jre-headless
+	$(PY) -m tools.checks.vnu_check _build/html
 
-LIGHTHOUSE := tools/lighthouse/node_modules/.installed-$(shell cat tools/lighthouse/package.json tools/lighthouse/package-lock.json | sha256sum | cut -c1-16)
-$(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
-	cd tools/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+LIGHTHOUSE := tools/bench/lighthouse/node_modules/.installed-$(shell cat tools/bench/lighthouse/package.json tools/bench/lighthouse/package-lock.json | sha256sum | cut -c1-16)
+$(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/package-lock.json
+	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 bench: bench-run bench-pages bench-pdf  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times
 bench-pages: env assets $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
-	bash tools/ensure_debian_package.sh chromium chromium
-	$(PY) -m tools.bench_pages _build/html --lighthouse
-	$(PY) -m tools.bench_rebuild
+	bash tools/browser/ensure_debian_package.sh chromium chromium
+	$(PY) -m tools.bench.page_weight _build/html --lighthouse
+	$(PY) -m tools.bench.rebuild
 
 lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as notebooks)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \

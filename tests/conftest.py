@@ -22,16 +22,11 @@ def site() -> Path:
 @pytest.fixture
 def browser_on_site(site):
     """(the built site served on 127.0.0.1, Debian's Chromium): one browser per test."""
-    from playwright.sync_api import sync_playwright
+    from tools.browser.chromium import launch
+    from tools.browser.local_site import LocalSite
 
-    from tools.browser_check import CHROMIUM_ARGS, LocalSite, chromium_path
-
-    with LocalSite(site) as served, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield served, browser
-        finally:
-            browser.close()
+    with LocalSite(site) as served, launch() as browser:
+        yield served, browser
 
 
 @pytest.fixture
@@ -41,7 +36,7 @@ def open_page(browser_on_site):
     Pages are opened at the checker's viewport and returned loaded, their after-paint
     scripts (the theme's among them) run.
     """
-    from tools.browser_check import VIEWPORT, wait_for_page_scripts
+    from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
 
     served, browser = browser_on_site
 

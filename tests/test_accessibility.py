@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from tools.axe_check import audit_site
-from tools.browser_check import find_pages
+from tools.checks.axe_check import audit_site
+from tools.browser.local_site import find_pages
 
 pytestmark = pytest.mark.site
 

@@ -34,7 +34,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -45,13 +44,12 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import yaml
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tools.pages import ROOT, is_notebook_page, notebook_pages, read_page
-from tools.stored_outputs import stored_path
-
-sys.path.insert(0, str(ROOT / "tools"))
-from browser_check import CHROMIUM_ARGS, chromium_path, find_pages  # noqa: E402
+from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_page
+from tools.pipeline.stored_outputs import stored_path
+from tools.browser.chromium import keep_on_host, open_context
+from tools.browser.local_site import find_pages
 
 pytestmark = pytest.mark.site
 
@@ -376,21 +374,13 @@ def test_md_pages_open_as_notebooks_by_default(lab):
 @pytest.fixture(scope="module")
 def browser(lab):
     """Debian's Chromium with a fresh profile, logged in to the JupyterLab server."""
-    with tempfile.TemporaryDirectory(prefix="binder-profile-") as profile, sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True,
-            viewport=VIEWPORT, service_workers="block",
-        )
+    with open_context(viewport=VIEWPORT) as context:
         external: list[str] = []
         # Like Binder's reader, only the server is needed; anything else is stopped here.
-        not_local = re.compile("^(?!" + re.escape(lab.url) + "/|data:|blob:)")
-        context.route(not_local, lambda route: (external.append(route.request.url), route.abort()))
-        page = context.pages[0] if context.pages else context.new_page()
+        keep_on_host(context, lab.url, also="data:|blob:", on_blocked=external.append)
+        page = context.pages[0]
         page.external_requests = external
-        try:
-            yield page
-        finally:
-            context.close()
+        yield page
 
 
 def open_in_jupyterlab(page, lab: Lab, path: str):

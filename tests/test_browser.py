@@ -1,6 +1,6 @@
 """The built book, opened in headless Chromium, has no problems a reader would hit.
 
-Needs Debian's Chromium (tools/ensure_debian_package.sh) and a built book in
+Needs Debian's Chromium (tools/browser/ensure_debian_package.sh) and a built book in
 _build/html. Outside CI a missing build skips these tests; under CI it fails.
 The planted-fault tests prove that the checker really catches each kind of
 problem, on a copy of the build with one fault planted into one page.
@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tools.browser_check import BrowserChecker, all_problems, find_pages, write_report
+from tools.browser.local_site import find_pages
+from tools.checks.site_check import BrowserChecker, all_problems, write_report
 
 pytestmark = pytest.mark.site
 

@@ -3,7 +3,7 @@
 * On every page with code, clicking the control starts Python in the page, "Run all"
   runs every cell, and every runnable cell prints exactly what the stored notebook holds
   (nbval's standard); the matplotlib cells keep their figure and say why; no request
-  leaves the machine and the console stays clean (tools/browser_run_check.py).
+  leaves the machine and the console stays clean (tools/checks/run_check.py).
 * A planted change to a stored output is caught.
 * On 15.11 a reader types functions into exercise 3's start cell and sees the check's
   verdict, both "ok" and the failing case.
@@ -21,8 +21,8 @@ import re
 import nbformat
 import pytest
 
-from tools.browser_check import JS_DARK_THEME
-from tools.browser_run_check import (
+from tools.browser.chromium import JS_DARK_THEME
+from tools.checks.run_check import (
     LOADER_ID,
     START_BUTTON,
     BrowserRunner,
@@ -31,7 +31,7 @@ from tools.browser_run_check import (
     pages_with_code,
     stored_notebook,
 )
-from tools.pages import ROOT, code_cells, notebook_pages
+from tools.pipeline.pages import ROOT, code_cells, notebook_pages
 
 pytestmark = pytest.mark.site
 
@@ -60,7 +60,7 @@ def page_runs(runner, site) -> dict:
 def shoot(runner, name: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     runner.page.screenshot(path=OUT / f"{name}-light.png")
-    runner.page.emulate_media(color_scheme="dark")  # as tools/browser_check.py does
+    runner.page.emulate_media(color_scheme="dark")  # as tools/checks/site_check.py does
     runner.page.evaluate(JS_DARK_THEME)
     runner.page.screenshot(path=OUT / f"{name}-dark.png")
     runner.page.emulate_media(color_scheme="light")

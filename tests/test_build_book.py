@@ -1,8 +1,8 @@
-"""tools/build_book.py: a page whose code fails is stored with its error; the others go on."""
+"""tools/pipeline/build_book.py: a page whose code fails is stored with its error; the others go on."""
 
 import nbformat
 
-from tools import build_book, stored_outputs
+from tools.pipeline import build_book, stored_outputs
 
 PAGE = """---
 jupytext:

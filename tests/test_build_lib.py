@@ -1,10 +1,10 @@
-"""tools/build_lib.py: `# @save` cells -> chapter_lib, its errors, and the sync check."""
+"""tools/pipeline/build_lib.py: `# @save` cells -> chapter_lib, its errors, and the sync check."""
 
 import textwrap
 
 import pytest
 
-from tools import build_lib
+from tools.pipeline import build_lib
 
 PAGE_TOP = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
 

@@ -17,7 +17,7 @@ from chapter_lib import exercises as ex
 from chapter_lib.chapter15 import (
     CUES, agentic, assess, corpus, hardened_agent, naive_agent, one_shot, questions, search,
 )
-from tools.pages import ROOT
+from tools.pipeline.pages import ROOT
 
 PAGE = ROOT / "book" / "15_11_exercises.md"
 ENG = frozenset({"engineering"})

@@ -1,6 +1,6 @@
 """A worked solution's fold shows one prompt: "Worked solution N: …" closed, "Hide …" open.
 
-tools/sphinx_valid_markup.py writes myst-nb's two prompts as <span>s (valid inside
+tools/sphinx_ext/valid_markup.py writes myst-nb's two prompts as <span>s (valid inside
 <summary>); book/_static/chapter.css shows the one that fits the fold's state. On screen
 the opened fold says "Hide …"; printed (the PDF prints solutions opened) it keeps its title.
 """

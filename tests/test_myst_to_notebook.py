@@ -1,4 +1,4 @@
-"""tools/myst_to_notebook.py: each MyST construct the book uses, and the reader's notebooks.
+"""tools/pipeline/myst_to_notebook.py: each MyST construct the book uses, and the reader's notebooks.
 
 A reader's notebook (book/X.ipynb) must read like the HTML page in any Jupyter: no raw
 MyST, citations resolved, figures numbered and captioned, worked solutions folded.
@@ -10,9 +10,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import myst_to_notebook as convert
-from tools.pages import ROOT, notebook_pages, read_page
-from tools.stored_outputs import stored_path
+from tools.pipeline import myst_to_notebook as convert
+from tools.pipeline.pages import ROOT, notebook_pages, read_page
+from tools.pipeline.stored_outputs import stored_path
 
 PAGE = ROOT / "book" / "page.md"
 

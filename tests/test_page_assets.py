@@ -1,12 +1,12 @@
-"""One stylesheet per page, scripts after the first paint (tools/sphinx_page_assets.py),
-and no thebe on a book that does not use it (tools/sphinx_clean_pages.py)."""
+"""One stylesheet per page, scripts after the first paint (tools/sphinx_ext/page_assets.py),
+and no thebe on a book that does not use it (tools/sphinx_ext/clean_pages.py)."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from tools.sphinx_page_assets import (
+from tools.sphinx_ext.page_assets import (
     THEME_SCRIPTS, THEME_STYLESHEETS, StylesheetError, bundle, rebased, sources_of,
 )
 
@@ -132,7 +132,7 @@ def test_no_page_carries_thebe_or_a_cdn_address(site):
 
 @pytest.mark.site
 def test_scripts_run_after_the_first_paint_and_the_theme_is_set_before(browser_on_site):
-    from tools.browser_check import VIEWPORT, wait_for_page_scripts
+    from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
 
     served, browser = browser_on_site
     context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")

@@ -7,7 +7,7 @@
 * Every font is embedded; the PDF has a bookmark titled as each section, in order, a
   contents list whose page numbers agree, is tagged, and has a sane number of pages.
 * The HTML book links the very PDF that was tested.
-* tools/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
+* tools/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
   (planted faults on a copy of the singlehtml build). So the PDF that exists passed
   those checks: it is printed only when they all pass.
@@ -25,8 +25,8 @@ import pytest
 from pypdf import PdfReader
 from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
 
-from tools.pages import page_title, pages_in_toc_order, read_page
-from tools.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
+from tools.pipeline.pages import page_title, pages_in_toc_order, read_page
+from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
 
 pytestmark = pytest.mark.site
 
@@ -186,7 +186,7 @@ def test_page_count_is_sane(reader):
 
 
 def test_every_page_has_a_bookmark_titled_as_it_in_order(pdf):
-    """The chapter title, then each section's title exactly (tools/print_pdf.py retitles them)."""
+    """The chapter title, then each section's title exactly (tools/pipeline/print_pdf.py retitles them)."""
     expected = [page_title(read_page(md)) for md in pages_in_toc_order()]
     bookmarks = outline_pages(pdf.read_bytes())
     titles = [title for title, _ in bookmarks]
@@ -269,7 +269,7 @@ def test_a_request_to_another_host_is_refused(printer, singlehtml_copy, tmp_path
 
 
 def test_an_undrawn_diagram_is_refused(printer, singlehtml_copy, tmp_path):
-    # The diagrams are drawn at build time (tools/sphinx_diagrams.py): take one drawing out.
+    # The diagrams are drawn at build time (tools/sphinx_ext/diagrams.py): take one drawing out.
     page = singlehtml_copy / CHAPTER_PAGE
     text, count = re.subn(r'(<div class="mermaid"[^>]*>)<svg\b.*?</svg>', r"\1", page.read_text(encoding="utf-8"),
                           count=1, flags=re.DOTALL)

@@ -9,8 +9,8 @@ import sys
 import nbformat
 import pytest
 
-from tools import stored_outputs
-from tools.pages import ROOT, notebook_pages, read_page
+from tools.pipeline import stored_outputs
+from tools.pipeline.pages import ROOT, notebook_pages, read_page
 
 PRINTED = json.loads((ROOT / "tests" / "chapter_printed_outputs.json").read_text())
 # The exercises page (ours) prints too; the chapter printed nothing there.
@@ -79,7 +79,7 @@ def test_a_readers_notebook_not_regenerated_after_a_prose_edit_is_reported(tmp_p
     assert len(problems) == 1, problems
     assert "page.ipynb is not what" in problems[0] and "cell 4 (markdown, id cell-04, from cell 3 of the .md)" in problems[0]
     assert "hostile input" in problems[0]
-    run = subprocess.run([sys.executable, "-m", "tools.stored_outputs", "check", str(md)],
+    run = subprocess.run([sys.executable, "-m", "tools.pipeline.stored_outputs", "check", str(md)],
                          capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 1 and "Run `make outputs`" in run.stderr
 
@@ -112,13 +112,13 @@ def test_the_inputs_digest_follows_the_library_modules_a_page_imports(
 
 
 def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
-    """tools/sphinx_stored_outputs.py: the HTML never shows outputs of other code."""
+    """tools/sphinx_ext/stored_outputs.py: the HTML never shows outputs of other code."""
     from types import SimpleNamespace
 
     from sphinx.errors import ExtensionError
 
-    from tools.sphinx_stored_outputs import read_page as read_source
-    from tools.sphinx_stored_outputs import use_stored_outputs
+    from tools.sphinx_ext.stored_outputs import read_page as read_source
+    from tools.sphinx_ext.stored_outputs import use_stored_outputs
 
     md = tmp_path / "page.md"
     shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)

@@ -2,7 +2,7 @@
    when the reader opens it. sphinx-copybutton gives every code block its button as the
    page loads; _config.yml's copybutton_selector leaves out code inside a closed <details>
    (41 of the 55 blocks on 15.11), which takes most of that work off the page's load
-   (tools/bench_pages.py --lighthouse). This adds the same button, from copybutton's own
+   (tools/bench/page_weight.py --lighthouse). This adds the same button, from copybutton's own
    label and icon (copybutton.js, loaded before this file), when a fold opens; copybutton's
    clipboard handler serves every `.copybtn`, so the new buttons copy as the others do. */
 (() => {

@@ -1,16 +1,16 @@
 """Page weight at first load, served gzipped the way GitHub Pages serves the book.
 
-    python -m tools.bench_pages _build/html [--out _build/bench/pages.json] [--lighthouse]
+    python -m tools.bench.page_weight _build/html [--out _build/bench/pages.json] [--lighthouse]
 
 Every page of the build is opened in Debian's Chromium (driven by Playwright, as in
-tools/browser_check.py) in a fresh browser context, so nothing is cached, and left until
+tools/checks/site_check.py) in a fresh browser context, so nothing is cached, and left until
 the network is idle (diagrams, fonts and late scripts included). Per page it records:
 
 * ``kb_on_wire``: response bodies as sent by the server, text gzipped (HTTP headers not
   counted);
 * ``requests``: every request the page made, the browser's own ``/favicon.ico`` included;
 * ``lighthouse_performance`` (with ``--lighthouse``): Lighthouse's mobile performance score,
-  run with tools/lighthouse's pinned Lighthouse against the same local server; with
+  run with tools/bench/lighthouse's pinned Lighthouse against the same local server; with
   ``--runs N`` the median of N runs (all kept in ``lighthouse_runs``), and the medians of
   the metrics the score is made of (``lighthouse_metrics``, milliseconds: FCP, LCP, TBT,
   Speed Index).
@@ -32,14 +32,11 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from tools.browser.chromium import VIEWPORT, chromium_path, launch, lighthouse_flags
+from tools.browser.local_site import LocalSite, _QuietCountingHandler, find_pages
+from tools.pipeline.pages import ROOT
 
-from tools.browser_check import (
-    CHROMIUM_ARGS, VIEWPORT, LocalSite, _QuietCountingHandler, chromium_path, find_pages,
-)
-
-ROOT = Path(__file__).resolve().parent.parent
-LIGHTHOUSE = ROOT / "tools" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
+LIGHTHOUSE = Path(__file__).parent / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
 # What GitHub Pages compresses: text of every kind, scripts, JSON, SVG.
 COMPRESSED_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
 COMPRESSED_SUFFIXES = (".mjs", ".js", ".map")
@@ -100,10 +97,9 @@ def lighthouse_performance(url: str, out: Path) -> tuple[int, dict[str, float]] 
     is not installed or failed."""
     if not LIGHTHOUSE.exists():
         return None
-    flags = " ".join(arg for arg in CHROMIUM_ARGS if arg != "--headless") + " --headless=new"
     run = subprocess.run(
         [str(LIGHTHOUSE), url, "--only-categories=performance", "--output=json", f"--output-path={out}",
-         "--quiet", f"--chrome-flags={flags}"],
+         "--quiet", f"--chrome-flags={lighthouse_flags()}"],
         env={**os.environ, "CHROME_PATH": chromium_path()}, capture_output=True, text=True, timeout=300,
     )
     if run.returncode != 0:
@@ -144,15 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     # The root index.html only redirects to book/index.html: not a page a reader reads.
     pages = args.pages or [p for p in find_pages(args.site) if p != "index.html"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with LocalSite(args.site, handler_class=GzipHandler) as site, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
+    with LocalSite(args.site, handler_class=GzipHandler) as site:
+        with launch() as browser:
             weights = [measure(site, browser, page) for page in pages]
-        finally:
-            browser.close()
         if args.lighthouse:
             if not LIGHTHOUSE.exists():
-                print(f"{LIGHTHOUSE} missing: `make bench` installs it (npm ci in tools/lighthouse)", file=sys.stderr)
+                print(f"{LIGHTHOUSE} missing: `make bench` installs it (npm ci in tools/bench/lighthouse)", file=sys.stderr)
             for weight in weights:
                 runs, metrics = [], []
                 for run in range(args.runs):

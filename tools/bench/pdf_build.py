@@ -1,7 +1,7 @@
 """Measure `make pdf`: how long its two steps take, and what they make.
 
 Usage:
-    python -m tools.bench_pdf [--runs 3] [--out _build/bench/pdf.json]
+    python -m tools.bench.pdf_build [--runs 3] [--out _build/bench/pdf.json]
 
 Each run rebuilds the singlehtml book from scratch (its own doctree folder, so the HTML
 build's cache does not help it and is not disturbed) and prints it to a PDF in a
@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.pages import ROOT
-from tools.print_pdf import ChapterPrinter
+from tools.pipeline.pages import ROOT
+from tools.pipeline.print_pdf import ChapterPrinter
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 

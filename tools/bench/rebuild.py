@@ -1,6 +1,6 @@
 """How long the edit-and-look loop takes: `make book` against Jupyter Book's own build.
 
-    python -m tools.bench_rebuild [--repeat 3] [--page book/15_07_structured_stores.md]
+    python -m tools.bench.rebuild [--repeat 3] [--page book/15_07_structured_stores.md]
 
 Measures, each --repeat times (median reported), on the working tree (restored after):
 * ``make book`` after a one-phrase prose edit of one page;
@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from tools.pipeline.pages import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 JUPYTER_BOOK = ROOT / ".venv" / "bin" / "jupyter-book"
 PY = ROOT / ".venv" / "bin" / "python"
 PHRASE = " (A one-phrase edit for the benchmark.)"
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             page.write_text(original)
             run(["make", "book"])
             page.write_text(edited(original))
-            run([str(PY), "-m", "tools.stored_outputs", "sync", str(page)])
+            run([str(PY), "-m", "tools.pipeline.stored_outputs", "sync", str(page)])
             jupyter_book.append(run([str(JUPYTER_BOOK), "build", "."]))
             page.write_text(original)
             run(["make", "book"])

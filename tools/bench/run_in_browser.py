@@ -1,7 +1,7 @@
 """Benchmark of "Run in your browser": what the first click costs and how soon output comes.
 
 Usage:
-    python -m tools.bench_browser_run [_build/html] [--page book/15_01_corpus_and_search_stub.html] [--repeat 3]
+    python -m tools.bench.run_in_browser [_build/html] [--page book/15_01_corpus_and_search_stub.html] [--repeat 3]
 
 (`make bench-run` runs it.) For one page it measures, in headless Chromium:
 
@@ -13,7 +13,7 @@ Usage:
   (cached: HTTP cache warm);
 
 then runs every page with code and counts the cells whose output matches the stored
-notebook (tools/browser_run_check.py). Numbers are printed and written to
+notebook (tools/checks/run_check.py). Numbers are printed and written to
 _build/bench/browser_run.json; nothing is asserted. Timings depend on the machine and its
 load: rerun on a quiet machine before quoting them.
 """
@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tools.browser_run_check import BrowserRunner, compare, pages_with_code, stored_notebook
-from tools.pages import ROOT
+from tools.checks.run_check import BrowserRunner, compare, pages_with_code, stored_notebook
+from tools.pipeline.pages import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"
 

@@ -1,8 +1,8 @@
 """Accessibility audit of the built site with axe-core, in light and dark mode.
 
-    python -m tools.axe_check [_build/html] [--page book/x.html ...] [--all-impacts]
+    python -m tools.checks.axe_check [_build/html] [--page book/x.html ...] [--all-impacts]
 
-Every page is served on 127.0.0.1 (tools/browser_check.LocalSite) and opened in Debian's
+Every page is served on 127.0.0.1 (tools/browser/local_site.py) and opened in Debian's
 Chromium; axe-core (npm, installed by `make assets`) is injected and run on the whole
 document, theme chrome included, once in light mode and once after switching the page to
 dark mode the way the theme's own button does. A violation is a problem when axe rates
@@ -16,14 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from tools.browser.chromium import JS_DARK_THEME, VIEWPORT, keep_on_host, launch, wait_for_page_scripts
+from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
+from tools.pipeline.pages import ROOT
 
-from tools.browser_check import (
-    CHROMIUM_ARGS, JS_DARK_THEME, VIEWPORT, LocalSite, chromium_path, find_pages, is_redirect_page,
-    wait_for_page_scripts,
-)
-
-ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
 # Colour contrast is judged on what is painted: give the theme's transitions time to end.
@@ -69,17 +65,13 @@ def audit_site(root: Path, pages: list[str] | None = None, impacts: set[str] | N
     # The root index.html only redirects to the first page, which is audited itself.
     pages = pages or [p for p in find_pages(root) if not is_redirect_page(root / p)]
     problems = []
-    with LocalSite(root) as site, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport=VIEWPORT, service_workers="block")
-            # Nothing leaves the machine (the pages request no other host; this makes sure).
-            context.route(f"^(?!{site.origin}/)".replace(".", r"\."), lambda route: route.abort())
-            page = context.new_page()
-            for page_name in pages:
-                problems += audit_page(page, site, page_name, impacts)
-        finally:
-            browser.close()
+    with LocalSite(root) as site, launch() as browser:
+        context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+        # Nothing leaves the machine (the pages request no other host; this makes sure).
+        keep_on_host(context, site.origin)
+        page = context.new_page()
+        for page_name in pages:
+            problems += audit_page(page, site, page_name, impacts)
     return problems
 
 

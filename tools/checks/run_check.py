@@ -2,10 +2,10 @@
 "Run in your browser", and compare each cell's output with the stored notebook's.
 
 Usage:
-    python -m tools.browser_run_check _build/html [--page book/15_01_corpus_and_search_stub.html ...]
+    python -m tools.checks.run_check _build/html [--page book/15_01_corpus_and_search_stub.html ...]
 
 Shared by the site tests (tests/test_browser_run.py) and the benchmark
-(tools/bench_browser_run.py). The standard is nbval's: a cell's stream text (stdout,
+(tools/bench/run_in_browser.py). The standard is nbval's: a cell's stream text (stdout,
 stderr) and the text/plain of its values must equal the stored notebook's exactly.
 Page cells are matched to stored cells by their source text, not their position, so a
 stored cell that the page does not show (e.g. a hidden setup cell) changes nothing.
@@ -18,18 +18,15 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from playwright.sync_api import sync_playwright
-
-from tools.browser_check import (
-    CHROMIUM_ARGS, VIEWPORT, LocalSite, chromium_path, find_pages, shorten, wait_for_page_scripts,
-)
-from tools.pages import ROOT
+from tools.browser.chromium import open_context, wait_for_page_scripts
+from tools.browser.local_site import LocalSite, find_pages
+from tools.checks.site_check import shorten
+from tools.pipeline.pages import ROOT
 
 BOOK = ROOT / "book"
 START_BUTTON = "button.browser-run-at-cell"
@@ -165,17 +162,13 @@ class BrowserRunner:
         self._profile = profile
 
     def __enter__(self) -> BrowserRunner:
-        self._tmp = tempfile.TemporaryDirectory(prefix="browser-run-profile-")
         self._site = LocalSite(self.site_root).__enter__()
-        self._playwright = sync_playwright().start()
         # No other host can be reached: every name but 127.0.0.1 resolves to nothing, and
-        # _on_request reports any attempt. (Not Playwright's route(), which would switch
-        # off the HTTP cache that a reader's second visit relies on.)
-        self.context = self._playwright.chromium.launch_persistent_context(
-            str(self._profile or self._tmp.name), executable_path=chromium_path(),
-            args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
-            headless=True, viewport=VIEWPORT, service_workers="block")
-        self.page = self.context.pages[0] if self.context.pages else self.context.new_page()
+        # _on_request reports any attempt. (Not routing, which would switch off the HTTP
+        # cache that a reader's second visit relies on.)
+        self._browser = open_context(profile=self._profile, resolve_only_localhost=True)
+        self.context = self._browser.__enter__()
+        self.page = self.context.pages[0]
         self._problems: list[str] | None = None
         self._urls: list[str] = []
         self.page.on("console", self._on_console)
@@ -184,10 +177,8 @@ class BrowserRunner:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.context.close()
-        self._playwright.stop()
+        self._browser.__exit__(*exc)
         self._site.__exit__(*exc)
-        self._tmp.cleanup()
 
     @property
     def origin(self) -> str:

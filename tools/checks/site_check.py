@@ -1,7 +1,7 @@
 """Check a built HTML site in headless Chromium, the way a reader would see it.
 
 Usage:
-    python tools/browser_check.py _build/html [--out _build/browser] [--page book/x.html ...]
+    python -m tools.checks.site_check _build/html [--out _build/browser] [--page book/x.html ...]
 
 The site is served on 127.0.0.1 and every page is opened in Debian's Chromium
 (driven by Playwright, which never downloads a browser of its own here).
@@ -28,33 +28,19 @@ import contextlib
 import functools
 import html.parser
 import json
-import re
-import shutil
 import sys
-import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote, unquote, urlsplit
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import sync_playwright
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1280, "height": 900}
+from tools.browser.chromium import JS_DARK_THEME, keep_on_host, open_context, wait_for_page_scripts
+from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
+
 NAVIGATION_TIMEOUT_MS = 30_000
 MERMAID_TIMEOUT_MS = 10_000
 SEARCH_TIMEOUT_MS = 10_000
@@ -63,7 +49,6 @@ IMAGES_TIMEOUT_MS = 10_000
 MERMAID_ERROR_PATTERN = "Syntax error in text|Parse error"
 # Longest console or page-error text kept in a problem.
 MESSAGE_LIMIT = 300
-META_REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
 # Link schemes that point at no page, so there is nothing to check.
 UNCHECKED_LINK_SCHEMES = {"mailto", "tel", "javascript", "data"}
 
@@ -83,101 +68,6 @@ class PageReport:
         # The same failure often fires twice (e.g. one image shown twice).
         if problem not in self.problems:
             self.problems.append(problem)
-
-
-# --------------------------------------------------------------------------
-# Local web server
-# --------------------------------------------------------------------------
-
-
-class _QuietCountingHandler(SimpleHTTPRequestHandler):
-    """Serves files without logging, counting the body bytes it sends."""
-
-    def log_message(self, format, *args):  # noqa: A002 - signature is fixed by http.server
-        pass
-
-    def send_header(self, keyword, value):
-        # Content-Length is exactly the body size of every file and error page
-        # http.server sends, so summing it gives the bytes a page load costs.
-        if keyword.lower() == "content-length":
-            self.server.count_bytes(int(value))
-        super().send_header(keyword, value)
-
-
-class _CountingServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address, handler):
-        super().__init__(address, handler)
-        self._lock = threading.Lock()
-        self._bytes_served = 0
-
-    def count_bytes(self, n: int) -> None:
-        with self._lock:
-            self._bytes_served += n
-
-    def take_bytes_served(self) -> int:
-        """Bytes sent since the last call."""
-        with self._lock:
-            n, self._bytes_served = self._bytes_served, 0
-            return n
-
-
-class LocalSite:
-    """Serves a folder on 127.0.0.1 at a free port, in a background thread."""
-
-    def __init__(self, root: Path, handler_class: type = None):
-        self.root = Path(root).resolve()
-        handler = functools.partial(handler_class or _QuietCountingHandler, directory=str(self.root))
-        self.server = _CountingServer(("127.0.0.1", 0), handler)
-        host, port = self.server.server_address[:2]
-        self.netloc = f"{host}:{port}"
-        self.origin = f"http://{self.netloc}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> LocalSite:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def url(self, page: str) -> str:
-        return f"{self.origin}/{page}"
-
-    def is_local(self, url: str) -> bool:
-        parts = urlsplit(url)
-        # data:, blob: and about: URLs never reach the network.
-        return parts.scheme not in ("http", "https", "ws", "wss") or parts.netloc == self.netloc
-
-    def page_name(self, url: str) -> str:
-        return unquote(urlsplit(url).path).lstrip("/")
-
-    def file_for(self, url: str) -> Path | None:
-        """The file a local URL is served from, or None if there is none."""
-        path = (self.root / unquote(urlsplit(url).path).lstrip("/")).resolve()
-        if path.is_dir():
-            path = path / "index.html"
-        if not path.is_relative_to(self.root) or not path.is_file():
-            return None
-        return path
-
-
-def find_pages(root: Path) -> list[str]:
-    """Every HTML page of a Sphinx build, as paths relative to its root.
-
-    Folders starting with "_" (_static, _sources, _images) hold assets, and
-    the theme keeps template fragments such as _static/webpack-macros.html
-    there, which are not pages.
-    """
-    root = Path(root)
-    pages = []
-    for path in sorted(root.rglob("*.html")):
-        relative = path.relative_to(root)
-        if not any(part.startswith("_") for part in relative.parts[:-1]):
-            pages.append(relative.as_posix())
-    return pages
 
 
 # --------------------------------------------------------------------------
@@ -260,14 +150,6 @@ JS_LOAD_MS = """() => {
     return nav ? nav.loadEventEnd : 0;
 }"""
 
-# pydata-sphinx-theme keeps the chosen mode and the applied theme in these
-# two attributes; setting both switches the CSS without a reload, and
-# sphinxcontrib-mermaid redraws its diagrams when data-theme changes.
-JS_DARK_THEME = """() => {
-    document.documentElement.dataset.mode = 'dark';
-    document.documentElement.dataset.theme = 'dark';
-}"""
-
 JS_SEARCH_FINISHED = """() => {
     const summary = document.querySelector('#search-results .search-summary');
     return summary && summary.textContent.trim().length > 0;
@@ -282,35 +164,10 @@ JS_SEARCH_RESULT_LINKS = """() =>
 # --------------------------------------------------------------------------
 
 
-# Pages load their scripts (theme, copy buttons) once they have painted
-# (tools/sphinx_page_assets.py); a check of what a reader sees waits until they have run.
-# A page without that loader (the search page, the root redirect) has nothing to wait for.
-JS_PAGE_SCRIPTS_SETTLED = """() => !document.getElementById('scripts-after-paint')
-    || ['loaded', 'failed'].includes(document.documentElement.dataset.pageScripts)"""
-PAGE_SCRIPTS_TIMEOUT_MS = 15_000
-
-
-def wait_for_page_scripts(page) -> str | None:
-    """Wait for the page's after-paint scripts; returns "loaded", "failed" or None (no loader)."""
-    page.wait_for_function(JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
-    return page.evaluate("() => document.documentElement.dataset.pageScripts || null")
-
-
-def is_redirect_page(html_file: Path) -> bool:
-    return html_file.is_file() and bool(META_REFRESH.search(html_file.read_text(errors="replace")))
-
-
 def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """One line of at most limit characters: some scripts log whole objects."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def chromium_path() -> str:
-    path = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(path).exists():
-        raise RuntimeError("Chromium is not installed; run `bash tools/ensure_debian_package.sh chromium chromium`")
-    return path
 
 
 class BrowserChecker:
@@ -320,36 +177,24 @@ class BrowserChecker:
     needed, for any number of site folders.
     """
 
-    def __init__(self, executable_path: str | None = None):
-        self._executable_path = executable_path or chromium_path()
+    def __init__(self):
         self._report: PageReport | None = None
         self._site: LocalSite | None = None
 
     def __enter__(self) -> BrowserChecker:
-        self._profile_dir = tempfile.TemporaryDirectory(prefix="browser-check-profile-")
-        self._playwright = sync_playwright().start()
+        self._browser = open_context()
+        self._context = self._browser.__enter__()
         try:
-            self._context = self._playwright.chromium.launch_persistent_context(
-                self._profile_dir.name,
-                executable_path=self._executable_path,
-                args=CHROMIUM_ARGS,
-                headless=True,
-                viewport=VIEWPORT,
-                service_workers="block",
-            )
-            self._page = self._context.pages[0] if self._context.pages else self._context.new_page()
+            self._page = self._context.pages[0]
             self._page.set_default_timeout(NAVIGATION_TIMEOUT_MS)
             self._listen_for_problems(self._page)
-        except BaseException:
-            self._playwright.stop()
-            self._profile_dir.cleanup()
+        except BaseException as error:
+            self._browser.__exit__(type(error), error, error.__traceback__)
             raise
         return self
 
     def __exit__(self, *exc) -> None:
-        self._context.close()
-        self._playwright.stop()
-        self._profile_dir.cleanup()
+        self._browser.__exit__(*exc)
 
     # -- public API --------------------------------------------------------
 
@@ -380,8 +225,7 @@ class BrowserChecker:
             self._site = site
             # Any URL outside the local origin is aborted before it can leave
             # the machine; the request listener reports it.
-            not_local = re.compile("^(?!" + re.escape(site.origin) + "/)")
-            self._context.route(not_local, lambda route: route.abort("blockedbyclient"))
+            keep_on_host(self._context, site.origin)
             try:
                 yield site
             finally:
@@ -584,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         with BrowserChecker() as checker:
             reports = checker.check_site(args.site, pages=args.pages, out_dir=args.out)
     except RuntimeError as error:  # no Chromium
-        print(f"browser_check: {error}", file=sys.stderr)
+        print(f"site_check: {error}", file=sys.stderr)
         return 2
     seconds = time.monotonic() - started
     report_path = write_report(reports, args.out, seconds)

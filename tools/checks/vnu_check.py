@@ -1,8 +1,8 @@
 """The W3C HTML checker (Nu, npm ``vnu-jar``) on every page of the built site.
 
-    python -m tools.vnu_check [_build/html]     # what `make validate` runs
+    python -m tools.checks.vnu_check [_build/html]     # what `make validate` runs
 
-Runs vnu.jar once over all pages (Java from Debian: tools/ensure_debian_package.sh). Before the site,
+Runs vnu.jar once over all pages (Java from Debian: tools/browser/ensure_debian_package.sh). Before the site,
 it checks a planted error (``<p>`` inside ``<summary>``, the markup myst-nb used to write)
 so a checker that silently checks nothing cannot pass. Prints each error with its page and
 line; exits 1 on any error.
@@ -17,9 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.browser_check import find_pages
+from tools.browser.local_site import find_pages
+from tools.pipeline.pages import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 VNU = ROOT / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 PLANTED = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>planted</title></head>"
            "<body><details><summary><p>Show code</p></summary></details></body></html>\n")

@@ -1,7 +1,7 @@
 """Build the book in one Python process: library, stored outputs, diagrams, HTML.
 
-    python -m tools.build_book          # what `make book` runs (when an input changed)
-    python -m tools.build_book html     # only the HTML (what `make html` runs)
+    python -m tools.pipeline.build_book          # what `make book` runs (when an input changed)
+    python -m tools.pipeline.build_book html     # only the HTML (what `make html` runs)
 
 One process instead of four, because each would import nbformat and jupytext again (a
 few seconds on this machine each: jsonschema builds its format grammars at import), which
@@ -21,13 +21,16 @@ import sys
 from pathlib import Path
 
 
-from tools import build_lib, draw_diagrams, stored_outputs
-from tools.build_lib import write_atomically
-from tools.pages import ROOT, BookError, notebook_pages, shown
+from tools.pipeline import build_lib, draw_diagrams, stored_outputs
+from tools.pipeline.build_lib import write_atomically
+from tools.pipeline.pages import ROOT, BookError, notebook_pages, shown
 
 HTML = ROOT / "_build" / "html"
-# Sphinx re-reads pages when their sources change, not when our extensions or templates do.
-REBUILD_ALL_WHEN_NEWER = [*sorted((ROOT / "tools").glob("sphinx_*")), *sorted((ROOT / "book" / "_templates").rglob("*"))]
+# Sphinx re-reads pages when their sources change, not when our extension (its Python and
+# the loader it inlines into pages) or our templates do.
+SPHINX_EXT = ROOT / "tools" / "sphinx_ext"
+REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), SPHINX_EXT / "runner" / "loader.js",
+                          *sorted((ROOT / "book" / "_templates").rglob("*"))]
 # Never an inputs digest: the page is re-executed on the next build, whatever changed.
 FAILED_DIGEST = "failed"
 SPHINX_ARGS = ["--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]

@@ -53,7 +53,7 @@ from pybtex.database import parse_file
 from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
-from tools.pages import ROOT, BookError, notebook_pages, read_page, shown
+from tools.pipeline.pages import ROOT, BookError, notebook_pages, read_page, shown
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
@@ -202,7 +202,7 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
             raise ctx.error(f"{{numref}}`{content}` names no figure of the book (labels: {sorted(figure_numbers())})")
         return title.replace("%s", number.split()[-1]) if title else number
     raise ctx.error(f"the role {{{name}}}`{content}` has no notebook form; write plain markdown, "
-                    "or teach tools/myst_to_notebook.py to convert it")
+                    "or teach tools/pipeline/myst_to_notebook.py to convert it")
 
 
 def convert_inline(text: str, roles: list[tuple[str, str]], ctx: Context) -> str:
@@ -253,7 +253,7 @@ def convert_directive(name: str, argument: str, body: str, ctx: Context) -> str:
     if name == "mermaid":  # the directive form; the fence form is kept as it is
         return f"```mermaid\n{content}\n```"
     raise ctx.error(f"the {{{name}}} directive has no notebook form; write plain markdown, "
-                    "or teach tools/myst_to_notebook.py to convert it")
+                    "or teach tools/pipeline/myst_to_notebook.py to convert it")
 
 
 def convert_title(text: str, ctx: Context) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jupytext
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tools/pipeline/pages.py -> the repository
 TOC = ROOT / "_toc.yml"
 
 

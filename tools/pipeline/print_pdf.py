@@ -1,12 +1,12 @@
 """Print the whole chapter to one PDF, from the book's own HTML, in Debian's Chromium.
 
 Usage:
-    python -m tools.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
+    python -m tools.pipeline.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
 
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
 page, with the stored outputs, the plots and the mermaid diagrams. This tool serves it
-on 127.0.0.1 (tools/browser_check.py's LocalSite), opens it in Debian's Chromium through
+on 127.0.0.1 (tools/checks/site_check.py's LocalSite), opens it in Debian's Chromium through
 Playwright (never a browser of its own), and before printing:
 
 * opens every worked solution in place (the ``<details>`` the HTML keeps closed), so the
@@ -38,12 +38,12 @@ from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import sync_playwright
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject, TextStringObject
 
-from tools.browser_check import (
-    CHROMIUM_ARGS,
+from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
+from tools.browser.local_site import LocalSite
+from tools.checks.site_check import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
     JS_LOAD_ALL_IMAGES,
@@ -51,12 +51,9 @@ from tools.browser_check import (
     JS_MERMAID_STATUS,
     MERMAID_ERROR_PATTERN,
     NAVIGATION_TIMEOUT_MS,
-    LocalSite,
-    chromium_path,
-    wait_for_page_scripts,
 )
 
-# The whole book on one page (tools/sphinx_pdf.py moves it to the root of the build).
+# The whole book on one page (tools/sphinx_ext/pdf.py moves it to the root of the build).
 CHAPTER_PAGE = "index.html"
 PAPER = "A4"
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
@@ -165,23 +162,13 @@ class PrintResult:
 class ChapterPrinter:
     """One headless Debian Chromium, reused for any number of prints (a context manager)."""
 
-    def __init__(self, executable_path: str | None = None):
-        self._executable_path = executable_path or chromium_path()
-
     def __enter__(self) -> ChapterPrinter:
-        self._playwright = sync_playwright().start()
-        try:
-            self._browser = self._playwright.chromium.launch(
-                executable_path=self._executable_path, args=CHROMIUM_ARGS, headless=True
-            )
-        except BaseException:
-            self._playwright.stop()
-            raise
+        self._launched = launch()
+        self._browser = self._launched.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        self._browser.close()
-        self._playwright.stop()
+        self._launched.__exit__(*exc)
 
     def print_site(self, site_root: Path, out: Path) -> PrintResult:
         """Print site_root's chapter page to out; raise PrintError (and write nothing) on a problem."""
@@ -204,8 +191,7 @@ class ChapterPrinter:
     def _print(self, context, site: LocalSite, out: Path) -> PrintResult:
         external: list[str] = []
         # Everything not served by our own server is stopped before it leaves the machine.
-        not_local = re.compile("^(?!" + re.escape(site.origin) + "/)(?!data:|blob:)")
-        context.route(not_local, lambda route: (external.append(route.request.url), route.abort("blockedbyclient")))
+        keep_on_host(context, site.origin, also="data:|blob:", on_blocked=external.append)
         page = context.new_page()
         page.set_default_timeout(NAVIGATION_TIMEOUT_MS)
         page_errors: list[str] = []

@@ -1,11 +1,11 @@
 """Keep each page's reader's notebook (book/X.ipynb) generated from its source (book/X.md).
 
-    python -m tools.stored_outputs sync           # what `make outputs` runs
-    python -m tools.stored_outputs sync --force   # re-execute every page
-    python -m tools.stored_outputs check          # fail if a .ipynb is not what its .md makes
+    python -m tools.pipeline.stored_outputs sync           # what `make outputs` runs
+    python -m tools.pipeline.stored_outputs sync --force   # re-execute every page
+    python -m tools.pipeline.stored_outputs check          # fail if a .ipynb is not what its .md makes
 
 The .md is what people edit; the .ipynb is generated from it: the reader's notebook that
-launch links open (markdown converted from MyST by tools/myst_to_notebook.py, a first
+launch links open (markdown converted from MyST by tools/pipeline/myst_to_notebook.py, a first
 install cell of ours) holding the outputs the book shows, which nbval re-checks on every
 `make test`. ``sync`` rewrites each .ipynb from its .md and re-executes a page only when
 its inputs changed: its code cells, or the ``chapter_lib`` modules it imports
@@ -15,7 +15,7 @@ notebooks hold no timestamps, timings or random cell ids, so an unchanged page r
 to the same bytes. ``check`` regenerates every notebook in memory from its .md and the
 outputs it stores, and requires the very bytes that are committed.
 
-The HTML book (tools/sphinx_stored_outputs.py) renders the .md itself, with the outputs
+The HTML book (tools/sphinx_ext/stored_outputs.py) renders the .md itself, with the outputs
 of :func:`page_with_stored_outputs`: each .md code cell gets the outputs of its stored
 counterpart, matched one to one.
 """
@@ -32,9 +32,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools.build_lib import write_atomically
-from tools.myst_to_notebook import ConversionError, is_added_cell, reader_notebook
-from tools.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
+from tools.pipeline.build_lib import write_atomically
+from tools.pipeline.myst_to_notebook import ConversionError, is_added_cell, reader_notebook
+from tools.pipeline.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
 DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ...}
@@ -186,7 +186,7 @@ def python_version(nb) -> str | None:
 def reader_text(md: Path, executed, version: str, digest: str | None = None) -> str:
     """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)
     and the version of the Python that made them; ``digest`` replaces the inputs digest
-    (tools/build_book.py marks a page that failed so that it is re-executed)."""
+    (tools/pipeline/build_book.py marks a page that failed so that it is re-executed)."""
     digest = digest or inputs_digest(executed)
     reader = reader_notebook(md, executed)
     return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version})) + "\n"
@@ -204,7 +204,7 @@ def execute(md: Path, nb) -> None:
         cell = next((c for c in code_cells(md) if c.source.strip() and c.source in str(err)), None)
         where = cell.where if cell else str(shown(md))
         error = BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}")
-        error.notebook = nb  # outputs up to the error: tools/build_book.py shows them in the page
+        error.notebook = nb  # outputs up to the error: tools/pipeline/build_book.py shows them in the page
         raise error from None
 
 

@@ -10,10 +10,10 @@
    not ``launch_buttons.thebe`` is on, and every page carries its stylesheet, its script,
    an inline ``THEBE_JS_URL`` pointing at unpkg.com (a CDN), and a kernel configuration
    naming a Binder repository that is not ours. This book runs its cells with Pyodide
-   instead (tools/sphinx_browser_run.py), so with thebe off all of that is left out: two
+   instead (tools/sphinx_ext/runner/__init__.py), so with thebe off all of that is left out: two
    requests fewer per page, and no CDN address in any page.
 
-(Diagrams: tools/sphinx_diagrams.py draws them at build time and loads no mermaid code.)
+(Diagrams: tools/sphinx_ext/diagrams.py draws them at build time and loads no mermaid code.)
 """
 
 from docutils import nodes

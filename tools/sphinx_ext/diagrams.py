@@ -3,7 +3,7 @@
 The pages keep plain ```mermaid fences (``myst_fence_as_directive``; JupyterLab draws them
 too) and sphinxcontrib-mermaid parses them. Instead of its ``<pre class="mermaid">`` plus
 mermaid's ~550 KB runtime drawing it in the reader's browser, each diagram is written as
-the SVG tools/draw_diagrams.py drew from the same source (book/_diagrams/, committed), inside
+the SVG tools/pipeline/draw_diagrams.py drew from the same source (book/_diagrams/, committed), inside
 ``<div class="mermaid" role="img" aria-label="...">``: the figure's ``alt`` becomes the
 drawing's accessible name, and the page loads no mermaid code at all. The diagram's source,
 which the chapter prints, follows in a folded ``<details>``.
@@ -18,7 +18,7 @@ from docutils import nodes
 from sphinx.errors import ExtensionError
 from sphinxcontrib.mermaid import mermaid
 
-from tools.draw_diagrams import REGENERATE, diagram_key, DIAGRAMS
+from tools.pipeline.draw_diagrams import REGENERATE, diagram_key, DIAGRAMS
 
 
 def inline_svg(code: str, docname: str) -> str:

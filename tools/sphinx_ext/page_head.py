@@ -50,7 +50,7 @@ def add_description(app, pagename, templatename, context, doctree) -> None:
 def write_landing_page(app, exception) -> None:
     if exception is not None or app.builder.format != "html" or app.config.root_doc == "index":
         return
-    if app.builder.name == "singlehtml":  # its one page is the root index.html (tools/sphinx_pdf.py)
+    if app.builder.name == "singlehtml":  # its one page is the root index.html (tools/sphinx_ext/pdf.py)
         return
     start = app.builder.get_target_uri(app.config.root_doc)
     icon = f'<link rel="icon" href="_static/{Path(app.config.html_favicon).name}">\n' if app.config.html_favicon else ""

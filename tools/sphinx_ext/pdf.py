@@ -1,6 +1,6 @@
 """Sphinx extension: the chapter's PDF, on both sides of the print.
 
-1. The singlehtml build (what tools/print_pdf.py prints) has its page at the root.
+1. The singlehtml build (what tools/pipeline/print_pdf.py prints) has its page at the root.
 Sphinx's singlehtml builder writes the whole book to ``<root_doc>.html``, here
 ``book/index.html``, but computes every asset and image URL as if that page were at the
 top (``_static/...``, ``_images/...``), so in ``book/`` nothing would load. We move the
@@ -13,10 +13,10 @@ no search): we write an empty one rather than leave a 404 in the page we print.
 add MathJax to every page (it cannot see which inlined page has an equation), and
 MathJax comes from a CDN: the printed page would request another host. The chapter has
 no math today; we add MathJax to the single page only when some page has an equation
-(and then tools/print_pdf.py refuses the CDN request until MathJax is served locally).
+(and then tools/pipeline/print_pdf.py refuses the CDN request until MathJax is served locally).
 
 3. The HTML book offers the chapter's PDF in its header. `make pdf` prints the whole
-chapter to one PDF (tools/print_pdf.py). When that file exists as the HTML is built,
+chapter to one PDF (tools/pipeline/print_pdf.py). When that file exists as the HTML is built,
 the HTML build copies it next to index.html and every page's download menu
 (sphinx-book-theme's header dropdown: .ipynb, .md, and .pdf, which prints the page from
 the browser and which we relabel "Print this page") gets one more entry, "Chapter PDF",

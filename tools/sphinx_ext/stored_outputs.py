@@ -6,7 +6,7 @@ launch buttons find the executed .ipynb beside it. That .ipynb is the reader's n
 (markdown converted for Jupyter, an install cell of ours), so the page's markdown comes
 from the .md, and only the outputs from the .ipynb: on ``source-read`` the .md is read
 by jupytext and each code cell gets the outputs of its stored counterpart, matched one to
-one (tools/stored_outputs.py, :func:`page_with_stored_outputs`); code that disagrees stops
+one (tools/pipeline/stored_outputs.py, :func:`page_with_stored_outputs`); code that disagrees stops
 the build naming the page, the cell and the fix (``make outputs``). MyST-NB then reads
 the resulting notebook through :func:`read_page`.
 """
@@ -19,7 +19,7 @@ import jupytext
 import nbformat
 from sphinx.errors import ExtensionError
 
-from tools.stored_outputs import REGENERATE, page_with_stored_outputs, stored_path
+from tools.pipeline.stored_outputs import REGENERATE, page_with_stored_outputs, stored_path
 
 
 def read_page(text: str):

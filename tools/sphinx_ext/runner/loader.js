@@ -1,5 +1,5 @@
 /* "Run in your browser": the loader every page with code cells carries inline (ours;
-   tools/sphinx_browser_run.py adds it). It only draws the controls; Python, the editor
+   tools/sphinx_ext/runner/__init__.py adds it). It only draws the controls; Python, the editor
    and runner.mjs load when the reader clicks. The controls' style is in
    book/_static/chapter.css: a <style> added here made the browser restyle the whole page
    at load (about 100 ms at a phone's speed, Lighthouse's TBT). */

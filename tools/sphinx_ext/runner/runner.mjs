@@ -1,7 +1,7 @@
 // "Run in your browser" (ours): turns the page's code cells into editors that run in one
 // Python interpreter per page (worker.mjs), as in a notebook.
 //
-// Loaded by the page's small inline loader (tools/sphinx_browser_run_loader.js) only
+// Loaded by the page's small inline loader (tools/sphinx_ext/runner/loader.js) only
 // after the reader clicks. The page is myst-nb's HTML: each code cell is a div.cell
 // holding div.cell_input (a <pre> with the source) and, when it printed, div.cell_output.
 // A cell's output replaces the stored one once the cell runs. Cells that draw with

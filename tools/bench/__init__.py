@@ -1,0 +1,7 @@
+"""Numbers, not checks (`make bench`, written to _build/bench/); timings are never asserted.
+
+``run_in_browser``  first-click bytes and time to first output (`make bench-run`)
+``page_weight``     bytes on the wire and requests per page; Lighthouse with --lighthouse
+``rebuild``         `make book` after a prose edit against `jupyter-book build .`
+``pdf_build``       `make pdf`'s two steps, pages and bytes (`make bench-pdf`)
+"""

@@ -1,0 +1,138 @@
+"""Start Debian's Chromium, headless, through Playwright: the one way every tool and test does it.
+
+Playwright is only the driver here: it never downloads a browser of its own (no
+``playwright install``). The browser is Debian's ``chromium`` package, which
+``tools/browser/ensure_debian_package.sh chromium chromium`` installs when it is missing.
+
+    with launch() as browser:                       # a Browser: new_context() as often as needed
+        ...
+    with open_context(profile=folder) as context:   # one BrowserContext with a profile on disk
+        ...
+
+The options a caller chooses, each for a reason of its own:
+
+* ``profile``: a user-data folder (default: a fresh temporary one, removed afterwards). A
+  profile kept between two contexts keeps the HTTP cache, which is how a reader's second
+  visit is measured.
+* off-host blocking: :func:`keep_on_host` stops, before it leaves the machine, every
+  request that is not for the given origin (Playwright's routing). Routing switches off
+  Chromium's HTTP cache, so a context that must cache blocks by name resolution instead:
+  ``open_context(resolve_only_localhost=True)`` makes every host name but 127.0.0.1
+  resolve to nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+# What the flags are for: no sandbox (the tools run as root in CI's container); no GPU,
+# QUIC, sync, component updates or background networking (this machine has no network
+# but the package registries, and Chromium would otherwise try Google's hosts at start).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# Every host name but the local server's address resolves to nothing.
+ONLY_LOCALHOST_RESOLVES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+VIEWPORT = {"width": 1280, "height": 900}
+
+# pydata-sphinx-theme keeps the chosen mode and the applied theme in these
+# two attributes; setting both switches the CSS without a reload.
+JS_DARK_THEME = """() => {
+    document.documentElement.dataset.mode = 'dark';
+    document.documentElement.dataset.theme = 'dark';
+}"""
+
+# Pages load their scripts (theme, copy buttons) once they have painted
+# (tools/sphinx_ext/page_assets.py); a check of what a reader sees waits until they have run.
+# A page without that loader (the search page, the root redirect) has nothing to wait for.
+JS_PAGE_SCRIPTS_SETTLED = """() => !document.getElementById('scripts-after-paint')
+    || ['loaded', 'failed'].includes(document.documentElement.dataset.pageScripts)"""
+PAGE_SCRIPTS_TIMEOUT_MS = 15_000
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).exists():
+        raise RuntimeError("Chromium is not installed; run `bash tools/browser/ensure_debian_package.sh chromium chromium`")
+    return path
+
+
+def lighthouse_flags() -> str:
+    """The same flags as Lighthouse's --chrome-flags (Lighthouse starts Chromium itself)."""
+    return " ".join(arg for arg in CHROMIUM_ARGS if arg != "--headless") + " --headless=new"
+
+
+@contextlib.contextmanager
+def launch() -> Iterator:
+    """Debian's Chromium as a Playwright Browser; every context made from it starts empty."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def open_context(
+    *, profile: Path | str | None = None, resolve_only_localhost: bool = False, viewport: dict = VIEWPORT, **options
+) -> Iterator:
+    """Debian's Chromium as one persistent BrowserContext (a profile folder on disk).
+
+    ``profile``: the user-data folder to use and keep; None for a fresh temporary one.
+    ``resolve_only_localhost``: block other hosts by name resolution (keeps the HTTP cache).
+    Service workers are blocked: a page must work without one, and none may outlive a test.
+    The context's first page is ``context.pages[0]``.
+    """
+    from playwright.sync_api import sync_playwright
+
+    args = [*CHROMIUM_ARGS, *([ONLY_LOCALHOST_RESOLVES] if resolve_only_localhost else [])]
+    with contextlib.ExitStack() as stack:
+        folder = profile or stack.enter_context(tempfile.TemporaryDirectory(prefix="chromium-profile-"))
+        playwright = stack.enter_context(sync_playwright())
+        context = playwright.chromium.launch_persistent_context(
+            str(folder), executable_path=chromium_path(), args=args, headless=True,
+            viewport=viewport, service_workers="block", **options)
+        try:
+            if not context.pages:
+                context.new_page()
+            yield context
+        finally:
+            context.close()
+
+
+def keep_on_host(context, origin: str, *, also: str = "", on_blocked: Callable[[str], None] | None = None) -> None:
+    """Stop every request of ``context`` that is not for ``origin`` before it leaves the machine.
+
+    ``also``: a regular expression of other address prefixes to let through (``data:|blob:``).
+    ``on_blocked``: called with each stopped URL, so a check can report it.
+    """
+    allowed = re.escape(origin) + "/" + (f"|{also}" if also else "")
+    not_local = re.compile(f"^(?!{allowed})")
+
+    def stop(route) -> None:
+        if on_blocked is not None:
+            on_blocked(route.request.url)
+        route.abort("blockedbyclient")
+
+    context.route(not_local, stop)
+
+
+def wait_for_page_scripts(page) -> str | None:
+    """Wait for the page's after-paint scripts; returns "loaded", "failed" or None (no loader)."""
+    page.wait_for_function(JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
+    return page.evaluate("() => document.documentElement.dataset.pageScripts || null")

@@ -1,0 +1,112 @@
+"""The built site served on 127.0.0.1 (a free port, a background thread), for every browser tool.
+
+Pages are opened over http, as a reader's browser opens the published book: opened as
+``file://`` the book's module scripts (Run in your browser) could not load.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+META_REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
+
+
+
+
+class _QuietCountingHandler(SimpleHTTPRequestHandler):
+    """Serves files without logging, counting the body bytes it sends."""
+
+    def log_message(self, format, *args):  # noqa: A002 - signature is fixed by http.server
+        pass
+
+    def send_header(self, keyword, value):
+        # Content-Length is exactly the body size of every file and error page
+        # http.server sends, so summing it gives the bytes a page load costs.
+        if keyword.lower() == "content-length":
+            self.server.count_bytes(int(value))
+        super().send_header(keyword, value)
+
+
+class _CountingServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address, handler):
+        super().__init__(address, handler)
+        self._lock = threading.Lock()
+        self._bytes_served = 0
+
+    def count_bytes(self, n: int) -> None:
+        with self._lock:
+            self._bytes_served += n
+
+    def take_bytes_served(self) -> int:
+        """Bytes sent since the last call."""
+        with self._lock:
+            n, self._bytes_served = self._bytes_served, 0
+            return n
+
+
+class LocalSite:
+    """Serves a folder on 127.0.0.1 at a free port, in a background thread."""
+
+    def __init__(self, root: Path, handler_class: type = None):
+        self.root = Path(root).resolve()
+        handler = functools.partial(handler_class or _QuietCountingHandler, directory=str(self.root))
+        self.server = _CountingServer(("127.0.0.1", 0), handler)
+        host, port = self.server.server_address[:2]
+        self.netloc = f"{host}:{port}"
+        self.origin = f"http://{self.netloc}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> LocalSite:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def url(self, page: str) -> str:
+        return f"{self.origin}/{page}"
+
+    def is_local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        # data:, blob: and about: URLs never reach the network.
+        return parts.scheme not in ("http", "https", "ws", "wss") or parts.netloc == self.netloc
+
+    def page_name(self, url: str) -> str:
+        return unquote(urlsplit(url).path).lstrip("/")
+
+    def file_for(self, url: str) -> Path | None:
+        """The file a local URL is served from, or None if there is none."""
+        path = (self.root / unquote(urlsplit(url).path).lstrip("/")).resolve()
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_relative_to(self.root) or not path.is_file():
+            return None
+        return path
+
+
+def find_pages(root: Path) -> list[str]:
+    """Every HTML page of a Sphinx build, as paths relative to its root.
+
+    Folders starting with "_" (_static, _sources, _images) hold assets, and
+    the theme keeps template fragments such as _static/webpack-macros.html
+    there, which are not pages.
+    """
+    root = Path(root)
+    pages = []
+    for path in sorted(root.rglob("*.html")):
+        relative = path.relative_to(root)
+        if not any(part.startswith("_") for part in relative.parts[:-1]):
+            pages.append(relative.as_posix())
+    return pages
+
+
+def is_redirect_page(html_file: Path) -> bool:
+    return html_file.is_file() and bool(META_REFRESH.search(html_file.read_text(errors="replace")))

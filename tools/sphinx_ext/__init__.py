@@ -1,0 +1,39 @@
+"""The book's Sphinx extension (ours): one ``setup()`` that registers every part.
+
+_config.yml names this package once (``sphinx.local_extensions``); each module here is one
+concern, with its own ``setup(app)``, registered in the order below. The order matters
+where two parts hook the same event at the same priority (they then run in this order),
+and is the order the parts were listed in before they became one package.
+
+========================  ==================================================================
+module                    what it does, and why
+========================  ==================================================================
+``stored_outputs``        pages show the outputs stored in their .ipynb; Sphinx never executes
+``citations``             the "(Liu et al. 2024)" citation style the chapter uses
+``clean_pages``           no duplicate scripts; no thebe assets (the book runs cells itself)
+``runner``                "Run in your browser": the inline loader, the runner's files
+``pdf``                   the singlehtml page `make pdf` prints; the header's "Chapter PDF"
+``diagrams``              mermaid diagrams as inline SVG drawn at build time (no mermaid.js)
+``icons``                 the theme's icon fonts subset to the glyphs used (no fontawesome.js)
+``valid_markup``          hidden-cell prompts and bibliography markup that pass vnu and axe
+``page_head``             a meta description per page; a valid root index.html
+``page_assets``           one stylesheet per page; scripts after the first paint (Lighthouse)
+========================  ==================================================================
+
+The theme workarounds that need templates, not Python, are in book/_templates (MAINTAINING.md
+says which does what).
+"""
+
+from __future__ import annotations
+
+from tools.sphinx_ext import (
+    citations, clean_pages, diagrams, icons, page_assets, page_head, pdf, runner, stored_outputs, valid_markup,
+)
+
+PARTS = [stored_outputs, citations, clean_pages, runner, pdf, diagrams, icons, valid_markup, page_head, page_assets]
+
+
+def setup(app):
+    for part in PARTS:
+        part.setup(app)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
