@@ -75,7 +75,8 @@ html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/htm
 	$(PY) -m tools.pipeline.build_book html
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
-$(PDF): $(PDF_SOURCES) $(ENV_STAMP)
+# (Order-only: the singlehtml build serves _build/static as the HTML does, so it must exist.)
+$(PDF): $(PDF_SOURCES) $(ENV_STAMP) | assets
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
 	  --warningiserror --nitpick --keep-going \

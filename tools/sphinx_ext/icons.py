@@ -61,7 +61,9 @@ def is_subset(font_file: Path) -> bool:
 
 
 def subset_font(font_file: Path, code_points: set[int]) -> None:
-    font = TTFont(font_file)
+    # The theme font's own modified date is kept (fontTools would stamp the time of the
+    # build), so two builds of the same pages write the same bytes.
+    font = TTFont(font_file, recalcTimestamp=False)
     options = subset.Options()
     options.flavor = "woff2"
     options.layout_features = ["*"]
