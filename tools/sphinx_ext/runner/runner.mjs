@@ -1,51 +1,52 @@
 // "Run in your browser" (ours): turns the page's code cells into editors that run in one
 // Python interpreter per page (worker.mjs), as in a notebook.
 //
-// Loaded by the page's small inline loader (tools/sphinx_ext/runner/loader.js) only
-// after the reader clicks. The page is myst-nb's HTML: each code cell is a div.cell
-// holding div.cell_input (a <pre> with the source) and, when it printed, div.cell_output.
-// A cell's output replaces the stored one once the cell runs. Cells that draw with
-// matplotlib keep their stored figure and say why (see FIGURE_CELL).
-import { createEditor } from "./editor.mjs";
+// Loaded by the page's small inline loader (loader.js) only after the reader clicks. The
+// page is myst-nb's HTML: each code cell is a div.cell holding div.cell_input (a <pre>
+// with the source) and, when it printed, div.cell_output; a cell's output replaces the
+// stored one once it runs. This module is the conductor: the worker and its queue, Stop
+// and restarts, prerequisites, and the page-level controls. The rest is one module per
+// concern: cells.mjs (a cell's editor and bar), output.mjs (bounded output),
+// storage.mjs (kept work), notebook.mjs (the .ipynb download), keys.mjs (page shortcuts
+// kept out of editors), dom.mjs (helpers).
+import { Cell, addedCellElement } from "./cells.mjs";
+import { button, el, saveFile } from "./dom.mjs";
+import { guardModifiedKeys } from "./keys.mjs";
+import { fetchNotebook, readersNotebook } from "./notebook.mjs";
+import { KeptWork, digest } from "./storage.mjs";
 
-// A cell that imports matplotlib cannot run: there is no offline WebAssembly build of
-// matplotlib to serve. Decided from the source, before running anything.
-export const FIGURE_CELL = /^\s*(?:import\s+matplotlib|from\s+matplotlib[\s.])/m;
-const FIGURE_NOTE =
-  "This cell draws a figure with matplotlib, which cannot run in the browser (there is no " +
-  "WebAssembly build of matplotlib the book can serve offline). The figure above was drawn " +
-  "when the book was built; to run this cell, use Binder or a local install.";
+export { FIGURE_CELL } from "./cells.mjs";
 
 const state = {
   worker: null,
-  cells: [],
+  generation: 0, // one per Python (worker) started; a cell ran "here" if it ran in this one
+  cells: [], // in page order, added cells among them
   queue: [],
   running: null,
+  failedCell: null,
   ready: false,
   status: null,
-  notice: "",
+  notices: [], // about kept work, shown in front of the status until Python is ready
+  notice: "", // Python was restarted: shown until a cell runs again
   version: "",
+  download: null, // {bytes, text} announced by the loader
+  kept: null,
+  addedCount: 0,
+  floating: null,
 };
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
-
-// A notice (Python was restarted) stays in front of the status until a cell runs again.
 function setStatus(text) {
-  state.status.textContent = state.notice ? `${state.notice} ${text}` : text;
+  state.status.textContent = [state.notice, ...state.notices, text].filter(Boolean).join(" ");
 }
 
 function setBusy(busy) {
   document.documentElement.dataset.browserRun = busy ? "busy" : state.ready ? "idle" : "loading";
+  state.floating.hidden = !busy || !state.running;
+  if (state.running) state.floatingText.textContent = `Running ${state.running.label}…`;
 }
+
+const runnable = () => state.cells.filter((c) => !c.figure);
+const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
 
 // ---------------------------------------------------------------------------
 // The worker
@@ -53,6 +54,7 @@ function setBusy(busy) {
 
 function startWorker() {
   state.ready = false;
+  state.generation += 1;
   setBusy(false);
   const worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
   worker.onmessage = (event) => onWorkerMessage(event.data);
@@ -60,17 +62,24 @@ function startWorker() {
     setStatus(`Python could not start: ${event.message || "the worker failed to load"}.`);
   };
   state.worker = worker;
+  setStatus(`Downloading Python (${state.download.text}; cached after the first time)…`);
 }
 
 function onWorkerMessage(message) {
   const cell = state.cells.find((c) => c.id === message.id);
   switch (message.type) {
+    case "progress": {
+      const total = state.download.bytes;
+      if (message.bytes) setStatus(`Downloading Python: ${megabytes(Math.min(message.bytes, total))} of ${megabytes(total)} MB…`);
+      break;
+    }
     case "status":
       setStatus(message.text);
       break;
     case "ready":
       state.ready = true;
       state.version = message.version;
+      state.notices = [];
       setStatus(`Ready: Python ${message.version} runs in this page (the book was executed with Python 3.11).`);
       setBusy(false);
       sendNext();
@@ -79,10 +88,10 @@ function onWorkerMessage(message) {
       setStatus(`Python could not start: ${message.text}`);
       break;
     case "stream":
-      if (cell) addOutput(cell, message.name, message.text);
+      if (cell) cell.output.add(message.name, message.text);
       break;
     case "display":
-      if (cell) addOutput(cell, "text/plain", message.plain, message.markdown);
+      if (cell) cell.output.add("text/plain", message.plain, message.markdown);
       break;
     case "done":
       if (!cell) break;
@@ -91,14 +100,16 @@ function onWorkerMessage(message) {
       if (!message.ok) {
         state.failedCell = cell;
         // As in Jupyter's "Run all": an error stops the cells queued after it.
-        for (const queued of state.queue) queued.setState("idle");
+        for (const queued of state.queue) queued.setState(queued.generation === state.generation ? "done" : "idle");
         state.queue = [];
-        setStatus(`Cell ${cell.number} raised an error (traceback under the cell).`);
+        setStatus(`${capital(cell.label)} raised an error (traceback under the cell).`);
       }
       sendNext();
       break;
   }
 }
+
+const capital = (text) => text[0].toUpperCase() + text.slice(1);
 
 function sendNext() {
   if (state.running || !state.ready) return;
@@ -112,8 +123,9 @@ function sendNext() {
   state.notice = "";
   state.running = cell;
   cell.clearOutput();
+  cell.generation = state.generation;
   cell.setState("running");
-  setStatus(`Running cell ${cell.number}…`);
+  setStatus(`Running ${cell.label}…`);
   setBusy(true);
   state.worker.postMessage({ type: "run", id: cell.id, source: cell.source() });
 }
@@ -125,125 +137,179 @@ function queueCells(cells) {
     state.queue.push(cell);
   }
   setBusy(true);
-  if (!state.ready) setStatus(state.status.textContent || "Starting Python…");
   sendNext();
+}
+
+// One cell, as a notebook reader expects it to run: the cells above it that have not run
+// in this Python (never, or not since a restart) run first, in order, so what they define
+// exists. Said in the status, so a reader sees why more than one cell runs.
+function runCell(cell) {
+  const before = runnable().slice(0, runnable().indexOf(cell));
+  const missing = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
+  queueCells([...missing, cell]);
+  if (missing.length) {
+    state.notice = `Running ${missing.length === 1 ? missing[0].label : `${missing.length} earlier cells`} first: ` +
+      `${missing.length === 1 ? "it has" : "they have"} not run in this Python.`;
+    setStatus(state.ready ? `Running ${state.running ? state.running.label : cell.label}…` : "Starting Python…");
+  }
 }
 
 function stop() {
   state.worker.terminate();
   for (const cell of [state.running, ...state.queue]) if (cell) cell.setState("stopped");
+  // What earlier cells defined is gone with the old Python: say so on each of them.
+  for (const cell of runnable()) if (["done", "error"].includes(cell.runState)) cell.setState("stale");
   state.queue = [];
   state.running = null;
   state.notice =
-    "Stopped. Python was restarted, so everything earlier cells defined is lost: " +
-    "run them again (Run all) before the cell you were running.";
-  setStatus("");
+    "Stopped. Python was restarted, so everything earlier cells defined is lost; " +
+    "running a cell runs the cells above it again first.";
   startWorker();
+  setStatus("Starting Python again…");
+  state.runAll.focus();
 }
 
 // ---------------------------------------------------------------------------
-// Cells
+// Kept work, added cells, the notebook download
 // ---------------------------------------------------------------------------
 
-// A cell's output, as the tests and the reader see it: one <pre> per stream run or
-// value, with data-kind naming it (stdout, stderr, text/plain).
-function addOutput(cell, kind, text, markdown) {
-  const last = cell.output.lastElementChild;
-  if ((kind === "stdout" || kind === "stderr") && last && last.dataset.kind === kind) {
-    last.textContent += text;
-    return;
-  }
-  const pre = el("pre", { "data-kind": kind, class: `browser-run-${kind.replace("/", "-")}` });
-  if (markdown != null) {
-    // A Markdown value (the exercises' show_source): show its text; a fenced code block
-    // shows as code. text/plain stays in data-plain, the value Jupyter stores.
-    pre.dataset.plain = text;
-    pre.textContent = markdown.replace(/^```\w*\n([\s\S]*?)\n?```\s*$/, "$1");
-  } else {
-    pre.textContent = text;
-  }
-  cell.output.append(pre);
+function notice(text) {
+  if (!state.notices.includes(text)) state.notices.push(text);
+  if (state.status) setStatus("");
 }
 
-function makeCell(div, number) {
-  const input = div.querySelector(".cell_input");
-  const pre = input && input.querySelector("pre");
-  if (!pre) return null;
-  const original = pre.textContent.replace(/\n$/, "");
-  const cell = {
-    id: number,
-    number,
-    element: div,
-    figure: FIGURE_CELL.test(original),
-    runState: "idle",
-  };
-  div.classList.add("browser-run-cell");
-  if (cell.figure) {
-    cell.source = () => original;
-    div.dataset.runState = "figure";
-    // Under the stored figure, inside a worked solution's <details> when it has one.
-    (div.querySelector(".cell_output") || input).after(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
-    return cell;
+function saveAdded() {
+  const list = [];
+  let after = null;
+  for (const cell of state.cells) {
+    if (cell.added) list.push({ id: cell.id, after: String(after), source: cell.source() });
+    after = cell.id;
   }
-  const highlight = pre.closest("div[class^='highlight-']") || pre.parentElement;
-  const host = el("div", { class: "browser-run-editor" });
-  highlight.replaceWith(host);
-  const editor = createEditor(host, original, {
-    label: `Code cell ${number}, editable; Shift+Enter runs it`,
-    onRun: () => queueCells([cell]),
-  });
-  cell.source = editor.source;
-  // An editor drawn while hidden (a closed worked solution) measures itself when shown.
-  div.querySelectorAll("details").forEach((d) => d.addEventListener("toggle", editor.remeasure));
-  cell.stateText = el("span", { class: "browser-run-cell-state", "aria-live": "off" });
-  const bar = el(
-    "div",
-    { class: "browser-run-cell-bar" },
-    el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells([cell]) },
-      `Run cell ${number}`),
-    cell.stateText,
-  );
-  cell.stored = div.querySelector(".cell_output");
-  cell.output = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of cell ${number}` });
-  input.after(bar, cell.output);
-  cell.clearOutput = () => {
-    if (cell.stored) cell.stored.hidden = true;
-    cell.output.replaceChildren();
-  };
-  const words = { idle: "", queued: "queued", running: "running…", done: "ran", error: "error", stopped: "stopped" };
-  cell.setState = (runState) => {
-    cell.runState = runState;
-    div.dataset.runState = runState;
-    cell.stateText.textContent = words[runState];
-  };
+  state.kept.setAdded(list);
+}
+
+function addCell(below, { id, source = "", focus = true } = {}) {
+  state.addedCount += 1;
+  id = id || `a${Date.now().toString(36)}${state.addedCount}`;
+  const div = addedCellElement();
+  // After the cell it was added to, and after cells already added below that one.
+  let index = state.cells.indexOf(below);
+  while (state.cells[index + 1] && state.cells[index + 1].added) index += 1;
+  state.cells[index].element.after(div);
+  const label = `your cell ${state.addedCount} (added)`;
+  const cell = new Cell({ div, id, number: null, label, bookSource: null, source, actions });
+  state.cells.splice(index + 1, 0, cell);
+  if (focus) cell.focus();
+  saveAdded();
   return cell;
+}
+
+function removeCell(cell) {
+  const index = state.cells.indexOf(cell);
+  if (state.running === cell || state.queue.includes(cell)) return;
+  cell.element.remove();
+  state.cells.splice(index, 1);
+  saveAdded();
+  const next = state.cells[index] || state.cells[index - 1];
+  if (next && next.focus) next.focus();
+}
+
+const actions = {
+  run: runCell,
+  add: (cell) => addCell(cell),
+  remove: removeCell,
+  reset: (cell) => { cell.setSource(cell.bookSource); cell.focus(); },
+  // An edit is saved with the digest of the book's code it was made on; while a conflict
+  // is open that is the older book's, so a reload asks again.
+  changed: (cell) => (cell.added ? saveAdded()
+    : state.kept.setEdit(cell.number, cell.source(), cell.bookSource, cell.olderBook || undefined)),
+};
+
+function clearWork() {
+  if (!window.confirm("Clear all your edits and added cells on this page? The cells go back to the book's code.")) return;
+  for (const cell of [...state.cells]) {
+    if (cell.added) removeCell(cell);
+    else if (!cell.figure && cell.edited) cell.setSource(cell.bookSource);
+  }
+  state.kept.clear();
+  setStatus("Your edits on this page were cleared.");
+}
+
+// Saved edits back into the editors; an edit whose book cell changed since is offered.
+function restoreWork() {
+  const kept = state.kept;
+  let restored = 0;
+  for (const cell of runnable()) {
+    const saved = kept.edit(cell.number);
+    if (!saved || saved.source === cell.source()) continue;
+    if (saved.book !== digest(cell.bookSource)) {
+      cell.olderBook = saved.book;
+      const chosen = () => { cell.olderBook = null; };
+      cell.showConflict(
+        () => { chosen(); kept.setEdit(cell.number, cell.source(), cell.bookSource); },
+        () => { chosen(); cell.setSource(cell.bookSource); },
+      );
+    }
+    cell.setSource(saved.source);
+    restored += 1;
+  }
+  for (const saved of kept.added()) {
+    const below = state.cells.find((c) => String(c.id) === saved.after) || state.cells[state.cells.length - 1];
+    addCell(below, { id: saved.id, source: saved.source, focus: false });
+    restored += 1;
+  }
+  if (restored) notice(`Your edits to this page (${restored} cell${restored === 1 ? "" : "s"}) came back from this browser.`);
+}
+
+async function downloadNotebook() {
+  try {
+    const url = new URL(state.notebookUrl, location.href).href;
+    const page = state.cells.map((c) => ({ bookSource: c.bookSource, source: c.source(), outputs: c.outputs() }));
+    const notebook = readersNotebook(await fetchNotebook(url), page);
+    const name = url.split("/").pop().replace(/\.ipynb$/, "-my-work.ipynb");
+    saveFile(name, JSON.stringify(notebook, null, 1) + "\n", "application/x-ipynb+json");
+    setStatus(`Downloaded ${name}: open it in JupyterLab or Colab.`);
+  } catch (error) {
+    setStatus(`Could not make the notebook: ${error.message}`);
+  }
 }
 
 // ---------------------------------------------------------------------------
 // Start: called by the loader on the click
 // ---------------------------------------------------------------------------
 
-export function start({ bar, status }) {
+// bar, status: the loader's controls; download: {bytes, text}, what the click downloads;
+// notebook: the URL of the page's reader's notebook, relative to the page.
+export function start({ bar, status, download, notebook }) {
+  guardModifiedKeys();
   const css = el("link", { rel: "stylesheet", href: new URL("./runner.css", import.meta.url).href });
   document.head.append(css);
-  state.status = status;
+  Object.assign(state, { status, download, notebookUrl: notebook });
+  state.kept = new KeptWork(notice);
   const main = document.querySelector("main") || document.body;
-  const divs = [...main.querySelectorAll("div.cell")];
-  state.cells = divs.map((div, i) => makeCell(div, i + 1)).filter(Boolean);
-  const runnable = () => state.cells.filter((c) => !c.figure);
-  const runAll = el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells(runnable()) },
-    "Run all");
+  const divs = [...main.querySelectorAll("div.cell")].filter((div) => div.querySelector(".cell_input pre"));
+  state.cells = divs.map((div, i) => {
+    const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
+    return new Cell({ div, id: i + 1, number: i + 1, label: `cell ${i + 1}`, bookSource: original, actions });
+  });
+  state.runAll = button("Run all", () => queueCells(runnable()), { cls: "browser-run-run-all" });
+  state.floatingText = el("span", {});
+  state.floating = el("div", { class: "browser-run-floating", hidden: true },
+    state.floatingText, button("Stop", stop, { label: "Stop", cls: "browser-run-stop" }));
+  document.body.append(state.floating);
   bar.replaceChildren(
-    runAll,
-    el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: stop }, "Stop"),
+    state.runAll,
+    button("Download as notebook", downloadNotebook, { cls: "browser-run-download" }),
+    button("Clear my edits", clearWork, { label: "Clear all my edits on this page", cls: "browser-run-clear" }),
     status,
   );
+  restoreWork();
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
-    cells: state.cells,
+    get cells() { return state.cells; },
     runAll: () => queueCells(runnable()),
   };
   startWorker();
-  // The clicked button is gone: keep the keyboard where the reader is.
-  if (bar.contains(document.activeElement) || document.activeElement === document.body) runAll.focus();
+  // The clicked button is gone: the keyboard goes on to "Run all".
+  state.runAll.focus({ preventScroll: true });
 }
