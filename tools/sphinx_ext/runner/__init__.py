@@ -28,7 +28,6 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.errors import ExtensionError
-from sphinx.util.fileutil import copy_asset_file
 
 HERE = Path(__file__).parent
 LOADER = HERE / "loader.js"
@@ -87,14 +86,14 @@ def copy_runner(app, exception):
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir, "_static", "runner")
         target.mkdir(parents=True, exist_ok=True)
-        for name in SERVED:
-            copy_asset_file(str(HERE / name), str(target / name))
+        for name in SERVED:  # (copy_asset_file would warn when a file changed)
+            shutil.copyfile(HERE / name, target / name)
         # The reader's notebook of each page, where the header's .ipynb download points.
         for docname in app.env.found_docs:
             notebook = reader_notebook(app, docname)
             served = Path(app.outdir, "_sources", docname + ".ipynb")
             if notebook.is_file() and served.parent.is_dir():
-                shutil.copyfile(notebook, served)  # (copy_asset_file would warn: it differs)
+                shutil.copyfile(notebook, served)
 
 
 def setup(app):

@@ -132,7 +132,7 @@ export class Cell {
         "The editor shows your code; the book's new code is below."),
       el("details", {}, el("summary", {}, "The book's code now"), el("pre", {}, this.bookSource)),
       el("div", { class: "browser-run-cell-bar" },
-        button("Keep mine", () => { done(); onKeep(); }, { label: `Keep my code of ${this.label}` }),
+        button("Keep mine", () => { done(); onKeep(); }, { label: `Keep mine: my code of ${this.label}` }),
         button("Take the book's", () => { done(); onTake(); }, { label: `Take the book's code of ${this.label}` })),
     );
     this.conflict.hidden = false;

@@ -36,6 +36,7 @@ export function createEditor(parent, source, { label, describedBy, onRun, onChan
         bracketMatching(),
         python(),
         syntaxHighlighting(classHighlighter),
+        EditorView.lineWrapping,
         // Shift+Enter runs the cell, as in Jupyter. Tab indents; Escape then Tab leaves.
         keymap.of([
           { key: "Shift-Enter", run: () => (onRun(), true) },

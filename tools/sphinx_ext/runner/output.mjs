@@ -122,7 +122,7 @@ export class CellOutput {
         button("Show all", () => { part.expanded = true; this.draw(part); },
           { label: `Show all of the output of ${this.label}` }),
         button("Save as text", () => saveFile(name, part.text),
-          { label: `Save the output of ${this.label} as a text file` })),
+          { label: `Save as text: the output of ${this.label}` })),
       pre(cut.tail),
     );
   }

@@ -26,7 +26,8 @@ const state = {
   failedCell: null,
   ready: false,
   status: null,
-  notices: [], // about kept work, shown in front of the status until Python is ready
+  notices: [], // about kept work (storage refused, unreadable): shown in front of the status
+  restored: "", // "your edits came back": shown until a cell runs
   notice: "", // Python was restarted: shown until a cell runs again
   version: "",
   download: null, // {bytes, text} announced by the loader
@@ -36,7 +37,7 @@ const state = {
 };
 
 function setStatus(text) {
-  state.status.textContent = [state.notice, ...state.notices, text].filter(Boolean).join(" ");
+  state.status.textContent = [state.notice, ...state.notices, state.restored, text].filter(Boolean).join(" ");
 }
 
 function setBusy(busy) {
@@ -79,7 +80,6 @@ function onWorkerMessage(message) {
     case "ready":
       state.ready = true;
       state.version = message.version;
-      state.notices = [];
       setStatus(`Ready: Python ${message.version} runs in this page (the book was executed with Python 3.11).`);
       setBusy(false);
       sendNext();
@@ -121,6 +121,7 @@ function sendNext() {
   }
   state.failedCell = null;
   state.notice = "";
+  state.restored = "";
   state.running = cell;
   cell.clearOutput();
   cell.generation = state.generation;
@@ -258,7 +259,7 @@ function restoreWork() {
     addCell(below, { id: saved.id, source: saved.source, focus: false });
     restored += 1;
   }
-  if (restored) notice(`Your edits to this page (${restored} cell${restored === 1 ? "" : "s"}) came back from this browser.`);
+  if (restored) state.restored = `Your edits to this page (${restored} cell${restored === 1 ? "" : "s"}) came back from this browser.`;
 }
 
 async function downloadNotebook() {
@@ -300,7 +301,7 @@ export function start({ bar, status, download, notebook }) {
   bar.replaceChildren(
     state.runAll,
     button("Download as notebook", downloadNotebook, { cls: "browser-run-download" }),
-    button("Clear my edits", clearWork, { label: "Clear all my edits on this page", cls: "browser-run-clear" }),
+    button("Clear my edits", clearWork, { label: "Clear my edits on this page", cls: "browser-run-clear" }),
     status,
   );
   restoreWork();

@@ -53,6 +53,8 @@ export class KeptWork {
       this.unavailable(error);
     }
     if (this.storage) this.read();
+    // A reload or a link followed within SAVE_DELAY_MS of the last keystroke loses nothing.
+    window.addEventListener("pagehide", () => { if (this.timer != null) this.save(true); });
   }
 
   get available() {
@@ -119,6 +121,7 @@ export class KeptWork {
   // Written SAVE_DELAY_MS after the last keystroke (or at once), and when the page hides.
   save(now = false) {
     clearTimeout(this.timer);
+    this.timer = null;
     if (!this.storage) return;
     if (!now) {
       this.timer = setTimeout(() => this.save(true), SAVE_DELAY_MS);
