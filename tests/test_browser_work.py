@@ -56,6 +56,10 @@ def shoot(page, name: str) -> None:
     page.screenshot(path=OUT / f"work-{name}.png")
 
 
+def center(locator) -> None:
+    locator.evaluate("(e) => e.scrollIntoView({block: 'center'})")
+
+
 def editor(page, number: int):
     return page.locator("div.cell").nth(number - 1).locator(".cm-content")
 
@@ -263,7 +267,7 @@ def test_edits_survive_a_reload_and_reset_restores(page_started):
     assert restored.get_attribute("data-edited") == "true"
     assert restored.get_by_text("edited (kept in this browser)").is_visible()
     assert "came back from this browser" in page.get_by_role("status").text_content()
-    restored.scroll_into_view_if_needed()
+    center(restored.locator(".browser-run-cell-bar"))
     shoot(page, "edited-and-reloaded")
     restored.get_by_role("button", name="Reset cell 4 to the book's code").click()
     assert cell(runner, 4)["source"] == book
@@ -298,7 +302,7 @@ def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
             assert cell(page, 4)["source"] == book + "\nprint('mine')"  # the reader's, in the editor
             notice.locator("summary").click()
             assert "# the book's new line" in notice.locator("pre").text_content()  # the book's, reachable
-            fourth.scroll_into_view_if_needed()
+            center(notice)
             shoot(page, "conflict-notice")
             # Not chosen yet: a reload asks again.
             open_and_start(page, url)
@@ -424,15 +428,16 @@ def test_axe_with_the_runner_active_and_touch_targets_at_phone_width(page_starte
         page.wait_for_timeout(300)
         problems += [f"{mode}: {v['impact']} {v['id']}: {v['help']} {v['targets'][:3]}"
                      for v in page.evaluate(JS_RUN_AXE) if v["impact"] in BLOCKING_IMPACTS]
-    page.locator("div.cell").nth(1).scroll_into_view_if_needed()
+    center(page.locator("div.cell").nth(1).locator(".browser-run-cell-bar"))
     shoot(page, "runner-dark")
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)
-    page.locator("div.cell").nth(1).scroll_into_view_if_needed()
+    center(page.locator("div.cell").nth(1).locator(".browser-run-cell-bar"))
     shoot(page, "phone-dark")
     page.emulate_media(color_scheme="light")
     page.evaluate("() => { document.documentElement.dataset.mode = 'light'; document.documentElement.dataset.theme = 'light'; }")
     page.wait_for_timeout(300)
+    center(page.locator(".browser-run-bar"))
     shoot(page, "phone-light")
     small = page.evaluate("""() => [...document.querySelectorAll('.browser-run-button, .browser-run-start')]
         .filter((b) => b.offsetParent !== null)
