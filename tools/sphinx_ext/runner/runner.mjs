@@ -47,6 +47,9 @@ function setBusy(busy) {
 }
 
 const runnable = () => state.cells.filter((c) => !c.figure);
+const pageBytes = () => performance.getEntriesByType("resource")
+  .filter((entry) => entry.name.includes("/_static/runner/"))
+  .reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
 const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
 
 // ---------------------------------------------------------------------------
@@ -70,8 +73,10 @@ function onWorkerMessage(message) {
   const cell = state.cells.find((c) => c.id === message.id);
   switch (message.type) {
     case "progress": {
+      // The worker counts what it fetched; the page already has the runner and the editor.
       const total = state.download.bytes;
-      if (message.bytes) setStatus(`Downloading Python: ${megabytes(Math.min(message.bytes, total))} of ${megabytes(total)} MB…`);
+      const loaded = Math.min(message.bytes + pageBytes(), total);
+      if (message.bytes) setStatus(`Downloading Python: ${megabytes(loaded)} of ${megabytes(total)} MB…`);
       break;
     }
     case "status":
