@@ -364,6 +364,22 @@ def test_add_run_keep_and_delete_a_cell(page_started):
     assert runner.problems() == []
 
 
+def test_clear_my_edits_returns_the_page_to_the_book(page_started):
+    runner, page = page_started, page_started.page
+    book = cell(runner, 4)["source"]
+    replace_text(page, 4, "print('mine')")
+    page.locator("div.cell").nth(0).get_by_role("button", name="Add a cell below cell 1").click()
+    page.keyboard.type("print('added')")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Clear my edits on this page").click()
+    assert cell(runner, 4)["source"] == book
+    assert page.locator("div.cell.browser-run-added").count() == 0
+    assert page.evaluate("() => localStorage.getItem('browser-run:v1:' + location.pathname)") is None
+    reload_and_start(runner)
+    assert cell(runner, 4)["source"] == book and page.locator("div.cell.browser-run-added").count() == 0
+    assert runner.problems() == []
+
+
 # ---------------------------------------------------------------------------
 # Download as notebook
 # ---------------------------------------------------------------------------
