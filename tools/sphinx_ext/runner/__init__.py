@@ -34,7 +34,7 @@ LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["runner.mjs", "cells.mjs", "output.mjs", "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs",
+SERVED = ["runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs",
           "worker.mjs", "runner.css"]
 # What `make assets` puts under _build/static (html_static_path) and the click fetches: the
 # editor bundle, the wheel, and the Pyodide files its runtime loads (the Makefile's

@@ -6,16 +6,14 @@
 // with the source) and, when it printed, div.cell_output; a cell's output replaces the
 // stored one once it runs. This module is the conductor: the worker and its queue, Stop
 // and restarts, prerequisites, and the page-level controls. The rest is one module per
-// concern: cells.mjs (a cell's editor and bar), output.mjs (bounded output),
-// storage.mjs (kept work), notebook.mjs (the .ipynb download), keys.mjs (page shortcuts
-// kept out of editors), dom.mjs (helpers).
-import { Cell, addedCellElement } from "./cells.mjs";
-import { button, el, saveFile } from "./dom.mjs";
+// concern: cells.mjs (a cell's editor and bar), output.mjs (bounded output), work.mjs
+// (the reader's edits and added cells: kept, restored, cleared, downloaded) with
+// storage.mjs (localStorage) and notebook.mjs (the .ipynb), keys.mjs (page shortcuts kept
+// out of editors), dom.mjs (helpers).
+import { Cell } from "./cells.mjs";
+import { button, el } from "./dom.mjs";
 import { guardModifiedKeys } from "./keys.mjs";
-import { fetchNotebook, readersNotebook } from "./notebook.mjs";
-import { KeptWork, digest } from "./storage.mjs";
-
-export { FIGURE_CELL } from "./cells.mjs";
+import { Work } from "./work.mjs";
 
 const state = {
   worker: null,
@@ -27,17 +25,16 @@ const state = {
   ready: false,
   status: null,
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
-  restored: "", // "your edits came back": shown until a cell runs
   notice: "", // Python was restarted: shown until a cell runs again
   version: "",
   download: null, // {bytes, text} announced by the loader
-  kept: null,
-  addedCount: 0,
+  work: null, // work.mjs
   floating: null,
 };
 
 function setStatus(text) {
-  state.status.textContent = [state.notice, ...state.notices, state.restored, text].filter(Boolean).join(" ");
+  const restored = state.work ? state.work.restored : "";
+  state.status.textContent = [state.notice, ...state.notices, restored, text].filter(Boolean).join(" ");
 }
 
 function setBusy(busy) {
@@ -126,7 +123,7 @@ function sendNext() {
   }
   state.failedCell = null;
   state.notice = "";
-  state.restored = "";
+  state.work.restored = "";
   state.running = cell;
   cell.clearOutput();
   cell.generation = state.generation;
@@ -176,7 +173,7 @@ function stop() {
 }
 
 // ---------------------------------------------------------------------------
-// Kept work, added cells, the notebook download
+// The reader's work (work.mjs) and what the cells' controls do
 // ---------------------------------------------------------------------------
 
 function notice(text) {
@@ -184,101 +181,13 @@ function notice(text) {
   if (state.status) setStatus("");
 }
 
-function saveAdded() {
-  const list = [];
-  let after = null;
-  for (const cell of state.cells) {
-    if (cell.added) list.push({ id: cell.id, after: String(after), source: cell.source() });
-    after = cell.id;
-  }
-  state.kept.setAdded(list);
-}
-
-function addCell(below, { id, source = "", focus = true } = {}) {
-  state.addedCount += 1;
-  id = id || `a${Date.now().toString(36)}${state.addedCount}`;
-  const div = addedCellElement();
-  // After the cell it was added to, and after cells already added below that one.
-  let index = state.cells.indexOf(below);
-  while (state.cells[index + 1] && state.cells[index + 1].added) index += 1;
-  state.cells[index].element.after(div);
-  const label = `your cell ${state.addedCount} (added)`;
-  const cell = new Cell({ div, id, number: null, label, bookSource: null, source, actions });
-  state.cells.splice(index + 1, 0, cell);
-  if (focus) cell.focus();
-  saveAdded();
-  return cell;
-}
-
-function removeCell(cell) {
-  const index = state.cells.indexOf(cell);
-  if (state.running === cell || state.queue.includes(cell)) return;
-  cell.element.remove();
-  state.cells.splice(index, 1);
-  saveAdded();
-  const next = state.cells[index] || state.cells[index - 1];
-  if (next && next.focus) next.focus();
-}
-
 const actions = {
   run: runCell,
-  add: (cell) => addCell(cell),
-  remove: removeCell,
+  add: (cell) => state.work.add(cell),
+  remove: (cell) => { if (state.running !== cell && !state.queue.includes(cell)) state.work.remove(cell); },
   reset: (cell) => { cell.setSource(cell.bookSource); cell.focus(); },
-  // An edit is saved with the digest of the book's code it was made on; while a conflict
-  // is open that is the older book's, so a reload asks again.
-  changed: (cell) => (cell.added ? saveAdded()
-    : state.kept.setEdit(cell.number, cell.source(), cell.bookSource, cell.olderBook || undefined)),
+  changed: (cell) => state.work.changed(cell),
 };
-
-function clearWork() {
-  if (!window.confirm("Clear all your edits and added cells on this page? The cells go back to the book's code.")) return;
-  for (const cell of [...state.cells]) {
-    if (cell.added) removeCell(cell);
-    else if (!cell.figure && cell.edited) cell.setSource(cell.bookSource);
-  }
-  state.kept.clear();
-  setStatus("Your edits on this page were cleared.");
-}
-
-// Saved edits back into the editors; an edit whose book cell changed since is offered.
-function restoreWork() {
-  const kept = state.kept;
-  let restored = 0;
-  for (const cell of runnable()) {
-    const saved = kept.edit(cell.number);
-    if (!saved || saved.source === cell.source()) continue;
-    if (saved.book !== digest(cell.bookSource)) {
-      cell.olderBook = saved.book;
-      const chosen = () => { cell.olderBook = null; };
-      cell.showConflict(
-        () => { chosen(); kept.setEdit(cell.number, cell.source(), cell.bookSource); },
-        () => { chosen(); cell.setSource(cell.bookSource); },
-      );
-    }
-    cell.setSource(saved.source);
-    restored += 1;
-  }
-  for (const saved of kept.added()) {
-    const below = state.cells.find((c) => String(c.id) === saved.after) || state.cells[state.cells.length - 1];
-    addCell(below, { id: saved.id, source: saved.source, focus: false });
-    restored += 1;
-  }
-  if (restored) state.restored = `Your edits to this page (${restored} cell${restored === 1 ? "" : "s"}) came back from this browser.`;
-}
-
-async function downloadNotebook() {
-  try {
-    const url = new URL(state.notebookUrl, location.href).href;
-    const page = state.cells.map((c) => ({ bookSource: c.bookSource, source: c.source(), outputs: c.outputs() }));
-    const notebook = readersNotebook(await fetchNotebook(url), page);
-    const name = url.split("/").pop().replace(/\.ipynb$/, "-my-work.ipynb");
-    saveFile(name, JSON.stringify(notebook, null, 1) + "\n", "application/x-ipynb+json");
-    setStatus(`Downloaded ${name}: open it in JupyterLab or Colab.`);
-  } catch (error) {
-    setStatus(`Could not make the notebook: ${error.message}`);
-  }
-}
 
 // ---------------------------------------------------------------------------
 // Start: called by the loader on the click
@@ -290,14 +199,19 @@ export function start({ bar, status, download, notebook }) {
   guardModifiedKeys();
   const css = el("link", { rel: "stylesheet", href: new URL("./runner.css", import.meta.url).href });
   document.head.append(css);
-  Object.assign(state, { status, download, notebookUrl: notebook });
-  state.kept = new KeptWork(notice);
+  Object.assign(state, { status, download });
+  const page = { cells: [] };
+  state.work = new Work({
+    page, notice, setStatus, notebookUrl: notebook,
+    newCell: ({ div, id, label, source }) => new Cell({ div, id, number: null, label, bookSource: null, source, actions }),
+  });
   const main = document.querySelector("main") || document.body;
   const divs = [...main.querySelectorAll("div.cell")].filter((div) => div.querySelector(".cell_input pre"));
-  state.cells = divs.map((div, i) => {
+  state.cells = page.cells;
+  page.cells.push(...divs.map((div, i) => {
     const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
     return new Cell({ div, id: i + 1, number: i + 1, label: `cell ${i + 1}`, bookSource: original, actions });
-  });
+  }));
   state.runAll = button("Run all", () => queueCells(runnable()), { cls: "browser-run-run-all" });
   state.floatingText = el("span", {});
   state.floating = el("div", { class: "browser-run-floating", hidden: true },
@@ -305,11 +219,11 @@ export function start({ bar, status, download, notebook }) {
   document.body.append(state.floating);
   bar.replaceChildren(
     state.runAll,
-    button("Download as notebook", downloadNotebook, { cls: "browser-run-download" }),
-    button("Clear my edits", clearWork, { label: "Clear my edits on this page", cls: "browser-run-clear" }),
+    button("Download as notebook", () => state.work.download(), { cls: "browser-run-download" }),
+    button("Clear my edits", () => state.work.clear(), { label: "Clear my edits on this page", cls: "browser-run-clear" }),
     status,
   );
-  restoreWork();
+  state.work.restore();
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
     get cells() { return state.cells; },
