@@ -12,6 +12,12 @@ Usage:
   first output under a cell, with a new profile (cold) and again with the same profile
   (cached: HTTP cache warm);
 
+* announced against measured: the download size the page announces before the click
+  (filled in at build time, tools/sphinx_ext/runner/__init__.py) beside the bytes served;
+* a print flood: `for i in range(200000): print(i)` in cell 1, its wall time from the run
+  to "done" and the longest gap between two animation frames while it runs (how long the
+  page could not respond); then an endless print loop, and how long Stop takes to stop it;
+
 then runs every page with code and counts the cells whose output matches the stored
 notebook (tools/checks/run_check.py). Numbers are printed and written to
 _build/bench/browser_run.json; nothing is asserted. Timings depend on the machine and its
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -32,6 +39,54 @@ from tools.checks.run_check import BrowserRunner, compare, pages_with_code, stor
 from tools.pipeline.pages import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"
+ANNOUNCED = re.compile(r'DOWNLOAD_BYTES = Number\("(\d+)"\)')
+FLOOD = "for i in range(200000): print(i)"
+ENDLESS = "i = 0\nwhile True:\n    print(i)\n    i += 1"
+
+# Run cell 1 with `source`, timing it in the page and watching the frames meanwhile.
+# With `stop_after_ms`, Stop is pressed that long after the run starts (as a reader would).
+JS_TIMED_RUN = """async ([source, stopAfterMs]) => {
+    const cell = window.browserRun.cells[0];
+    cell.setSource(source);
+    let longest = 0, last = performance.now(), watching = true;
+    const frame = (now) => { longest = Math.max(longest, now - last); last = now; if (watching) requestAnimationFrame(frame); };
+    requestAnimationFrame(frame);
+    const started = performance.now();
+    cell.element.querySelector('.browser-run-run').click();
+    const finished = () => ['done', 'error', 'stopped'].includes(cell.runState);
+    let stoppedAt = null;
+    if (stopAfterMs != null) {
+        await new Promise((resolve) => setTimeout(resolve, stopAfterMs));
+        stoppedAt = performance.now();
+        document.querySelector('.browser-run-stop').click();
+    }
+    while (!finished()) await new Promise((resolve) => setTimeout(resolve, 5));
+    const ended = performance.now();
+    watching = false;
+    return {
+        seconds: (ended - started) / 1000,
+        longest_frame_gap_ms: Math.round(longest),
+        stop_to_stopped_ms: stoppedAt == null ? null : Math.round(ended - stoppedAt),
+        state: cell.runState,
+        output_chars: cell.output.parts.reduce((n, part) => n + part.text.length, 0),
+        shown_height_px: Math.round(cell.output.container.getBoundingClientRect().height),
+    };
+}"""
+
+
+def print_flood(site: Path, page: str) -> dict:
+    """The 200,000-print loop, then Stop on an endless one (a new profile, cached after)."""
+    with BrowserRunner(site) as runner:
+        runner.open(page)
+        runner.start()
+        flood = runner.page.evaluate(JS_TIMED_RUN, [FLOOD, None])
+        runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'")
+        stop = runner.page.evaluate(JS_TIMED_RUN, [ENDLESS, 2000])
+        return {"loop_200000_prints": flood, "stop_during_endless_loop": stop}
+
+
+def announced_bytes(site: Path, page: str) -> int:
+    return int(ANNOUNCED.search((site / page).read_text(encoding="utf-8")).group(1))
 
 
 def click_bytes(site: Path, urls: list[str], origin: str) -> dict:
@@ -71,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
             cached.append(again.seconds_to_first_output)
             first_click["served_bytes_cached"] = again.bytes_after_click
 
+    flood = print_flood(args.site, args.page)
+    announced = announced_bytes(args.site, args.page)
+
     pages = {}
     with BrowserRunner(args.site) as runner:
         for page in pages_with_code(args.site):
@@ -83,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "page": args.page,
         "first_click": first_click,
+        "announced_bytes": announced,
+        "print_flood": flood,
         "seconds_to_first_output": {
             "cold": [round(s, 2) for s in cold], "cold_median": round(statistics.median(cold), 2),
             "cached": [round(s, 2) for s in cached], "cached_median": round(statistics.median(cached), 2),
@@ -98,6 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"first click on {args.page}: {fc['files']} files, {fc['raw_bytes'] / 1e6:.2f} MB raw, "
           f"{fc['gzip_bytes'] / 1e6:.2f} MB gzipped (served: {fc['served_bytes_cold'] / 1e6:.2f} MB cold, "
           f"{fc['served_bytes_cached'] / 1e6:.2f} MB with the HTTP cache)")
+    print(f"announced on the page: {announced / 1e6:.2f} MB ({'matches' if announced == fc['served_bytes_cold'] else 'differs from'} "
+          f"the {fc['served_bytes_cold'] / 1e6:.2f} MB served cold)")
+    loop, stop = flood["loop_200000_prints"], flood["stop_during_endless_loop"]
+    print(f"print flood ({FLOOD!r}): {loop['seconds']:.2f} s to done, longest frame gap {loop['longest_frame_gap_ms']} ms, "
+          f"output area {loop['shown_height_px']} px tall for {loop['output_chars']:,} characters")
+    print(f"Stop during an endless print loop: stopped {stop['stop_to_stopped_ms']} ms after the click "
+          f"(state {stop['state']}), longest frame gap {stop['longest_frame_gap_ms']} ms")
     print(f"time to first output: cold {report['seconds_to_first_output']['cold']} s, "
           f"cached {report['seconds_to_first_output']['cached']} s")
     total = [0, 0, 0]

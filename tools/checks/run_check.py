@@ -39,7 +39,7 @@ JS_CELLS = """() => window.browserRun.cells.map((c) => ({
     source: c.source(),
     figure: c.figure,
     state: c.element.dataset.runState,
-    outputs: c.figure ? [] : [...c.output.children].map((pre) => [pre.dataset.kind, pre.dataset.plain ?? pre.textContent]),
+    outputs: c.figure ? [] : c.output.list(),
     note: (c.element.querySelector('.browser-run-note') || {}).textContent || '',
     storedFigure: !!c.element.querySelector('.cell_output img'),
 }))"""

@@ -10,27 +10,44 @@ builds the last three into ``_build/static`` (served through ``html_static_path`
 npm (``editor.mjs`` here is the bundle's entry point) and from this repository.
 README.md in this folder says how the pieces talk.
 
+Two values are filled into each page's loader at build time: the bytes the click
+downloads (summed from the files themselves, so the page announces what `make bench-run`
+measures), and where the page's reader's notebook is served. That notebook
+(``book/X.ipynb``: markdown converted for Jupyter, an install cell) replaces myst-nb's copy
+of the page at ``_sources/book/X.ipynb`` when the build finishes, so the header's
+".ipynb" download is the notebook Binder and Colab open, and "Download as notebook"
+(``notebook.mjs``) builds on it.
+
 Pages without code cells (the landing page, references, search) get no loader. Every
 page of the HTML book loads ``runner/progress.mjs`` after its first paint: the exercises a
-reader has done, on 15.11 and beside its sidebar entry.
+reader has done, on 15.11 and beside its sidebar entry (not part of the click's download).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from docutils import nodes
-from sphinx.util.fileutil import copy_asset_file
+from sphinx.errors import ExtensionError
 
 HERE = Path(__file__).parent
 LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["runner.mjs", "worker.mjs", "runner.css", "progress.mjs"]
+SERVED = ["runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs",
+          "worker.mjs", "runner.css"]
+# What `make assets` puts under _build/static (html_static_path) and the click fetches: the
+# editor bundle, the wheel, and the Pyodide files its runtime loads (the Makefile's
+# PYODIDE_FILES). With SERVED, the download the page announces.
+CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs",
+                "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
 # Loaded on every page of the HTML book after its first paint (not on the printed page):
 # the exercise page's progress, and its count beside that page in the sidebar.
-PROGRESS = "runner/progress.mjs"
+PROGRESS = "progress.mjs"
+BYTES_TOKEN = "__BROWSER_RUN_BYTES__"
+NOTEBOOK_TOKEN = "__BROWSER_RUN_NOTEBOOK__"
 
 
 def is_code_cell(node) -> bool:
@@ -42,19 +59,48 @@ def has_code_cells(doctree) -> bool:
     return doctree is not None and next(doctree.findall(is_code_cell), None) is not None
 
 
+def download_bytes(app) -> int:
+    """Bytes of every file the click fetches, found where the build serves them from."""
+    total = sum((HERE / name).stat().st_size for name in SERVED)
+    folders = [Path(app.confdir, folder) for folder in app.config.html_static_path]
+    for name in CLICK_ASSETS:
+        found = next((folder / name for folder in folders if (folder / name).is_file()), None)
+        if found is None:
+            raise ExtensionError(f"Run in your browser: {name} is not in html_static_path ({', '.join(map(str, folders))}); "
+                                 "run `make assets`")
+        total += found.stat().st_size
+    return total
+
+
+def reader_notebook(app, docname: str) -> Path:
+    return Path(app.srcdir, docname + ".ipynb")
+
+
 def add_loader(app, pagename, templatename, context, doctree):
-    if has_code_cells(doctree):
-        app.add_js_file(None, body=LOADER.read_text(encoding="utf-8"), id=LOADER_ID)
     if app.builder.name == "html" and doctree is not None:
-        app.add_js_file(PROGRESS, type="module")
+        app.add_js_file(f"runner/{PROGRESS}", type="module")
+    if not has_code_cells(doctree):
+        return
+    if not hasattr(app, "_browser_run_bytes"):
+        app._browser_run_bytes = download_bytes(app)
+    loader = (LOADER.read_text(encoding="utf-8")
+              .replace(BYTES_TOKEN, str(app._browser_run_bytes))
+              .replace(NOTEBOOK_TOKEN, f"_sources/{pagename}.ipynb"))
+    app.add_js_file(None, body=loader, id=LOADER_ID)
 
 
 def copy_runner(app, exception):
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir, "_static", "runner")
         target.mkdir(parents=True, exist_ok=True)
-        for name in SERVED:
-            copy_asset_file(str(HERE / name), str(target / name))
+        for name in [*SERVED, PROGRESS]:  # (copy_asset_file would warn when a file changed)
+            shutil.copyfile(HERE / name, target / name)
+        # The reader's notebook of each page, where the header's .ipynb download points.
+        for docname in app.env.found_docs:
+            notebook = reader_notebook(app, docname)
+            served = Path(app.outdir, "_sources", docname + ".ipynb")
+            if notebook.is_file() and served.parent.is_dir():
+                shutil.copyfile(notebook, served)
 
 
 def setup(app):

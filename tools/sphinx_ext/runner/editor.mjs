@@ -1,15 +1,29 @@
 // Entry point of the code editor bundle (ours), built by `make assets` with esbuild into
 // _build/static/runner/editor.mjs from CodeMirror 6 on npm. Loaded only after the click.
 import { EditorState } from "@codemirror/state";
-import { EditorView, drawSelection, keymap } from "@codemirror/view";
+import { EditorView, drawSelection, keymap, runScopeHandlers } from "@codemirror/view";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { python } from "@codemirror/lang-python";
 import { classHighlighter } from "@lezer/highlight";
 
+// After Escape, Tab and Shift+Tab leave the editor until any other key is pressed (a day
+// is "no time window": CodeMirror's own Escape gives two seconds, too short to read the hint).
+const LEAVE_MODE_MS = 24 * 60 * 60 * 1000;
+
 // Highlighting by CSS class (tok-keyword, tok-string, ...), coloured in runner.css for
 // the light and the dark theme alike.
-export function createEditor(parent, source, { label, onRun }) {
+//   label:      the editor's accessible name
+//   describedBy: id of the visible keyboard hint (its accessible description)
+//   onRun:      Shift+Enter
+//   onChange:   called with the new source after every edit (kept work)
+//   onLeaveMode: called with true after Escape (Tab now leaves), false when editing again
+export function createEditor(parent, source, { label, describedBy, onRun, onChange, onLeaveMode }) {
+  const leave = (on) => (view) => {
+    view.setTabFocusMode(on ? LEAVE_MODE_MS : false);
+    if (onLeaveMode) onLeaveMode(on);
+    return on;
+  };
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -22,16 +36,41 @@ export function createEditor(parent, source, { label, onRun }) {
         bracketMatching(),
         python(),
         syntaxHighlighting(classHighlighter),
-        // Shift+Enter runs the cell, as in Jupyter. Tab indents; Escape then Tab leaves
-        // the editor (CodeMirror's rule, so the keyboard is never trapped).
-        keymap.of([{ key: "Shift-Enter", run: () => (onRun(), true) }, ...defaultKeymap, ...historyKeymap, indentWithTab]),
-        EditorView.contentAttributes.of({ "aria-label": label }),
+        EditorView.lineWrapping,
+        // Shift+Enter runs the cell, as in Jupyter. Tab indents; Escape then Tab leaves.
+        keymap.of([
+          { key: "Shift-Enter", run: () => (onRun(), true) },
+          { key: "Escape", run: leave(true) },
+          ...defaultKeymap, ...historyKeymap, indentWithTab,
+        ]),
+        EditorView.domEventHandlers({
+          focus: (event, view) => void leave(false)(view),
+          keydown: (event, view) => {
+            if (!["Escape", "Tab", "Shift"].includes(event.key) && onLeaveMode) onLeaveMode(false);
+            return false;
+          },
+        }),
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged && onChange) onChange(update.state.doc.toString());
+        }),
+        EditorView.contentAttributes.of({ "aria-label": label, ...(describedBy ? { "aria-describedby": describedBy } : {}) }),
       ],
     }),
   });
   return {
     view,
     source: () => view.state.doc.toString(),
+    // Replace the whole text as one undoable edit (Reset, "take the book's"): Ctrl+Z brings
+    // the reader's text back.
+    setSource: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),
     remeasure: () => view.requestMeasure(),
+    focus: () => view.focus(),
   };
+}
+
+// A key pressed with Ctrl, Alt or Meta inside an editor, stopped before the page's own
+// window-level shortcuts (the theme's Ctrl+K) could see it: give it to the editor's keymap.
+export function runEditorKeymap(dom, event) {
+  const view = EditorView.findFromDOM(dom);
+  return !!view && runScopeHandlers(view, event, "editor");
 }

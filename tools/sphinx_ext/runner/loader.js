@@ -1,13 +1,28 @@
 /* "Run in your browser": the loader every page with code cells carries inline (ours;
-   tools/sphinx_ext/runner/__init__.py adds it). It only draws the controls; Python, the editor
-   and runner.mjs load when the reader clicks. The controls' style is in
-   book/_static/chapter.css: a <style> added here made the browser restyle the whole page
-   at load (about 100 ms at a phone's speed, Lighthouse's TBT). */
+   tools/sphinx_ext/runner/__init__.py adds it, and fills in the two values below). It only
+   draws the controls; Python, the editor and runner.mjs load when the reader clicks. The
+   controls' style is in book/_static/chapter.css: a <style> added here made the browser
+   restyle the whole page at load (about 100 ms at a phone's speed, Lighthouse's TBT). */
 (() => {
   const LABEL = "Run in your browser";
+  // What the click downloads, summed at build time from the files themselves (the figure
+  // `make bench-run` measures as "served cold"), and this page's reader's notebook.
+  const DOWNLOAD_BYTES = Number("__BROWSER_RUN_BYTES__");
+  const NOTEBOOK = "__BROWSER_RUN_NOTEBOOK__";
+  const DOWNLOAD_TEXT = `about ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
   const SERVE_HINT = "Running needs the book served over http, not opened as a file: in the " +
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
+  // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
+  const KEPT = "browser-run:v1:" + location.pathname;
   let status, bar, loading;
+
+  // Registered now, before the theme's scripts run, so it is the first window-level key
+  // listener: once the runner has loaded, keys typed in its editors are kept from the
+  // page's own shortcuts (keys.mjs says how). Until then it does nothing.
+  window.addEventListener("keydown", (event) => {
+    if (window.browserRunKeys) window.browserRunKeys(event);
+  }, true);
+
   function button(cls, text) {
     const b = document.createElement("button");
     b.type = "button";
@@ -16,6 +31,9 @@
     b.addEventListener("click", start);
     return b;
   }
+  function keptWork() {
+    try { return window.localStorage.getItem(KEPT) != null; } catch (error) { return false; }
+  }
   function start() {
     if (location.protocol === "file:") {
       status.textContent = SERVE_HINT;
@@ -23,11 +41,18 @@
       return;
     }
     bar.scrollIntoView({ block: "start" });
-    if (loading) return;
+    if (loading) {
+      /* Already running: the header's button leads to the page's controls. */
+      loading.then(() => { const runAll = bar.querySelector(".browser-run-run-all"); if (runAll) runAll.focus(); });
+      return;
+    }
     status.textContent = "Loading the editor and Python…";
     const root = document.documentElement.dataset.content_root || "";
     loading = import(new URL(root + "_static/runner/runner.mjs", location.href).href)
-      .then((runner) => runner.start({ bar, status }))
+      .then((runner) => runner.start({
+        bar, status, download: { bytes: DOWNLOAD_BYTES, text: DOWNLOAD_TEXT },
+        notebook: new URL(root + NOTEBOOK, location.href).href,
+      }))
       .catch((error) => { loading = null; status.textContent = "Could not load the runner: " + error.message; });
   }
   document.addEventListener("DOMContentLoaded", () => {
@@ -38,8 +63,11 @@
     status.setAttribute("role", "status");  /* an aria-live region: loading steps are announced */
     bar = document.createElement("div");
     bar.className = "browser-run-bar";
-    status.textContent = "Edit and run this page's code here: Python runs in your browser " +
-      "(the first click downloads about 14 MB, cached afterwards).";
+    status.textContent = keptWork()
+      ? "Your edits to this page are kept in this browser: click to get them back and run them " +
+        `(Python runs in your browser; the first click downloads ${DOWNLOAD_TEXT}, cached afterwards).`
+      : "Edit and run this page's code here: Python runs in your browser " +
+        `(the first click downloads ${DOWNLOAD_TEXT}, cached afterwards).`;
     bar.append(button("browser-run-at-cell", "▶ " + LABEL), status);
     first.before(bar);
     const header = document.querySelector(".article-header-buttons");

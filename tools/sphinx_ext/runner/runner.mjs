@@ -1,51 +1,53 @@
 // "Run in your browser" (ours): turns the page's code cells into editors that run in one
 // Python interpreter per page (worker.mjs), as in a notebook.
 //
-// Loaded by the page's small inline loader (tools/sphinx_ext/runner/loader.js) only
-// after the reader clicks. The page is myst-nb's HTML: each code cell is a div.cell
-// holding div.cell_input (a <pre> with the source) and, when it printed, div.cell_output.
-// A cell's output replaces the stored one once the cell runs. Cells that draw with
-// matplotlib keep their stored figure and say why (see FIGURE_CELL).
-import { createEditor } from "./editor.mjs";
-
-// A cell that imports matplotlib cannot run: there is no offline WebAssembly build of
-// matplotlib to serve. Decided from the source, before running anything.
-export const FIGURE_CELL = /^\s*(?:import\s+matplotlib|from\s+matplotlib[\s.])/m;
-const FIGURE_NOTE =
-  "This cell draws a figure with matplotlib, which cannot run in the browser (there is no " +
-  "WebAssembly build of matplotlib the book can serve offline). The figure above was drawn " +
-  "when the book was built; to run this cell, use Binder or a local install.";
+// Loaded by the page's small inline loader (loader.js) only after the reader clicks. The
+// page is myst-nb's HTML: each code cell is a div.cell holding div.cell_input (a <pre>
+// with the source) and, when it printed, div.cell_output; a cell's output replaces the
+// stored one once it runs. This module is the conductor: the worker and its queue, Stop
+// and restarts, prerequisites, and the page-level controls. The rest is one module per
+// concern: cells.mjs (a cell's editor and bar), output.mjs (bounded output), work.mjs
+// (the reader's edits and added cells: kept, restored, cleared, downloaded) with
+// storage.mjs (localStorage) and notebook.mjs (the .ipynb), keys.mjs (page shortcuts kept
+// out of editors), dom.mjs (helpers).
+import { Cell } from "./cells.mjs";
+import { button, el } from "./dom.mjs";
+import { guardModifiedKeys } from "./keys.mjs";
+import { Work } from "./work.mjs";
 
 const state = {
   worker: null,
-  cells: [],
+  generation: 0, // one per Python (worker) started; a cell ran "here" if it ran in this one
+  cells: [], // in page order, added cells among them
   queue: [],
   running: null,
+  failedCell: null,
   ready: false,
   status: null,
-  notice: "",
+  notices: [], // about kept work (storage refused, unreadable): shown in front of the status
+  notice: "", // Python was restarted: shown until a cell runs again
   version: "",
+  download: null, // {bytes, text} announced by the loader
+  work: null, // work.mjs
+  floating: null,
 };
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
-
-// A notice (Python was restarted) stays in front of the status until a cell runs again.
 function setStatus(text) {
-  state.status.textContent = state.notice ? `${state.notice} ${text}` : text;
+  const restored = state.work ? state.work.restored : "";
+  state.status.textContent = [state.notice, ...state.notices, restored, text].filter(Boolean).join(" ");
 }
 
 function setBusy(busy) {
   document.documentElement.dataset.browserRun = busy ? "busy" : state.ready ? "idle" : "loading";
+  state.floating.hidden = !busy || !state.running;
+  if (state.running) state.floatingText.textContent = `Running ${state.running.label}…`;
 }
+
+const runnable = () => state.cells.filter((c) => !c.figure);
+const pageBytes = () => performance.getEntriesByType("resource")
+  .filter((entry) => entry.name.includes("/_static/runner/"))
+  .reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
+const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
 
 // ---------------------------------------------------------------------------
 // The worker
@@ -53,6 +55,7 @@ function setBusy(busy) {
 
 function startWorker() {
   state.ready = false;
+  state.generation += 1;
   setBusy(false);
   const worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
   worker.onmessage = (event) => onWorkerMessage(event.data);
@@ -60,11 +63,19 @@ function startWorker() {
     setStatus(`Python could not start: ${event.message || "the worker failed to load"}.`);
   };
   state.worker = worker;
+  setStatus(`Downloading Python (${state.download.text}; cached after the first time)…`);
 }
 
 function onWorkerMessage(message) {
   const cell = state.cells.find((c) => c.id === message.id);
   switch (message.type) {
+    case "progress": {
+      // The worker counts what it fetched; the page already has the runner and the editor.
+      const total = state.download.bytes;
+      const loaded = Math.min(message.bytes + pageBytes(), total);
+      if (message.bytes) setStatus(`Downloading Python: ${megabytes(loaded)} of ${megabytes(total)} MB…`);
+      break;
+    }
     case "status":
       setStatus(message.text);
       break;
@@ -79,10 +90,10 @@ function onWorkerMessage(message) {
       setStatus(`Python could not start: ${message.text}`);
       break;
     case "stream":
-      if (cell) addOutput(cell, message.name, message.text);
+      if (cell) cell.output.add(message.name, message.text);
       break;
     case "display":
-      if (cell) addOutput(cell, "text/plain", message.plain, message.markdown);
+      if (cell) cell.output.add("text/plain", message.plain, message.markdown);
       break;
     case "done":
       if (!cell) break;
@@ -91,14 +102,16 @@ function onWorkerMessage(message) {
       if (!message.ok) {
         state.failedCell = cell;
         // As in Jupyter's "Run all": an error stops the cells queued after it.
-        for (const queued of state.queue) queued.setState("idle");
+        for (const queued of state.queue) queued.setState(queued.generation === state.generation ? "done" : "idle");
         state.queue = [];
-        setStatus(`Cell ${cell.number} raised an error (traceback under the cell).`);
+        setStatus(`${capital(cell.label)} raised an error (traceback under the cell).`);
       }
       sendNext();
       break;
   }
 }
+
+const capital = (text) => text[0].toUpperCase() + text.slice(1);
 
 function sendNext() {
   if (state.running || !state.ready) return;
@@ -110,10 +123,12 @@ function sendNext() {
   }
   state.failedCell = null;
   state.notice = "";
+  state.work.restored = "";
   state.running = cell;
   cell.clearOutput();
+  cell.generation = state.generation;
   cell.setState("running");
-  setStatus(`Running cell ${cell.number}…`);
+  setStatus(`Running ${cell.label}…`);
   setBusy(true);
   state.worker.postMessage({ type: "run", id: cell.id, source: cell.source() });
 }
@@ -125,125 +140,96 @@ function queueCells(cells) {
     state.queue.push(cell);
   }
   setBusy(true);
-  if (!state.ready) setStatus(state.status.textContent || "Starting Python…");
   sendNext();
+}
+
+// One cell, as a notebook reader expects it to run: the cells above it that have not run
+// in this Python (never, or not since a restart) run first, in order, so what they define
+// exists. Said in the status, so a reader sees why more than one cell runs.
+function runCell(cell) {
+  const before = runnable().slice(0, runnable().indexOf(cell));
+  const missing = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
+  queueCells([...missing, cell]);
+  if (missing.length) {
+    state.notice = `Running ${missing.length === 1 ? missing[0].label : `${missing.length} earlier cells`} first: ` +
+      `${missing.length === 1 ? "it has" : "they have"} not run in this Python.`;
+    setStatus(state.ready ? `Running ${state.running ? state.running.label : cell.label}…` : "Starting Python…");
+  }
 }
 
 function stop() {
   state.worker.terminate();
   for (const cell of [state.running, ...state.queue]) if (cell) cell.setState("stopped");
+  // What earlier cells defined is gone with the old Python: say so on each of them.
+  for (const cell of runnable()) if (["done", "error"].includes(cell.runState)) cell.setState("stale");
   state.queue = [];
   state.running = null;
   state.notice =
-    "Stopped. Python was restarted, so everything earlier cells defined is lost: " +
-    "run them again (Run all) before the cell you were running.";
-  setStatus("");
+    "Stopped. Python was restarted, so everything earlier cells defined is lost; " +
+    "running a cell runs the cells above it again first.";
   startWorker();
+  setStatus("Starting Python again…");
+  state.runAll.focus();
 }
 
 // ---------------------------------------------------------------------------
-// Cells
+// The reader's work (work.mjs) and what the cells' controls do
 // ---------------------------------------------------------------------------
 
-// A cell's output, as the tests and the reader see it: one <pre> per stream run or
-// value, with data-kind naming it (stdout, stderr, text/plain).
-function addOutput(cell, kind, text, markdown) {
-  const last = cell.output.lastElementChild;
-  if ((kind === "stdout" || kind === "stderr") && last && last.dataset.kind === kind) {
-    last.textContent += text;
-    return;
-  }
-  const pre = el("pre", { "data-kind": kind, class: `browser-run-${kind.replace("/", "-")}` });
-  if (markdown != null) {
-    // A Markdown value (the exercises' show_source): show its text; a fenced code block
-    // shows as code. text/plain stays in data-plain, the value Jupyter stores.
-    pre.dataset.plain = text;
-    pre.textContent = markdown.replace(/^```\w*\n([\s\S]*?)\n?```\s*$/, "$1");
-  } else {
-    pre.textContent = text;
-  }
-  cell.output.append(pre);
+function notice(text) {
+  if (!state.notices.includes(text)) state.notices.push(text);
+  if (state.status) setStatus("");
 }
 
-function makeCell(div, number) {
-  const input = div.querySelector(".cell_input");
-  const pre = input && input.querySelector("pre");
-  if (!pre) return null;
-  const original = pre.textContent.replace(/\n$/, "");
-  const cell = {
-    id: number,
-    number,
-    element: div,
-    figure: FIGURE_CELL.test(original),
-    runState: "idle",
-  };
-  div.classList.add("browser-run-cell");
-  if (cell.figure) {
-    cell.source = () => original;
-    div.dataset.runState = "figure";
-    // Under the stored figure, inside a worked solution's <details> when it has one.
-    (div.querySelector(".cell_output") || input).after(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
-    return cell;
-  }
-  const highlight = pre.closest("div[class^='highlight-']") || pre.parentElement;
-  const host = el("div", { class: "browser-run-editor" });
-  highlight.replaceWith(host);
-  const editor = createEditor(host, original, {
-    label: `Code cell ${number}, editable; Shift+Enter runs it`,
-    onRun: () => queueCells([cell]),
-  });
-  cell.source = editor.source;
-  // An editor drawn while hidden (a closed worked solution) measures itself when shown.
-  div.querySelectorAll("details").forEach((d) => d.addEventListener("toggle", editor.remeasure));
-  cell.stateText = el("span", { class: "browser-run-cell-state", "aria-live": "off" });
-  const bar = el(
-    "div",
-    { class: "browser-run-cell-bar" },
-    el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells([cell]) },
-      `Run cell ${number}`),
-    cell.stateText,
-  );
-  cell.stored = div.querySelector(".cell_output");
-  cell.output = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of cell ${number}` });
-  input.after(bar, cell.output);
-  cell.clearOutput = () => {
-    if (cell.stored) cell.stored.hidden = true;
-    cell.output.replaceChildren();
-  };
-  const words = { idle: "", queued: "queued", running: "running…", done: "ran", error: "error", stopped: "stopped" };
-  cell.setState = (runState) => {
-    cell.runState = runState;
-    div.dataset.runState = runState;
-    cell.stateText.textContent = words[runState];
-  };
-  return cell;
-}
+const actions = {
+  run: runCell,
+  add: (cell) => state.work.add(cell),
+  remove: (cell) => { if (state.running !== cell && !state.queue.includes(cell)) state.work.remove(cell); },
+  reset: (cell) => { cell.setSource(cell.bookSource); cell.focus(); },
+  changed: (cell) => state.work.changed(cell),
+};
 
 // ---------------------------------------------------------------------------
 // Start: called by the loader on the click
 // ---------------------------------------------------------------------------
 
-export function start({ bar, status }) {
+// bar, status: the loader's controls; download: {bytes, text}, what the click downloads;
+// notebook: the URL of the page's reader's notebook, relative to the page.
+export function start({ bar, status, download, notebook }) {
+  guardModifiedKeys();
   const css = el("link", { rel: "stylesheet", href: new URL("./runner.css", import.meta.url).href });
   document.head.append(css);
-  state.status = status;
+  Object.assign(state, { status, download });
+  const page = { cells: [] };
+  state.work = new Work({
+    page, notice, setStatus, notebookUrl: notebook,
+    newCell: ({ div, id, label, source }) => new Cell({ div, id, number: null, label, bookSource: null, source, actions }),
+  });
   const main = document.querySelector("main") || document.body;
-  const divs = [...main.querySelectorAll("div.cell")];
-  state.cells = divs.map((div, i) => makeCell(div, i + 1)).filter(Boolean);
-  const runnable = () => state.cells.filter((c) => !c.figure);
-  const runAll = el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells(runnable()) },
-    "Run all");
+  const divs = [...main.querySelectorAll("div.cell")].filter((div) => div.querySelector(".cell_input pre"));
+  state.cells = page.cells;
+  page.cells.push(...divs.map((div, i) => {
+    const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
+    return new Cell({ div, id: i + 1, number: i + 1, label: `cell ${i + 1}`, bookSource: original, actions });
+  }));
+  state.runAll = button("Run all", () => queueCells(runnable()), { cls: "browser-run-run-all" });
+  state.floatingText = el("span", {});
+  state.floating = el("div", { class: "browser-run-floating", hidden: true },
+    state.floatingText, button("Stop", stop, { label: "Stop", cls: "browser-run-stop" }));
+  document.body.append(state.floating);
   bar.replaceChildren(
-    runAll,
-    el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: stop }, "Stop"),
+    state.runAll,
+    button("Download as notebook", () => state.work.download(), { cls: "browser-run-download" }),
+    button("Clear my edits", () => state.work.clear(), { label: "Clear my edits on this page", cls: "browser-run-clear" }),
     status,
   );
+  state.work.restore();
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
-    cells: state.cells,
+    get cells() { return state.cells; },
     runAll: () => queueCells(runnable()),
   };
   startWorker();
-  // The clicked button is gone: keep the keyboard where the reader is.
-  if (bar.contains(document.activeElement) || document.activeElement === document.body) runAll.focus();
+  // The clicked button is gone: the keyboard goes on to "Run all".
+  state.runAll.focus({ preventScroll: true });
 }

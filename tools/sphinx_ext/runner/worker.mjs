@@ -2,14 +2,39 @@
 //
 // Loaded by runner.mjs only after the reader clicks "Run in your browser". Pyodide and
 // chapter_lib come from this book's own _static folder (copied there by `make assets`),
-// so nothing is fetched from another host. Messages in:  {type: "run", id, source}.
-// Messages out: {type: "status", text}, {type: "ready", version}, {type: "failed", text},
-// {type: "stream", id, name, text}, {type: "display", id, plain, markdown}, {type: "done", id, ok}.
+// so nothing is fetched from another host. The messages in and out are listed in this
+// folder's README.md.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 
 const STATIC = new URL("../", import.meta.url);
 const post = (message) => self.postMessage(message);
 let currentId = null;
+
+// Stream output is batched: a loop of 200,000 prints is one write each, and one message
+// (and one page update) per write froze the page for minutes. Writes are collected and
+// sent at most once per FLUSH_MS while Python runs (a print loop never lets a timer fire,
+// so the check is made on each write), and always before a value, an error or "done", so
+// the order of what a cell shows is the order it wrote it.
+const FLUSH_MS = 50;
+let pending = []; // [name, text] runs, consecutive writes to one stream joined
+let lastFlush = 0;
+let flushTimer = null;
+
+function flushStreams() {
+  clearTimeout(flushTimer);
+  flushTimer = null;
+  lastFlush = performance.now();
+  for (const [name, text] of pending) post({ type: "stream", id: currentId, name, text });
+  pending = [];
+}
+
+function queueStream(name, text) {
+  const last = pending[pending.length - 1];
+  if (last && last[0] === name) last[1] += text;
+  else pending.push([name, text]);
+  if (performance.now() - lastFlush >= FLUSH_MS) flushStreams();
+  else if (!flushTimer) flushTimer = setTimeout(flushStreams, FLUSH_MS); // a cell that waits (asyncio.sleep)
+}
 
 // Python's sys.stdout/sys.stderr write raw bytes here; decode them as a stream so a
 // character split across two writes is not garbled.
@@ -18,10 +43,19 @@ function streamTo(name) {
   return {
     write(bytes) {
       const text = decoder.decode(bytes, { stream: true });
-      if (text) post({ type: "stream", id: currentId, name, text });
+      if (text) queueStream(name, text);
       return bytes.length;
     },
   };
+}
+
+// Download progress: the worker's own resource timing entries (one per file fetched,
+// when it has arrived), every PROGRESS_MS while Pyodide loads. The page knows the total.
+const PROGRESS_MS = 250;
+function reportDownloads() {
+  const entries = performance.getEntriesByType("resource");
+  const bytes = entries.reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
+  post({ type: "progress", files: entries.length, bytes });
 }
 
 // Run in the interpreter once, before any cell. Kept in Python so the semantics are
@@ -45,6 +79,18 @@ class NoMatplotlib:
         return None
 
 sys.meta_path.insert(0, NoMatplotlib())
+
+class InputNotAvailable(Exception):
+    """input() in the page: there is no keyboard for Python to read from here."""
+
+def no_input(prompt=""):
+    raise InputNotAvailable(
+        "input() cannot read what you type in this page: Python runs in the page without "
+        "a keyboard to read from. Put the value in the code instead (for example "
+        "name = \"Ada\" in place of name = input(\"Name? \")), or download the page as a "
+        "notebook and run it in JupyterLab or Colab, where input() works.")
+
+builtins.input = no_input
 
 def show(value):
     """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
@@ -108,12 +154,22 @@ async def run_cell(source, filename):
 `;
 
 async function start() {
-  post({ type: "status", text: "Downloading and starting Python (about 6 MB the first time, then cached)…" });
-  const pyodide = await loadPyodide({ indexURL: new URL("pyodide/", STATIC).href });
+  const progress = setInterval(reportDownloads, PROGRESS_MS);
+  let pyodide;
+  try {
+    pyodide = await loadPyodide({ indexURL: new URL("pyodide/", STATIC).href });
+  } finally {
+    clearInterval(progress);
+    reportDownloads();
+  }
   pyodide.setStdout(streamTo("stdout"));
   pyodide.setStderr(streamTo("stderr"));
+  pyodide.setStdin({ error: true }); // sys.stdin reads fail at once (no browser prompt())
   pyodide.registerJsModule("_browser_run", {
-    display: (plain, markdown) => post({ type: "display", id: currentId, plain, markdown: markdown ?? null }),
+    display: (plain, markdown) => {
+      flushStreams();
+      post({ type: "display", id: currentId, plain, markdown: markdown ?? null });
+    },
   });
   post({ type: "status", text: "Loading chapter_lib…" });
   const wheel = await fetch(new URL("runner/chapter_lib.whl", STATIC));
@@ -145,6 +201,10 @@ self.onmessage = (event) => {
     const { runCell } = await ready;
     currentId = id;
     const ok = await runCell(source, `<cell ${id}>`);
+    flushStreams();
     post({ type: "done", id, ok });
-  }).catch(() => post({ type: "done", id, ok: false }));
+  }).catch(() => {
+    flushStreams();
+    post({ type: "done", id, ok: false });
+  });
 };

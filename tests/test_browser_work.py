@@ -1,0 +1,465 @@
+""""Run in your browser" as a workbench, tested as a student uses it (headless Chromium).
+
+* Keys: every printable ASCII character typed into an editor reaches it (the cell prints
+  them back exactly); the page's shortcuts ("/" for doctools' search, Ctrl+K for the
+  theme's) do not fire from inside an editor and still do outside. A planted copy of the
+  site with the editor's key guard switched off fails the same check.
+* Keyboard: Escape then Tab leaves an editor (no time window), with a visible hint that is
+  also the editor's accessible description; after the start button, focus is on "Run all".
+* Floods: a 200,000-line print loop finishes, its output is shown bounded; Stop stops a
+  second, endless one; after the restart the cells that ran say so, and running a later
+  cell runs the earlier ones first.
+* Kept work: edit, reload, edit restored and marked, Reset restores; a changed book cell
+  under a saved edit (a test copy of the site, altered) is reported with both versions;
+  blocked storage and a malformed entry leave a working page; added cells run, are kept
+  and can be deleted.
+* The downloaded notebook passes nbformat.validate and runs with nbclient in the book's
+  environment, the reader's edit and added cell in it.
+* input() says it is not available; axe-core finds no serious or critical violation with
+  the runner active (light and dark); at phone width every control is 44×44 px.
+
+Screenshots go to _build/browser-run/ (work-*.png).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tools.browser.chromium import JS_DARK_THEME
+from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
+from tools.browser.local_site import LocalSite
+from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
+from tools.pipeline.pages import ROOT
+
+pytestmark = pytest.mark.site
+
+OUT = ROOT / "_build" / "browser-run"
+PAGE = "book/15_02_one_shot_rag.html"
+PRINTABLE = "".join(chr(code) for code in range(32, 127))
+TYPED = 'print(r"""' + PRINTABLE + '""")'  # a raw string: every character prints as typed
+PHONE = {"width": 390, "height": 844}
+CELL_FINISHED = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+IDLE = "() => document.documentElement.dataset.browserRun === 'idle'"
+# Keys that reach `document` (where doctools.js listens for "/"), recorded by the test.
+JS_RECORD_DOCUMENT_KEYS = "() => { window.keysAtDocument = []; document.addEventListener('keydown', (e) => window.keysAtDocument.push(e.key)); }"
+JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
+
+
+def shoot(page, name: str) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=OUT / f"work-{name}.png")
+
+
+def center(locator) -> None:
+    locator.evaluate("(e) => e.scrollIntoView({block: 'center'})")
+
+
+def editor(page, number: int):
+    return page.locator("div.cell").nth(number - 1).locator(".cm-content")
+
+
+def replace_text(page, number: int, source: str, *, typed: bool = False) -> None:
+    editor(page, number).click()
+    page.keyboard.press("Control+a")
+    if typed:
+        page.keyboard.type(source)  # one key event per character, as a reader types
+    else:
+        page.keyboard.insert_text(source)
+
+
+def run(page, number: int, timeout: int = 60_000) -> None:
+    editor(page, number).click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(CELL_FINISHED, arg=number, timeout=timeout)
+
+
+def cell(runner_or_page, number: int) -> dict:
+    page = getattr(runner_or_page, "page", runner_or_page)
+    return page.evaluate(JS_CELLS)[number - 1]
+
+
+def open_and_start(page, url: str) -> None:
+    page.goto(url, wait_until="load")
+    page.click(START_BUTTON)
+    page.wait_for_function(IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
+
+
+def typed_characters_round_trip(runner, origin: str) -> tuple[str, list, list]:
+    """Type every printable character into cell 1 of PAGE (served at origin) and run it:
+    (source, outputs, keys that reached `document`)."""
+    page = runner.context.new_page()
+    try:
+        open_and_start(page, f"{origin}/{PAGE}")
+        page.evaluate(JS_RECORD_DOCUMENT_KEYS)
+        replace_text(page, 1, TYPED, typed=True)
+        keys = page.evaluate("() => window.keysAtDocument")
+        run(page, 1)
+        first = cell(page, 1)
+        return first["source"], first["outputs"], keys
+    finally:
+        page.close()
+
+
+def site_copy(site, tmp_path):
+    """A copy of the built site to alter (served on an origin of its own, so with its own
+    localStorage)."""
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def runner(site):
+    with BrowserRunner(site) as browser_runner:
+        yield browser_runner
+
+
+@pytest.fixture
+def page_started(runner):
+    """PAGE opened with no kept work, clicked, Python ready."""
+    runner.open(PAGE)
+    runner.page.evaluate("() => localStorage.clear()")
+    runner.open(PAGE)
+    runner.start()
+    return runner
+
+
+# ---------------------------------------------------------------------------
+# Keys and keyboard
+# ---------------------------------------------------------------------------
+
+
+def test_every_printable_character_reaches_the_editor(runner):
+    source, outputs, keys_at_document = typed_characters_round_trip(runner, runner.origin)
+    assert source == TYPED
+    assert outputs == [["stdout", PRINTABLE + "\n"]]
+    assert keys_at_document == [], "keys typed in the editor reached the page's shortcuts"
+
+
+def test_a_planted_page_shortcut_is_caught(runner, site, tmp_path):
+    """The check above, on a copy of the site whose editors no longer keep keys from the
+    page (doctools' "/" search shortcut works inside them again): it must fail."""
+    planted = site_copy(site, tmp_path)
+    keys = planted / "_static" / "runner" / "keys.mjs"
+    text = keys.read_text(encoding="utf-8")
+    guard = 'host.addEventListener("keydown", (event) => event.stopPropagation());'
+    assert guard in text
+    keys.write_text(text.replace(guard, ""), encoding="utf-8")
+    with LocalSite(planted) as served:
+        source, outputs, keys_at_document = typed_characters_round_trip(runner, served.origin)
+    assert source != TYPED and "/" not in source, "the planted shortcut should have eaten the '/'"
+    assert outputs != [["stdout", PRINTABLE + "\n"]]
+    assert "/" in keys_at_document
+
+
+def test_page_shortcuts_work_outside_editors_not_inside(page_started):
+    page = page_started.page
+    editor(page, 2).click()
+    page.keyboard.press("Control+k")
+    assert not page.evaluate(JS_SEARCH_OPEN), "Ctrl+K in an editor opened the search dialog"
+    page.keyboard.press("Control+a")  # the editor's own shortcut still works
+    assert page.evaluate("() => document.getSelection().toString().length") > 20
+    page.get_by_role("heading", level=1).click()
+    page.keyboard.press("Control+k")
+    assert page.evaluate(JS_SEARCH_OPEN), "Ctrl+K outside editors should open the search dialog"
+    page.keyboard.press("Escape")
+    assert page_started.problems() == []
+
+
+def test_keyboard_leaves_an_editor_and_the_hint_says_how(page_started):
+    page = page_started.page
+    assert "browser-run-run-all" in page.evaluate("() => document.activeElement.className")
+    editor(page, 2).click()
+    content = page.locator("div.cell").nth(1).locator(".cm-content")
+    hint = page.locator("#" + content.get_attribute("aria-describedby"))
+    assert hint.is_visible() and "Escape, then Tab" in hint.text_content()
+    page.keyboard.press("Tab")  # Tab indents inside the editor
+    assert page.evaluate("() => !!document.activeElement.closest('.cm-editor')")
+    page.keyboard.press("Escape")
+    assert "Tab now leaves the editor" in hint.text_content()
+    page.wait_for_timeout(2_500)  # longer than CodeMirror's own two-second window
+    page.keyboard.press("Tab")
+    focused = page.evaluate("() => [!!document.activeElement.closest('.cm-editor'), document.activeElement.textContent]")
+    assert focused == [False, "Run cell 2"], focused
+    assert not hint.is_visible()
+
+
+# ---------------------------------------------------------------------------
+# Floods, Stop, restart, prerequisites, input()
+# ---------------------------------------------------------------------------
+
+
+def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
+    runner, page = page_started, page_started.page
+    run(page, 1)
+    run(page, 2)
+    replace_text(page, 3, "for i in range(200000): print(i)")
+    run(page, 3, timeout=120_000)
+    flood = cell(runner, 3)
+    assert flood["state"] == "done"
+    assert flood["outputs"] == [["stdout", "".join(f"{i}\n" for i in range(200_000))]]
+    shown = page.locator("div.cell").nth(2).locator(".browser-run-output")
+    assert "199,800 lines not shown" in shown.text_content()
+    assert shown.bounding_box()["height"] < 10_000
+    assert page.locator("div.cell").nth(2).get_by_role("button", name="Show all of the output of cell 3").is_visible()
+    shoot(page, "flood-bounded")
+
+    replace_text(page, 3, "i = 0\nwhile True:\n    print(i)\n    i += 1")
+    editor(page, 3).click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[2].output.parts.length > 0", timeout=60_000)
+    stop = page.get_by_role("button", name="Stop", exact=True)
+    page.get_by_role("heading", level=1).scroll_into_view_if_needed()  # far from the running cell
+    assert stop.is_visible() and stop.bounding_box()["y"] < page.viewport_size["height"]
+    shoot(page, "stop-in-view")
+    stop.click()
+    assert cell(runner, 3)["state"] == "stopped"
+    assert [cell(runner, n)["state"] for n in (1, 2)] == ["stale", "stale"]
+    assert "not run in this Python" in page.locator("div.cell").nth(0).text_content()
+    page.wait_for_function(IDLE, timeout=120_000)
+
+    # Cell 4 needs what cells 1-3 define: they run first (3 is the endless loop: reset it).
+    page.locator("div.cell").nth(2).get_by_role("button", name="Reset cell 3 to the book's code").click()
+    run(page, 4, timeout=120_000)
+    assert [cell(runner, n)["state"] for n in (1, 2, 3, 4)] == ["done"] * 4
+    assert "NameError" not in json.dumps(cell(runner, 4)["outputs"])
+    assert page_started.problems() == []
+
+
+def test_input_says_it_is_not_available(page_started):
+    page = page_started.page
+    replace_text(page, 1, 'name = input("Your name? ")')
+    run(page, 1)
+    traceback = dict(cell(page_started, 1)["outputs"]).get("stderr", "")
+    assert "input() cannot read what you type in this page" in traceback
+    assert "Put the value in the code instead" in traceback
+    assert page_started.problems() == []
+
+
+# ---------------------------------------------------------------------------
+# Kept work
+# ---------------------------------------------------------------------------
+
+
+def reload_and_start(runner) -> None:
+    runner.open(PAGE)
+    runner.start()
+
+
+def test_edits_survive_a_reload_and_reset_restores(page_started):
+    runner, page = page_started, page_started.page
+    book = cell(runner, 4)["source"]
+    editor(page, 4).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\nprint('mine')")  # (typed, Enter would indent it under the loop)
+    page.wait_for_timeout(600)  # saved 300 ms after the last keystroke
+    runner.open(PAGE)
+    assert "Your edits to this page are kept in this browser" in page.locator(".browser-run-status").text_content()
+    runner.start()
+    restored = page.locator("div.cell").nth(3)
+    assert cell(runner, 4)["source"] == book + "\nprint('mine')"
+    assert restored.get_attribute("data-edited") == "true"
+    assert restored.get_by_text("edited (kept in this browser)").is_visible()
+    assert "came back from this browser" in page.get_by_role("status").text_content()
+    center(restored.locator(".browser-run-cell-bar"))
+    shoot(page, "edited-and-reloaded")
+    restored.get_by_role("button", name="Reset cell 4 to the book's code").click()
+    assert cell(runner, 4)["source"] == book
+    assert restored.get_attribute("data-edited") == "false"
+    page.wait_for_timeout(600)
+    reload_and_start(runner)
+    assert cell(runner, 4)["source"] == book
+    assert runner.problems() == []
+
+
+def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
+    copy = site_copy(site, tmp_path)
+    html = copy / PAGE
+    with LocalSite(copy) as served:
+        page = runner.context.new_page()
+        url = f"{served.origin}/{PAGE}"
+        try:
+            open_and_start(page, url)
+            book = cell(page, 4)["source"]
+            replace_text(page, 4, book + "\nprint('mine')")
+            page.wait_for_timeout(600)
+            # The book is rebuilt with cell 4 changed (a first line added to its <pre>).
+            text = html.read_text(encoding="utf-8")
+            pres = [m.end() for m in re.finditer(
+                r'<div class="cell_input[^"]*"[^>]*>\s*<div class="highlight-[^"]*"><div class="highlight"><pre>', text)]
+            html.write_text(text[:pres[3]] + "# the book's new line\n" + text[pres[3]:], encoding="utf-8")
+            url += "?rebuilt"  # (past the HTTP cache's copy of the page; the same path, so the same kept work)
+            open_and_start(page, url)
+            fourth = page.locator("div.cell").nth(3)
+            notice = fourth.get_by_role("region", name="The book's code of cell 4 changed")
+            assert notice.is_visible()
+            assert cell(page, 4)["source"] == book + "\nprint('mine')"  # the reader's, in the editor
+            notice.locator("summary").click()
+            assert "# the book's new line" in notice.locator("pre").text_content()  # the book's, reachable
+            center(notice)
+            shoot(page, "conflict-notice")
+            # Not chosen yet: a reload asks again.
+            open_and_start(page, url)
+            assert fourth.get_by_role("region", name="The book's code of cell 4 changed").is_visible()
+            fourth.get_by_role("button", name="Take the book's code of cell 4").click()
+            assert cell(page, 4)["source"] == "# the book's new line\n" + book
+            editor(page, 4).click()
+            page.keyboard.press("Control+z")  # and the reader's is one undo away
+            assert cell(page, 4)["source"] == book + "\nprint('mine')"
+        finally:
+            page.close()
+
+
+def test_blocked_storage_leaves_a_working_page(runner):
+    page = runner.context.new_page()
+    try:
+        page.add_init_script("Object.defineProperty(window, 'localStorage', "
+                             "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
+        page.goto(runner.origin + "/" + PAGE, wait_until="load")
+        page.click("button.browser-run-at-cell")
+        page.wait_for_function(IDLE, timeout=120_000)
+        status = page.get_by_role("status").text_content()
+        assert status.count("cannot be kept in this browser") == 1, status
+        run(page, 1)
+        assert page.evaluate("() => window.browserRun.cells[0].element.dataset.runState") == "done"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("saved", ["{not json", '{"v": 1, "edits": [1, 2]}'])
+def test_a_malformed_saved_entry_is_set_aside(page_started, saved):
+    runner, page = page_started, page_started.page
+    page.evaluate("(saved) => localStorage.setItem('browser-run:v1:' + location.pathname, saved)", saved)
+    reload_and_start(runner)
+    assert "could not be read, so it was set aside" in page.get_by_role("status").text_content()
+    run(page, 1)
+    assert cell(runner, 1)["state"] == "done"
+    assert runner.problems() == []
+
+
+def test_add_run_keep_and_delete_a_cell(page_started):
+    runner, page = page_started, page_started.page
+    page.locator("div.cell").nth(1).get_by_role("button", name="Add a cell below cell 2").click()
+    assert page.evaluate("() => !!document.activeElement.closest('.browser-run-added')")
+    page.keyboard.type("print(len(docs), 6 * 7)")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
+    added = cell(runner, 3)
+    assert added["outputs"] == [["stdout", "10 42\n"]], added  # cells 1-2 ran first: docs exists
+    page.wait_for_timeout(600)
+    reload_and_start(runner)
+    assert page.locator("div.cell.browser-run-added").count() == 1
+    assert cell(runner, 3)["source"] == "print(len(docs), 6 * 7)"
+    page.get_by_role("button", name=re.compile(r"^Delete your cell")).click()
+    assert page.locator("div.cell.browser-run-added").count() == 0
+    page.wait_for_timeout(600)
+    reload_and_start(runner)
+    assert page.locator("div.cell.browser-run-added").count() == 0
+    assert runner.problems() == []
+
+
+def test_clear_my_edits_returns_the_page_to_the_book(page_started):
+    runner, page = page_started, page_started.page
+    book = cell(runner, 4)["source"]
+    replace_text(page, 4, "print('mine')")
+    page.locator("div.cell").nth(0).get_by_role("button", name="Add a cell below cell 1").click()
+    page.keyboard.type("print('added')")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Clear my edits on this page").click()
+    assert cell(runner, 4)["source"] == book
+    assert page.locator("div.cell.browser-run-added").count() == 0
+    assert page.evaluate("() => localStorage.getItem('browser-run:v1:' + location.pathname)") is None
+    reload_and_start(runner)
+    assert cell(runner, 4)["source"] == book and page.locator("div.cell.browser-run-added").count() == 0
+    assert runner.problems() == []
+
+
+# ---------------------------------------------------------------------------
+# Download as notebook
+# ---------------------------------------------------------------------------
+
+
+def test_the_downloaded_notebook_is_valid_and_runs(page_started, tmp_path):
+    runner, page = page_started, page_started.page
+    book = cell(runner, 4)["source"]
+    replace_text(page, 4, book + "\nprint('reader was here')")
+    page.locator("div.cell").nth(3).get_by_role("button", name="Add a cell below cell 4").click()
+    page.keyboard.type("print('an added cell', len(docs))")
+    page.get_by_role("button", name="Run all", exact=True).click()
+    runner.wait_until_finished()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download as notebook").click()
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    assert path.name == "15_02_one_shot_rag-my-work.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert "install" in code[0].metadata.get("tags", [])  # the reader's notebook's install cell
+    edited = next(c for c in code if "reader was here" in c.source)
+    assert edited.outputs[-1]["text"].endswith("reader was here\n")  # run in the page
+    added = next(c for c in code if "an added cell" in c.source)
+    assert added.outputs[0]["text"] == "an added cell 10\n"
+    assert code.index(added) == code.index(edited) + 1
+    book_notebook = nbformat.read(ROOT / "book" / "15_02_one_shot_rag.ipynb", as_version=4)
+    markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+    assert markdown == [c.source for c in book_notebook.cells if c.cell_type == "markdown"]
+
+    for c in code:  # run it as JupyterLab would, in the book's environment
+        c.outputs = []
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT / "book")}}).execute()
+    edited = next(c for c in notebook.cells if "reader was here" in c.source)
+    assert edited.outputs[-1]["text"].endswith("reader was here\n")
+    added = next(c for c in notebook.cells if "an added cell" in c.source)
+    assert added.outputs[0]["text"] == "an added cell 10\n"
+    assert runner.problems() == []
+
+
+# ---------------------------------------------------------------------------
+# Accessibility, phone width, dark mode
+# ---------------------------------------------------------------------------
+
+
+def test_axe_with_the_runner_active_and_touch_targets_at_phone_width(page_started):
+    runner, page = page_started, page_started.page
+    page.get_by_role("button", name="Run all", exact=True).click()
+    runner.wait_until_finished()
+    replace_text(page, 2, cell(runner, 2)["source"] + "\n# edited")
+    page.locator("div.cell").nth(1).get_by_role("button", name="Add a cell below cell 2").click()
+    page.keyboard.type("print('added')")
+    page.get_by_role("heading", level=1).click()
+    page.add_script_tag(path=str(AXE))
+    problems = []
+    for mode in ("light", "dark"):
+        if mode == "dark":
+            page.emulate_media(color_scheme="dark")
+            page.evaluate(JS_DARK_THEME)
+        page.wait_for_timeout(300)
+        problems += [f"{mode}: {v['impact']} {v['id']}: {v['help']} {v['targets'][:3]}"
+                     for v in page.evaluate(JS_RUN_AXE) if v["impact"] in BLOCKING_IMPACTS]
+    center(page.locator("div.cell").nth(1).locator(".browser-run-cell-bar"))
+    shoot(page, "runner-dark")
+    page.set_viewport_size(PHONE)
+    page.wait_for_timeout(300)
+    center(page.locator("div.cell").nth(1).locator(".browser-run-cell-bar"))
+    shoot(page, "phone-dark")
+    page.emulate_media(color_scheme="light")
+    page.evaluate("() => { document.documentElement.dataset.mode = 'light'; document.documentElement.dataset.theme = 'light'; }")
+    page.wait_for_timeout(300)
+    center(page.locator(".browser-run-bar"))
+    shoot(page, "phone-light")
+    small = page.evaluate("""() => [...document.querySelectorAll('.browser-run-button, .browser-run-start')]
+        .filter((b) => b.offsetParent !== null)
+        .map((b) => [b.textContent, b.getBoundingClientRect()])
+        .filter(([, r]) => r.width < 44 || r.height < 44)
+        .map(([text, r]) => `${text}: ${Math.round(r.width)}x${Math.round(r.height)}`)""")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert problems == [], "\n".join(problems)
+    assert small == [], f"controls smaller than 44x44 px at phone width: {small}"

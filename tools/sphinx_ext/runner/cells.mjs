@@ -1,0 +1,147 @@
+// One cell of the page as the runner shows it (ours): its editor, its bar of controls,
+// its keyboard hint and its output. A book cell is myst-nb's div.cell, turned into an
+// editor in place; a cell the reader adds is a new div.cell below the cell it was added to.
+// What the controls do is the runner's (runner.mjs passes `actions`).
+import { createEditor } from "./editor.mjs";
+import { CellOutput } from "./output.mjs";
+import { button, el } from "./dom.mjs";
+import { guardEditor } from "./keys.mjs";
+
+// A cell that imports matplotlib does not run here (see FIGURE_NOTE); decided from the source.
+export const FIGURE_CELL = /^\s*(?:import\s+matplotlib|from\s+matplotlib[\s.])/m;
+const FIGURE_NOTE =
+  "This cell draws a figure with matplotlib, which cannot run in the browser (there is no " +
+  "WebAssembly build of matplotlib the book can serve offline). The figure above was drawn " +
+  "when the book was built; to run this cell, use Binder or a local install.";
+
+const HINT = "Tab indents; Shift+Enter runs the cell; to leave the editor press Escape, then Tab.";
+const HINT_LEAVING = "Tab now leaves the editor (Shift+Tab goes back); any other key returns to editing.";
+const STATE_WORDS = {
+  idle: "", queued: "queued", running: "running…", done: "ran", error: "error", stopped: "stopped",
+  stale: "not run in this Python (restarted)",
+};
+
+export class Cell {
+  // div: the cell's element; id: unique on the page (book cells: their number);
+  // bookSource: the book's code (null for an added cell); actions: {run, add, remove,
+  // reset, changed} from the runner.
+  constructor({ div, id, number, label, bookSource, source, actions }) {
+    Object.assign(this, { element: div, id, number, label, bookSource, actions });
+    this.added = bookSource == null;
+    this.figure = !this.added && FIGURE_CELL.test(bookSource);
+    this.runState = "idle";
+    this.generation = -1; // which Python (worker) it last ran in
+    div.classList.add("browser-run-cell");
+    if (this.figure) {
+      this.source = () => bookSource;
+      div.dataset.runState = "figure";
+      const input = div.querySelector(".cell_input");
+      // Under the stored figure, inside a worked solution's <details> when it has one.
+      (div.querySelector(".cell_output") || input).after(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
+      return;
+    }
+    this.build(source ?? bookSource);
+  }
+
+  build(source) {
+    const div = this.element;
+    const slug = `browser-run-${this.id}`;
+    const host = el("div", { class: "browser-run-editor" });
+    this.hint = el("p", { class: "browser-run-hint", id: `${slug}-hint` }, HINT);
+    guardEditor(host);
+    const editor = createEditor(host, source, {
+      label: `Code of ${this.label}, editable`,
+      describedBy: this.hint.id,
+      onRun: () => this.actions.run(this),
+      onChange: () => this.changed(),
+      onLeaveMode: (on) => { this.hint.textContent = on ? HINT_LEAVING : HINT; },
+    });
+    Object.assign(this, { editor, source: editor.source, setSource: editor.setSource, focus: editor.focus });
+
+    this.conflict = el("div", { class: "browser-run-conflict", hidden: true });
+    this.stateText = el("span", { class: "browser-run-cell-state" });
+    this.editedMark = el("span", { class: "browser-run-edited", hidden: true }, "edited (kept in this browser)");
+    const controls = [
+      button(`Run ${this.label}`, () => this.actions.run(this), { cls: "browser-run-run" }),
+      this.added ? null : (this.resetButton = button("Reset", () => this.actions.reset(this),
+        { label: `Reset ${this.label} to the book's code`, cls: "browser-run-reset" })),
+      button("Add a cell", () => this.actions.add(this), { label: `Add a cell below ${this.label}`, cls: "browser-run-add" }),
+      this.added ? button("Delete", () => this.actions.remove(this), { label: `Delete ${this.label}`, cls: "browser-run-delete" }) : null,
+      this.editedMark,
+      this.stateText,
+    ].filter(Boolean);
+    const bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
+    const outputArea = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of ${this.label}` });
+    this.output = new CellOutput(outputArea, this.label);
+
+    if (this.added) {
+      div.append(this.conflict, host, this.hint, bar, outputArea);
+    } else {
+      const input = div.querySelector(".cell_input");
+      const pre = input.querySelector("pre");
+      const highlight = pre.closest("div[class^='highlight-']") || pre.parentElement;
+      highlight.replaceWith(host);
+      host.before(this.conflict);
+      host.after(this.hint);
+      input.after(bar, outputArea);
+      this.stored = div.querySelector(".cell_output");
+      // An editor drawn while hidden (a closed worked solution) measures itself when shown.
+      div.querySelectorAll("details").forEach((d) => d.addEventListener("toggle", editor.remeasure));
+    }
+    this.markEdited();
+  }
+
+  changed() {
+    this.markEdited();
+    this.actions.changed(this);
+  }
+
+  get edited() {
+    return !this.added && !this.figure && this.source() !== this.bookSource;
+  }
+
+  markEdited() {
+    if (this.added || this.figure) return;
+    this.element.dataset.edited = String(this.edited);
+    this.editedMark.hidden = !this.edited;
+    this.resetButton.hidden = !this.edited;
+  }
+
+  clearOutput() {
+    if (this.stored) this.stored.hidden = true;
+    this.output.clear();
+  }
+
+  // The outputs this page's Python gave the cell, or null if it has not run here.
+  outputs() {
+    if (this.figure || this.generation < 0) return null;
+    return this.output.parts.map(({ kind, text, markdown }) => ({ kind, text, markdown }));
+  }
+
+  setState(runState) {
+    this.runState = runState;
+    this.element.dataset.runState = runState;
+    if (this.stateText) this.stateText.textContent = STATE_WORDS[runState];
+  }
+
+  // The book's code changed under the reader's saved edit: say so, show it, offer both.
+  showConflict(onKeep, onTake) {
+    const done = () => { this.conflict.hidden = true; this.conflict.replaceChildren(); };
+    this.conflict.replaceChildren(
+      el("p", {}, `The book's code of ${this.label} has changed since you edited it. `,
+        "The editor shows your code; the book's new code is below."),
+      el("details", {}, el("summary", {}, "The book's code now"), el("pre", {}, this.bookSource)),
+      el("div", { class: "browser-run-cell-bar" },
+        button("Keep mine", () => { done(); onKeep(); }, { label: `Keep mine: my code of ${this.label}` }),
+        button("Take the book's", () => { done(); onTake(); }, { label: `Take the book's code of ${this.label}` })),
+    );
+    this.conflict.hidden = false;
+    this.conflict.setAttribute("role", "region");
+    this.conflict.setAttribute("aria-label", `The book's code of ${this.label} changed`);
+  }
+}
+
+// A new, empty cell element for an added cell (placed by the runner).
+export function addedCellElement() {
+  return el("div", { class: "cell browser-run-added" });
+}

@@ -1,0 +1,67 @@
+// "Download as notebook": the page as the reader has it, as an nbformat-4 .ipynb (ours).
+//
+// Built in the page from the reader's notebook the book serves beside the page (the
+// header's ".ipynb" download, the notebook Binder and Colab open: its markdown converted
+// for Jupyter and its first cell installing chapter_lib where it is missing). Each of the
+// page's code cells is found in it by the book's code, in order; in the copy it gets the
+// reader's code, and the outputs this page's Python gave it if it ran here (a cell
+// edited but not run here gets none; the rest keep the book's stored outputs). Cells the
+// reader added follow the cell they were added below. The result opens and runs in
+// JupyterLab and Colab (tests/test_browser_work.py validates it with nbformat and runs it).
+
+const trimmed = (text) => text.replace(/\n+$/, "");
+const joined = (source) => (Array.isArray(source) ? source.join("") : source);
+
+// One of our outputs ([kind, text, markdown]) as a Jupyter output.
+function jupyterOutput({ kind, text, markdown }) {
+  if (kind === "stdout" || kind === "stderr") return { output_type: "stream", name: kind, text };
+  const data = { "text/plain": text };
+  if (markdown != null) data["text/markdown"] = markdown;
+  return { output_type: "display_data", data, metadata: {} };
+}
+
+// page: [{bookSource (null for an added cell), source, outputs: [{kind, text, markdown}] | null}]
+// in page order; outputs null when the cell has not run in this page's Python.
+export function readersNotebook(notebook, page) {
+  const copy = structuredClone(notebook);
+  const cells = copy.cells;
+  const after = new Map(); // index in cells -> added cells to insert after it
+  let searchFrom = 0;
+  let anchor = -1;
+  let addedCount = 0;
+  for (const cell of page) {
+    if (cell.bookSource == null) {
+      if (!after.has(anchor)) after.set(anchor, []);
+      addedCount += 1;
+      after.get(anchor).push({
+        cell_type: "code", id: `added-in-browser-${addedCount}`, metadata: {}, execution_count: null,
+        outputs: (cell.outputs || []).map(jupyterOutput), source: cell.source,
+      });
+      continue;
+    }
+    const at = cells.findIndex((c, i) => i >= searchFrom && c.cell_type === "code"
+      && trimmed(joined(c.source)) === trimmed(cell.bookSource));
+    if (at < 0) throw new Error("a cell of this page is not in the book's notebook (was the book rebuilt? reload the page)");
+    searchFrom = at + 1;
+    anchor = at;
+    const target = cells[at];
+    const edited = trimmed(cell.source) !== trimmed(cell.bookSource);
+    target.source = cell.source;
+    if (cell.outputs) {
+      target.outputs = cell.outputs.map(jupyterOutput);
+      target.execution_count = null;
+    } else if (edited) {
+      target.outputs = [];
+      target.execution_count = null;
+    }
+  }
+  copy.cells = cells.flatMap((cell, i) => [cell, ...(after.get(i) || [])]);
+  if (after.has(-1)) copy.cells.unshift(...after.get(-1));
+  return copy;
+}
+
+export async function fetchNotebook(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}

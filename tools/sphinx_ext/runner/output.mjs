@@ -1,0 +1,129 @@
+// A cell's output, kept whole and shown bounded (ours).
+//
+// The output is a list of parts, in the order the cell wrote them: a stream run
+// ({kind: "stdout" | "stderr", text}) or a value ({kind: "text/plain", text, markdown}).
+// Everything is kept (the tests, "Show all", "Save" and the notebook download read it),
+// but a stream longer than SHOWN_LINES shows its first HEAD_LINES and last TAIL_LINES
+// with "… N lines not shown …" between them: a print loop of 200,000 lines made an output
+// area 3.4 million pixels tall and every update of it slower than the last. The page
+// redraws a cell's output at most once per animation frame, however fast output arrives.
+import { button, el, saveFile } from "./dom.mjs";
+
+const HEAD_LINES = 100;
+const TAIL_LINES = 100;
+const SHOWN_LINES = HEAD_LINES + TAIL_LINES + 50; // below this, all of it
+const SHOWN_CHARS = 200_000; // the same bound for output with few but very long lines
+
+// Index just after the n-th newline from the start (or -1 if there are fewer).
+function afterLines(text, n) {
+  let at = -1;
+  for (let i = 0; i < n; i++) {
+    at = text.indexOf("\n", at + 1);
+    if (at < 0) return -1;
+  }
+  return at + 1;
+}
+
+// Index where the last n lines begin (a trailing newline ends the last line).
+function lastLinesStart(text, n) {
+  let at = text.endsWith("\n") ? text.length - 1 : text.length;
+  for (let i = 0; i < n; i++) {
+    at = text.lastIndexOf("\n", at - 1);
+    if (at < 0) return 0;
+  }
+  return at + 1;
+}
+
+function countLines(text, from = 0, to = text.length) {
+  let count = 0;
+  for (let at = text.indexOf("\n", from); at >= 0 && at < to; at = text.indexOf("\n", at + 1)) count++;
+  return count;
+}
+
+// {head, hidden, tail} when text is too long to show whole, else null.
+export function bound(text) {
+  const head = afterLines(text, HEAD_LINES);
+  if (head > 0 && text.length > head) {
+    const tail = lastLinesStart(text, TAIL_LINES);
+    if (tail > head) {
+      const hidden = countLines(text, head, tail);
+      if (hidden + HEAD_LINES + TAIL_LINES > SHOWN_LINES) {
+        return { head: text.slice(0, head), hidden: `${hidden.toLocaleString("en")} lines`, tail: text.slice(tail) };
+      }
+    }
+  }
+  if (text.length > SHOWN_CHARS) {
+    const half = SHOWN_CHARS / 2;
+    return { head: text.slice(0, half), hidden: `${(text.length - 2 * half).toLocaleString("en")} characters`,
+      tail: text.slice(-half) };
+  }
+  return null;
+}
+
+export class CellOutput {
+  constructor(container, label) {
+    this.container = container; // the cell's output area
+    this.label = label; // "cell 3", for file names and buttons
+    this.parts = [];
+    this.frame = null;
+  }
+
+  clear() {
+    this.parts = [];
+    cancelAnimationFrame(this.frame);
+    this.frame = null;
+    this.container.replaceChildren();
+  }
+
+  add(kind, text, markdown = null) {
+    const last = this.parts[this.parts.length - 1];
+    if ((kind === "stdout" || kind === "stderr") && last && last.kind === kind) last.text += text;
+    else this.parts.push({ kind, text, markdown, expanded: false, node: null });
+    if (this.frame == null) this.frame = requestAnimationFrame(() => this.render());
+  }
+
+  // [[kind, text]] as Jupyter stores them (a value's text/plain): what the tests compare.
+  list() {
+    return this.parts.map((part) => [part.kind, part.text]);
+  }
+
+  render() {
+    this.frame = null;
+    for (const part of this.parts) {
+      if (!part.node) {
+        part.node = el("div", { class: "browser-run-part", "data-kind": part.kind });
+        this.container.append(part.node);
+      }
+      if (part.shown !== part.text.length || part.node.dataset.expanded !== String(part.expanded)) {
+        this.draw(part);
+      }
+    }
+  }
+
+  draw(part) {
+    part.shown = part.text.length;
+    part.node.dataset.expanded = String(part.expanded);
+    const pre = (text) => el("pre", { class: `browser-run-${part.kind.replace("/", "-")}` }, text);
+    if (part.markdown != null) {
+      // A Markdown value (the exercises' show_source): its text; a fenced block as code.
+      part.node.replaceChildren(pre(part.markdown.replace(/^```\w*\n([\s\S]*?)\n?```\s*$/, "$1")));
+      return;
+    }
+    const cut = part.expanded ? null : bound(part.text);
+    if (!cut) {
+      part.node.replaceChildren(pre(part.text));
+      return;
+    }
+    const name = `${this.label.replace(/\s+/g, "-")}-${part.kind}.txt`;
+    part.node.replaceChildren(
+      pre(cut.head),
+      el("div", { class: "browser-run-omitted" },
+        el("span", {}, `… ${cut.hidden} not shown …`),
+        button("Show all", () => { part.expanded = true; this.draw(part); },
+          { label: `Show all of the output of ${this.label}` }),
+        button("Save as text", () => saveFile(name, part.text),
+          { label: `Save as text: the output of ${this.label}` })),
+      pre(cut.tail),
+    );
+  }
+}

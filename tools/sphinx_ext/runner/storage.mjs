@@ -1,0 +1,137 @@
+// Kept work: the reader's edits and added cells, saved in their browser as they type (ours).
+//
+// One localStorage entry per page (key PREFIX + the page's path), JSON:
+//   {v: 1, edits: {"<n>": {source, book}}, added: [{id, after, source}]}
+// "<n>" is the book cell's number on the page; `book` is a digest of the book's code of
+// that cell when the reader edited it. After a rebuild of the book, a cell whose code
+// changed has a different digest: the page then shows the reader's code and says the
+// book's changed, offering both (runner.mjs). An added cell is saved with the cell it
+// follows (`after`: a book cell's number or another added cell's id).
+//
+// Storage may be missing or refuse (private mode, quota, blocked by the browser): one
+// notice says edits are not kept, and everything else works. An entry that cannot be read
+// (not JSON, not this shape) is moved aside under PREFIX + "unreadable:" + path, with a
+// notice, and the page starts from the book's code.
+const PREFIX = "browser-run:v1:";
+const SAVE_DELAY_MS = 300;
+
+// A short digest of a cell's code (FNV-1a, 32 bits, hex): enough to notice a change;
+// not crypto.subtle, which a page served over plain http from another machine lacks.
+export function digest(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+function validEntry(entry) {
+  const isText = (x) => typeof x === "string";
+  return entry && typeof entry === "object" && entry.v === 1
+    && entry.edits && typeof entry.edits === "object" && !Array.isArray(entry.edits)
+    && Object.values(entry.edits).every((e) => e && isText(e.source) && isText(e.book))
+    && Array.isArray(entry.added)
+    && entry.added.every((a) => a && isText(a.id) && isText(a.after) && isText(a.source));
+}
+
+export class KeptWork {
+  // notice(text): show the reader one message about their kept work.
+  constructor(notice, page = location.pathname) {
+    this.notice = notice;
+    this.key = PREFIX + page;
+    this.timer = null;
+    this.entry = { v: 1, edits: {}, added: [] };
+    this.storage = null;
+    try {
+      const storage = window.localStorage;
+      const probe = PREFIX + "probe";
+      storage.setItem(probe, "1");
+      storage.removeItem(probe);
+      this.storage = storage;
+    } catch (error) {
+      this.unavailable(error);
+    }
+    if (this.storage) this.read();
+    // A reload or a link followed within SAVE_DELAY_MS of the last keystroke loses nothing.
+    window.addEventListener("pagehide", () => { if (this.timer != null) this.save(true); });
+  }
+
+  get available() {
+    return this.storage != null;
+  }
+
+  unavailable(error) {
+    this.storage = null;
+    this.notice(
+      "Your edits cannot be kept in this browser (its storage is " +
+      `${error && error.name === "QuotaExceededError" ? "full" : "unavailable or blocked"}), ` +
+      "so they are lost when you leave the page: use “Download as notebook” to keep them.");
+  }
+
+  read() {
+    let raw = null;
+    try {
+      raw = this.storage.getItem(this.key);
+      if (raw == null) return;
+      const entry = JSON.parse(raw);
+      if (!validEntry(entry)) throw new Error("not a saved copy of edits");
+      this.entry = entry;
+    } catch (error) {
+      try {
+        this.storage.setItem(PREFIX + "unreadable:" + this.key.slice(PREFIX.length), raw);
+        this.storage.removeItem(this.key);
+      } catch { /* left where it was; it is ignored all the same */ }
+      this.notice("A saved copy of your edits on this page could not be read, so it was set aside; " +
+        "the cells show the book's code.");
+    }
+  }
+
+  // The saved edit of book cell n, or null: {source, book}.
+  edit(n) {
+    return this.entry.edits[String(n)] || null;
+  }
+
+  added() {
+    return this.entry.added;
+  }
+
+  hasWork() {
+    return Object.keys(this.entry.edits).length > 0 || this.entry.added.length > 0;
+  }
+
+  // Book cell n now reads `source`; `bookSource` is the book's code it was edited from
+  // (`book`: its digest, when that is an older book's, i.e. the reader has not chosen yet).
+  setEdit(n, source, bookSource, book = digest(bookSource)) {
+    if (source === bookSource) delete this.entry.edits[String(n)];
+    else this.entry.edits[String(n)] = { source, book };
+    this.save();
+  }
+
+  setAdded(list) {
+    this.entry.added = list;
+    this.save();
+  }
+
+  clear() {
+    this.entry = { v: 1, edits: {}, added: [] };
+    this.save(true);
+  }
+
+  // Written SAVE_DELAY_MS after the last keystroke (or at once), and when the page hides.
+  save(now = false) {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.storage) return;
+    if (!now) {
+      this.timer = setTimeout(() => this.save(true), SAVE_DELAY_MS);
+      return;
+    }
+    try {
+      if (this.hasWork()) this.storage.setItem(this.key, JSON.stringify(this.entry));
+      else this.storage.removeItem(this.key);
+    } catch (error) {
+      this.unavailable(error);
+    }
+  }
+}
