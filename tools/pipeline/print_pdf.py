@@ -45,7 +45,7 @@ import yaml
 from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
-from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHORTEST_SPLIT_BLOCK, SMALLEST_OUTPUT_SCALE
+from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.checks.site_check import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
@@ -212,7 +212,7 @@ class ChapterPrinter:
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)
         page.emulate_media(media="print")
-        page.evaluate(JS_SHAPE_CODE, [SHORTEST_SPLIT_BLOCK, SMALLEST_OUTPUT_SCALE])
+        page.evaluate(JS_SHAPE_CODE, SHAPING_LIMITS)
         sections = page.evaluate(JS_ADD_CONTENTS)
         overflowing = page.evaluate(JS_OVERFLOWING_BOXES)
         if overflowing:

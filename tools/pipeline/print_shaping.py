@@ -16,6 +16,9 @@ The same pass marks what page breaks should respect:
   the line after it, so a long block splits between statements, not inside a comment;
   and the first two lines of a long block stay with its third (no lone first line).
 
+* ``print-may-split``: a note or worked solution too tall to move whole to the next page
+  (the theme keeps every admonition whole, leaving a page before a long one mostly empty).
+
 Output boxes whose longest line (a table's row) is wider than the box are set in smaller type,
 down to ``SMALLEST_OUTPUT_SCALE``, so their columns stay columns instead of wrapping.
 """
@@ -27,8 +30,12 @@ SHORTEST_SPLIT_BLOCK = 16
 # An output table may be set this much smaller than other code to keep its columns
 # (9.2 pt code type -> no less than 6.9 pt).
 SMALLEST_OUTPUT_SCALE = 0.75
+# A note, worked solution or dropdown taller than this (CSS px; a printed page is about
+# 990) may split across pages; shorter ones move whole.
+TALLEST_KEPT_BOX_PX = 400
+SHAPING_LIMITS = [SHORTEST_SPLIT_BLOCK, SMALLEST_OUTPUT_SCALE, TALLEST_KEPT_BOX_PX]
 
-JS_SHAPE_CODE = """([shortestSplit, smallestScale]) => {
+JS_SHAPE_CODE = """([shortestSplit, smallestScale, tallestKept]) => {
     // Each line of a <pre> as its own block, the code's own markup (syntax colours) kept: an
     // element spanning a line break is cloned on both sides of it.
     const splitLines = (pre) => {
@@ -100,6 +107,11 @@ JS_SHAPE_CODE = """([shortestSplit, smallestScale]) => {
             }
         }
         shaped += 1;
+    }
+    // The theme keeps every admonition (worked solutions are admonitions) on one page: a
+    // long one then leaves the rest of the page before it empty. Long ones may split.
+    for (const box of document.querySelectorAll('article .admonition, article details, article .sd-card')) {
+        if (box.getBoundingClientRect().height > tallestKept) box.classList.add('print-may-split');
     }
     return shaped;
 }"""
