@@ -13,6 +13,9 @@ Playwright (never a browser of its own), and before printing:
   PDF shows each exercise followed by its solution, labelled as ours;
 * waits until every mermaid diagram is drawn and every image has loaded;
 * adds a contents list with page numbers after the chapter title;
+* shapes code for paper (tools/pipeline/print_shaping.py): each code and output line its own
+  block, so a wrapped line continues indented past its own indentation behind a drawn
+  marker; output tables in smaller type where they would wrap; short blocks kept whole;
 * lays the page out at the paper's printable width under print media and checks that no
   code or output line is wider than its box (the print CSS in book/_static/chapter.css
   wraps them);
@@ -20,8 +23,8 @@ Playwright (never a browser of its own), and before printing:
 
 Any of these failing is an error naming what failed, and no PDF is written: the PDF is
 written to a temporary file and renamed into place only when everything passed.
-The PDF has page numbers in its footer, bookmarks from the headings (outline) and a
-structure tree (tagged PDF).
+The PDF has page numbers in its footer, bookmarks from the headings (outline), a
+structure tree (tagged PDF) and document info (Title, Author, Subject).
 """
 
 from __future__ import annotations

@@ -8,26 +8,18 @@ the way the chapter lists them, author–date:
    registers a variant with round brackets and no comma, selected in _config.yml by
    ``bibtex_reference_style: author_year_round``.
 2. pybtex's formatting styles (``plain`` and kin) write "Akari Asai, …. Title. In Venue. 2024."
-   behind a numbered label; this registers ``author_year``, selected by
-   ``bibtex_default_style``: first author surname first, the year after the authors, the
-   title in quotes, then the venue and the entry's links (pybtex's own). The list is
-   sorted by author, year and title (pybtex's plain sorting); its labels, which nothing
-   cites by, are hidden by book/_static/chapter.css.
+   behind a numbered label; this registers ``author_year`` (tools/pipeline/author_date.py,
+   which the reader's notebooks use too), selected by ``bibtex_default_style``. Its
+   labels, which nothing cites by, are hidden by book/_static/chapter.css.
 """
 
 from dataclasses import dataclass, field
 
-from pybtex.plugin import register_plugin as register_pybtex_plugin
-from pybtex.richtext import Tag, Text
-from pybtex.style import FormattedEntry
-from pybtex.style.formatting.plain import Style as PlainStyle
 from sphinxcontrib.bibtex.plugin import register_plugin
 from sphinxcontrib.bibtex.style.referencing import BracketStyle
 from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
-# More authors than this are listed as the first three and "et al." (as the chapter does).
-MOST_AUTHORS_LISTED = 7
-AUTHORS_BEFORE_ET_AL = 3
+from tools.pipeline.author_date import register_author_date_style
 
 
 def round_brackets() -> BracketStyle:
@@ -41,53 +33,7 @@ class RoundAuthorYearStyle(AuthorYearReferenceStyle):
     author_year_sep: str = " "
 
 
-def plain(latex: str) -> str:
-    """A BibTeX field's text, its braces and LaTeX markup resolved."""
-    return str(Text.from_latex(latex))
-
-
-def author_names(entry) -> str:
-    """ "Asai, Akari, Zeqiu Wu, and Hannaneh Hajishirzi": the first surname first."""
-    people = entry.persons.get("author", [])
-    listed = [p for p in people if str(p) != "others"]
-    et_al = len(listed) < len(people) or len(listed) > MOST_AUTHORS_LISTED
-    if len(listed) > MOST_AUTHORS_LISTED:
-        listed = listed[:AUTHORS_BEFORE_ET_AL]
-
-    def given(person):
-        return plain(" ".join(person.first_names + person.middle_names))
-
-    def family(person):
-        return plain(" ".join(person.prelast_names + person.last_names + person.lineage_names))
-
-    names = [f"{family(listed[0])}, {given(listed[0])}".strip(", ")] + [
-        f"{given(p)} {family(p)}".strip() for p in listed[1:]]
-    if et_al:
-        return ", ".join(names) + (", et al." if len(names) > 1 else " et al.")
-    if len(names) <= 2:
-        return " and ".join(names)
-    return ", ".join(names[:-1]) + ", and " + names[-1]
-
-
-class AuthorDateStyle(PlainStyle):
-    """pybtex's plain style (sorting, links), each entry written author–date."""
-
-    def format_entry(self, label, entry, bib_data=None):
-        fields = entry.fields
-        authors = author_names(entry)
-        parts = [Text(authors if authors.endswith(".") else authors + "."), Text(f"{fields.get('year', 'n.d.')}.")]
-        if "title" in fields:
-            parts.append(Text("“", Text.from_latex(fields["title"]), ".”"))
-        venue = fields.get("journal") or fields.get("booktitle") or fields.get("howpublished")
-        if venue:
-            parts.append(Text(Tag("em", Text.from_latex(venue)), "."))
-        links = self.format_web_refs(entry).format_data({"entry": entry, "style": self, "bib_data": bib_data})
-        if links:
-            parts.append(links)
-        return FormattedEntry(entry.key, Text(" ").join(parts), label)
-
-
 def setup(app):
     register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYearStyle)
-    register_pybtex_plugin("pybtex.style.formatting", "author_year", AuthorDateStyle)
+    register_author_date_style()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
