@@ -48,14 +48,3 @@ def open_page(browser_on_site):
 
     return open_
 
-
-def pytest_collection_modifyitems(items):
-    """nbval compares every stored text output; it skips images (PNG bytes are not a
-    comparison of what a reader reads), and the SVG copy of each figure that the PDF prints
-    (tools/pipeline/stored_outputs.py's kernel setup, which nbval's kernel does not have)
-    is an image too."""
-    for item in items:
-        notebook = getattr(item, "parent", None)
-        skipped = getattr(notebook, "skip_compare", None)
-        if skipped is not None and "image/svg+xml" not in skipped:
-            notebook.skip_compare = skipped + ("image/svg+xml",)
