@@ -28,8 +28,9 @@ from __future__ import annotations
 # Blocks of at most this many lines are never split across pages (about a third of a page).
 SHORTEST_SPLIT_BLOCK = 16
 # An output table may be set this much smaller than other code to keep its columns
-# (9.2 pt code type -> no less than 6.9 pt).
-SMALLEST_OUTPUT_SCALE = 0.75
+# (9.2 pt code type -> no less than 6 pt, a footnote's size: 15.11's widest table, 114
+# characters inside a worked solution, then fits).
+SMALLEST_OUTPUT_SCALE = 0.66
 # A note, worked solution or dropdown taller than this (CSS px; a printed page is about
 # 990) may split across pages; shorter ones move whole.
 TALLEST_KEPT_BOX_PX = 400
