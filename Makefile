@@ -25,7 +25,7 @@ SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
 # Our Sphinx extension, every file of it (the runner's web files included).
 SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/runner/*.*)
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
-  $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/checks/site_check.py tools/browser/chromium.py
+  $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/checks/site_check.py tools/browser/chromium.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_ext/runner/__init__.py).
 PYODIDE_FILES := pyodide.mjs pyodide.asm.mjs pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
@@ -119,6 +119,8 @@ test-notebooks: env  ## nbval re-executes each stored notebook once; plus the un
 
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/browser/ensure_debian_package.sh chromium chromium
+	@# pdftotext and pdfimages read the PDF as a viewer does (tests/test_pdf.py)
+	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
 	$(PY) -m pytest -m site tests
 
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page

@@ -47,3 +47,4 @@ def open_page(browser_on_site):
         return page
 
     return open_
+

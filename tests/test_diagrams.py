@@ -25,3 +25,17 @@ def test_an_edited_diagram_is_reported_with_its_page(tmp_path, monkeypatch):
 def test_drawings_are_compact_and_keep_their_numbers_to_a_hundredth():
     assert draw_diagrams.compact('d="M-2.4620193825305194 0.434120444167329 L3.5e-15 -0.0001"') == \
         'd="M-2.46 0.43 L3.5e-15 0"'
+
+
+def test_only_left_to_right_flowcharts_are_turned_top_to_bottom():
+    assert draw_diagrams.top_to_bottom("flowchart LR\n  A --> B") == "flowchart TB\n  A --> B"
+    assert draw_diagrams.top_to_bottom("graph RL\n  A --> B") == "graph TB\n  A --> B"
+    assert draw_diagrams.top_to_bottom("flowchart TD\n  A --> B") is None
+    assert draw_diagrams.top_to_bottom("stateDiagram-v2\n  A --> B: LR") is None
+
+
+def test_the_book_draws_figure_15_5_top_to_bottom_and_legible_on_a_printed_page():
+    """Left to right it was 2,570 px wide: 2.8 pt labels on A4. Its drawing is the turned one."""
+    flowchart = next(d for d in draw_diagrams.book_diagrams() if d.code.lstrip().startswith("flowchart LR"))
+    svg = flowchart.svg_path.read_text(encoding="utf-8")
+    assert draw_diagrams.drawn_width(svg) <= draw_diagrams.WIDEST_LEFT_TO_RIGHT_PX

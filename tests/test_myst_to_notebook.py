@@ -146,11 +146,11 @@ def test_the_references_cell_lists_the_works_cited_on_the_page_in_the_html_style
     references = convert.reader_cells(PAGE, notebook(text))[-1]
     assert references.source == (
         '<a id="references"></a>\n\n## References\n\n'
-        "- Akari Asai, Zeqiu Wu, Yizhong Wang, Avirup Sil, and Hannaneh Hajishirzi. Self-RAG: Learning to "
-        "Retrieve, Generate, and Critique Through Self-Reflection. In *International Conference on Learning "
-        "Representations*. 2024.\n"
-        "- Wei Zou, Runpeng Geng, Binghui Wang, and Jinyuan Jia. PoisonedRAG: Knowledge Corruption Attacks to "
-        "Retrieval-Augmented Generation of Large Language Models. In *USENIX Security Symposium*. 2025.")
+        "- Asai, Akari, Zeqiu Wu, Yizhong Wang, Avirup Sil, and Hannaneh Hajishirzi. 2024. “Self-RAG: Learning "
+        "to Retrieve, Generate, and Critique Through Self-Reflection.” *International Conference on Learning "
+        "Representations*.\n"
+        "- Zou, Wei, Runpeng Geng, Binghui Wang, and Jinyuan Jia. 2025. “PoisonedRAG: Knowledge Corruption "
+        "Attacks to Retrieval-Augmented Generation of Large Language Models.” *USENIX Security Symposium*.")
 
 
 def test_an_error_names_the_cell_by_its_rank_in_the_md():

@@ -6,6 +6,10 @@
   with every label, and every reference in the bibliography.
 * Every font is embedded; the PDF has a bookmark titled as each section, in order, a
   contents list whose page numbers agree, is tagged, and has a sane number of pages.
+* It reads like a typeset book: every diagram's labels at least 7 pt; every code line
+  whole on one line, or wrapped with its continuation indented past it; nothing that only
+  works on screen (fold triangles, diagram sources, copy and run controls); title, author
+  and subject in the document info; every plot printed as vectors or at 200 ppi or more.
 * The HTML book links the very PDF that was tested.
 * tools/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
@@ -18,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -25,7 +30,9 @@ import pytest
 from pypdf import PdfReader
 from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
 
-from tools.pipeline.pages import page_title, pages_in_toc_order, read_page
+from bs4 import BeautifulSoup
+
+from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
 
 pytestmark = pytest.mark.site
@@ -128,11 +135,132 @@ def test_every_line_of_the_chapter_is_in_the_pdf(page_texts, diagram_texts):
     assert not missing, f"{len(missing)} lines of the chapter are not in the PDF:\n" + "\n".join(missing[:20])
 
 
-def test_no_screen_only_control_is_printed(page_texts):
-    """Controls that only work on screen (Run in your browser, launch buttons) are not on paper."""
-    text = "\n".join(page_texts)
-    for control in ("Run in your browser", "Launch Binder", "Download source file"):
-        assert control not in text, f"the PDF prints the on-screen control {control!r}"
+# Print sizes (poppler-utils' pdftotext and pdfimages read the PDF as a reader's viewer would).
+SMALLEST_LABEL_PT = 7
+LOWEST_IMAGE_PPI = 200
+# What only the screen shows, never to be printed: fold triangles, the diagrams' folded
+# source, the "Hide"/"Show" prompts of folds, run and copy controls.
+SCREEN_ONLY = ("▼", "▶", "▸", "Diagram source", "Hide worked solution", "Hide the code", "Show code cell",
+               "Run in your browser", "Launch Binder", "Download source file", "Copy to clipboard")
+
+
+def poppler(tool: str, *args: str) -> str:
+    return subprocess.run([tool, *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_no_screen_only_string_is_printed(pdf):
+    text = poppler("pdftotext", str(pdf), "-")
+    printed = [string for string in SCREEN_ONLY if string in text]
+    assert not printed, f"the PDF prints what only works on screen: {printed}"
+
+
+def test_document_info_names_title_author_and_subject(reader):
+    info = reader.metadata or {}
+    for key in ("/Title", "/Author", "/Subject"):
+        assert str(info.get(key) or "").strip(), f"the PDF's document info has no {key[1:]}: {dict(info)}"
+    assert "Advanced and Agentic Retrieval" in info["/Title"]
+
+
+def font_box_ratio(pdf: Path, page: int) -> float:
+    """The largest (ascent - descent) per point of font size among the page's fonts.
+
+    pdftotext's word boxes are as tall as their font's ascent to descent: a box's height
+    divided by this is at most the font size it was set in."""
+    resources = PdfReader(pdf).pages[page - 1].get("/Resources") or {}
+    ratios = []
+    for font in fonts_of(resources, set()):
+        if font.get("/Subtype") == "/Type0":
+            font = font["/DescendantFonts"][0].get_object()
+        descriptor = (font.get("/FontDescriptor") or {})
+        descriptor = descriptor.get_object() if hasattr(descriptor, "get_object") else descriptor
+        if "/Ascent" in descriptor and "/Descent" in descriptor:
+            ratios.append((float(descriptor["/Ascent"]) - float(descriptor["/Descent"])) / 1000)
+    assert ratios, f"page {page} names no font metrics"
+    return max(ratios)
+
+
+def word_boxes(pdf: Path) -> list[list[tuple[str, float]]]:
+    """Per page, (word, height in pt) of every word, from `pdftotext -bbox`."""
+    soup = BeautifulSoup(poppler("pdftotext", "-bbox", str(pdf), "-"), "html.parser")
+    return [[(word.get_text(), float(word["ymax"]) - float(word["ymin"])) for word in page.find_all("word")]
+            for page in soup.find_all("page")]
+
+
+def test_every_diagram_label_is_at_least_7_pt(pdf):
+    """Figure 15.5 (a wide flowchart, drawn top to bottom) and figure 15.1, read from the PDF."""
+    pages = word_boxes(pdf)
+    diagrams: dict[str, set[str]] = {}
+    for line, labels in diagram_lines().items():
+        if DIAGRAM_START.match(line):
+            current = diagrams.setdefault(line + str(len(diagrams)), set())
+        else:
+            current |= {word for label in drawn_labels(line, labels) for word in label.split() if len(word) > 2}
+    assert len(diagrams) == 2
+    for header, words in diagrams.items():
+        # The diagram's page: the one where most of its label words are printed.
+        number, boxes = max(enumerate(pages, start=1), key=lambda p: len(words & {w for w, _ in p[1]}))
+        found = [(word, height) for word, height in boxes if word in words]
+        assert len({w for w, _ in found}) >= 0.8 * len(words), f"{header}: labels not found on page {number}"
+        ratio = font_box_ratio(pdf, number)
+        smallest = min(found, key=lambda box: box[1])
+        size = smallest[1] / ratio
+        assert size >= SMALLEST_LABEL_PT, (
+            f"{header.rstrip('0123456789')} on page {number}: label {smallest[0]!r} is printed at {size:.1f} pt")
+
+
+def book_code_lines() -> list[str]:
+    """Every line of every code cell the book prints (the chapter's and ours), stripped."""
+    return [line.strip() for md in notebook_pages() for cell in code_cells(md)
+            for line in cell.source.splitlines() if line.strip()]
+
+
+def squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def indentation(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def test_every_code_line_is_whole_or_continues_indented_past_it(pdf):
+    """`pdftotext -layout` keeps each printed row and its indentation: a code line is either
+    one row, or rows of which every continuation starts right of the line's first row."""
+    rows = [row for row in poppler("pdftotext", "-layout", str(pdf), "-").replace("\f", "\n").splitlines()
+            if row.strip()]
+    whole = {squeeze(row) for row in rows}
+    starts: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        starts.setdefault(squeeze(row)[:12], []).append(index)
+    wrong, missing = [], []
+    for line in book_code_lines():
+        target = squeeze(line)
+        if target in whole:
+            continue
+        # Wrapped: a row that starts it, then rows right of that row's start that complete it.
+        shapes = []
+        for index in starts.get(target[:12], []):
+            text, end = squeeze(rows[index]), index
+            while len(text) < len(target) and target.startswith(text) and end + 1 < len(rows):
+                end += 1
+                text += squeeze(rows[end])
+            if text == target:
+                shapes.append(all(indentation(rows[i]) > indentation(rows[index]) for i in range(index + 1, end + 1)))
+        if not shapes:
+            missing.append(line)
+        elif not any(shapes):
+            wrong.append(line)
+    assert not wrong, f"{len(wrong)} code lines continue at or left of their own start:\n" + "\n".join(wrong[:10])
+    assert not missing, f"{len(missing)} code lines are neither whole nor wrapped in the PDF:\n" + "\n".join(missing[:10])
+
+
+def test_every_plot_is_printed_as_vectors_or_at_200_ppi(pdf):
+    """Plots are printed from their stored SVG (vectors); any raster image is sharp enough."""
+    printed = (SINGLEHTML / CHAPTER_PAGE).read_text(encoding="utf-8")
+    plots = re.findall(r'<img[^>]+src="(_images/[^"]+)"', printed)
+    assert plots and all(src.endswith(".svg") for src in plots), f"plots printed from raster images: {plots}"
+    listing = poppler("pdfimages", "-list", str(pdf)).splitlines()[2:]
+    soft = [row for row in listing if min(int(row.split()[12]), int(row.split()[13])) < LOWEST_IMAGE_PPI]
+    assert not soft, "images printed below 200 ppi:\n" + "\n".join(soft)
 
 
 def test_every_reference_is_in_the_bibliography(reader, page_texts):

@@ -2,6 +2,7 @@
 # Make sure a program from Debian's packages is installed: ensure_debian_package.sh COMMAND PACKAGE
 #   chromium chromium              (tools/checks/site_check.py and every browser test)
 #   java     default-jre-headless  (the W3C HTML checker, npm vnu-jar: tools/checks/vnu_check.py)
+#   pdftotext poppler-utils        (tests/test_pdf.py reads the printed PDF's text, boxes and images)
 # Idempotent: does nothing when COMMAND is already on PATH. Always the distribution's
 # package, never a tool's own download (Playwright is only the driver: `playwright
 # install` is never run).

@@ -33,6 +33,12 @@ OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
            "htmlLabels": False, "flowchart": {"htmlLabels": False},
            # The same drawing every time: mermaid otherwise jitters its shapes at random.
            "handDrawnSeed": 1, "deterministicIds": True}
+# A left-to-right flowchart drawn wider than this (CSS px, at mermaid's 16 px type) would
+# shrink to unreadable labels on a printed page (178 mm, about 670 px) and on most screens:
+# it is drawn again top to bottom, the same nodes and edges (figure 15.5 is 2,570 px wide
+# left to right). The chapter's source is unchanged; only the drawing turns.
+WIDEST_LEFT_TO_RIGHT_PX = 1000
+LEFT_TO_RIGHT = re.compile(r"^(flowchart|graph)\s+(?:LR|RL)\b")
 FENCE = re.compile(r"^```mermaid[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 REGENERATE = "make diagrams"
 # Mermaid writes coordinates with 16 significant digits (a state diagram's markers alone
@@ -67,7 +73,7 @@ def mermaid_version() -> str:
 
 def diagram_key(code: str) -> str:
     """What the drawing depends on: the diagram's source, mermaid's version, our options."""
-    inputs = json.dumps([code.strip(), mermaid_version(), OPTIONS], sort_keys=True)
+    inputs = json.dumps([code.strip(), mermaid_version(), OPTIONS, WIDEST_LEFT_TO_RIGHT_PX], sort_keys=True)
     return hashlib.sha256(inputs.encode()).hexdigest()[:20]
 
 
@@ -84,8 +90,18 @@ def book_diagrams() -> list[Diagram]:
     return diagrams
 
 
+def drawn_width(svg: str) -> float:
+    return float(re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ', svg).group(1))
+
+
+def top_to_bottom(code: str) -> str | None:
+    """A left-to-right flowchart's source drawn top to bottom (None: not such a flowchart)."""
+    turned, count = LEFT_TO_RIGHT.subn(r"\1 TB", code.strip(), count=1)
+    return turned if count else None
+
+
 def draw(diagrams: list[Diagram]) -> dict[str, str]:
-    """key -> SVG markup, drawn by mermaid in headless Chromium."""
+    """key -> SVG markup, drawn by mermaid in headless Chromium (wide flowcharts top to bottom)."""
     from tools.browser.chromium import launch
 
     drawn = {}
@@ -94,12 +110,18 @@ def draw(diagrams: list[Diagram]) -> dict[str, str]:
         page.set_content("<!DOCTYPE html><html><head><title>diagrams</title></head><body></body></html>")
         page.add_script_tag(path=str(MERMAID / "dist" / "mermaid.min.js"))
         page.evaluate("(options) => mermaid.initialize(options)", OPTIONS)
+
+        def render(diagram: Diagram, code: str) -> str:
+            # The id scopes the SVG's own styles: unique per diagram, stable per drawing.
+            return page.evaluate("async ([id, code]) => (await mermaid.render(id, code)).svg",
+                                 [f"diagram-{diagram.key}", code])
+
         for diagram in diagrams:
             try:
-                # The id scopes the SVG's own styles: unique per diagram, stable per drawing.
-                drawn[diagram.key] = page.evaluate(
-                    "async ([id, code]) => (await mermaid.render(id, code)).svg",
-                    [f"diagram-{diagram.key}", diagram.code])
+                svg = render(diagram, diagram.code)
+                if drawn_width(svg) > WIDEST_LEFT_TO_RIGHT_PX and top_to_bottom(diagram.code):
+                    svg = render(diagram, top_to_bottom(diagram.code))
+                drawn[diagram.key] = svg
             except Exception as error:  # mermaid's parse error, as the reader would see it
                 raise SystemExit(f"{diagram.where}: mermaid could not draw it:\n{error}") from None
     return drawn

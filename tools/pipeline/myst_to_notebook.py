@@ -10,7 +10,7 @@ MyST in book/X.md                           in the reader's notebook
 ==========================================  ==================================================
 ``{cite:p}`key```                           ``([Zou et al. 2025](#references))``, and a
                                             References cell at the end listing the works cited
-                                            on that page (pybtex's ``plain`` style, as the HTML)
+                                            on that page (author–date, as the HTML)
 ``{cite:t}`key```                           ``[Zou et al.](#references) (2025)``
 ``{numref}`label```                         ``Figure 15.5`` (Sphinx's numfig order: figures in
                                             table-of-contents order)
@@ -61,6 +61,7 @@ from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
 from tools.pipeline.pages import ROOT, BookError, notebook_pages, read_page, shown
+from tools.pipeline.author_date import register_author_date_style
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
@@ -152,7 +153,9 @@ def bibliography():
 # call (seconds over a book), and a key's rendering never changes within one run.
 @cache
 def entry_markdown(key: str) -> str:
-    """One reference, in pybtex's ``plain`` style as the HTML references page shows it."""
+    """One reference, in the style the HTML references page shows it (``bibtex_default_style``:
+    our author–date style, tools/pipeline/author_date.py)."""
+    register_author_date_style()
     style = find_plugin("pybtex.style.formatting", SPHINX.get("bibtex_default_style", "plain"))()
     entry = style.format_entry("", bibliography()[key])
     return " ".join(entry.text.render(MarkdownBackend()).split())

@@ -13,6 +13,9 @@ Playwright (never a browser of its own), and before printing:
   PDF shows each exercise followed by its solution, labelled as ours;
 * waits until every mermaid diagram is drawn and every image has loaded;
 * adds a contents list with page numbers after the chapter title;
+* shapes code for paper (tools/pipeline/print_shaping.py): each code and output line its own
+  block, so a wrapped line continues indented past its own indentation behind a drawn
+  marker; output tables in smaller type where they would wrap; short blocks kept whole;
 * lays the page out at the paper's printable width under print media and checks that no
   code or output line is wider than its box (the print CSS in book/_static/chapter.css
   wraps them);
@@ -20,8 +23,8 @@ Playwright (never a browser of its own), and before printing:
 
 Any of these failing is an error naming what failed, and no PDF is written: the PDF is
 written to a temporary file and renamed into place only when everything passed.
-The PDF has page numbers in its footer, bookmarks from the headings (outline) and a
-structure tree (tagged PDF).
+The PDF has page numbers in its footer, bookmarks from the headings (outline), a
+structure tree (tagged PDF) and document info (Title, Author, Subject).
 """
 
 from __future__ import annotations
@@ -40,9 +43,12 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject, TextStringObject
+import yaml
 
 from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
+from tools.pipeline.pages import ROOT
+from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.checks.site_check import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
@@ -53,6 +59,9 @@ from tools.checks.site_check import (
     NAVIGATION_TIMEOUT_MS,
 )
 
+# The PDF's document info: the book's title and author are in _config.yml.
+CONFIG = ROOT / "_config.yml"
+CHAPTER_NUMBER = "Chapter 15"
 # The whole book on one page (tools/sphinx_ext/pdf.py moves it to the root of the build).
 CHAPTER_PAGE = "index.html"
 PAPER = "A4"
@@ -206,6 +215,7 @@ class ChapterPrinter:
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)
         page.emulate_media(media="print")
+        page.evaluate(JS_SHAPE_CODE, SHAPING_LIMITS)
         sections = page.evaluate(JS_ADD_CONTENTS)
         overflowing = page.evaluate(JS_OVERFLOWING_BOXES)
         if overflowing:
@@ -222,7 +232,7 @@ class ChapterPrinter:
         # numbers in the contents list (same length text, so the pages do not move).
         first = self._pdf(page)
         page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
-        final = retitle_bookmarks(self._pdf(page), page.evaluate(JS_PRINTED_HEADINGS))
+        final = finished(self._pdf(page), page.evaluate(JS_PRINTED_HEADINGS), document_info(page))
         if external:  # anything requested while printing
             raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
         write_atomically(out, final)
@@ -299,8 +309,20 @@ def outline_items(writer: PdfWriter) -> list:
     return items
 
 
-def retitle_bookmarks(pdf: bytes, headings: list[str]) -> bytes:
-    """The PDF with each bookmark titled exactly as its heading.
+def document_info(page) -> dict[str, str]:
+    """The PDF's Title, Author and Subject: the book's title and author (_config.yml), and
+    the description the chapter's page gives of itself (tools/sphinx_ext/page_head.py)."""
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    subject = page.evaluate("() => document.querySelector('meta[name=description]')?.content || ''")
+    return {"/Title": f"{CHAPTER_NUMBER} · {config['title']}", "/Author": config["author"],
+            "/Subject": subject or config["title"]}
+
+
+def finished(pdf: bytes, headings: list[str], info: dict[str, str]) -> bytes:
+    """The PDF with each bookmark titled exactly as its heading, and its document info.
+
+    Chromium writes neither a title nor an author: the Info dictionary is written here,
+    in the same incremental update as the bookmarks' titles.
 
     Chromium titles a bookmark with its heading's text as laid out, so a heading wrapped
     onto two lines loses the space at the break ("Agentic" + "Retrieval") and some
@@ -317,6 +339,7 @@ def retitle_bookmarks(pdf: bytes, headings: list[str]) -> bytes:
         raise PrintError(f"the PDF's bookmarks are not the printed headings:\n  bookmarks {titles}\n  headings  {headings}")
     for item, heading in zip(items, headings):
         item[NameObject("/Title")] = TextStringObject(heading)
+    writer.add_metadata(info)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,16 @@ LANGUAGE_INFO = {
     "nbconvert_exporter": "python",
     "pygments_lexer": "ipython3",
 }
+
+
+# Every figure is stored twice, made by the same run of the page's code: as PNG (what the
+# HTML shows) and as SVG, vectors that the PDF prints (myst-nb picks by builder:
+# nb_mime_priority_overrides in _config.yml). Our kernel setup, not the chapter's code: the
+# cells are unchanged. The SVG's element ids (svg.hashsalt) and date (SOURCE_DATE_EPOCH)
+# are fixed, so a re-executed page stores the same bytes.
+KERNEL_ARGUMENTS = ["--InlineBackend.figure_formats=png", "--InlineBackend.figure_formats=svg",
+                    "--InlineBackend.rc=svg.hashsalt=chapter15"]
+KERNEL_ENVIRONMENT = {"SOURCE_DATE_EPOCH": "0"}
 
 
 def stored_path(md: Path) -> Path:
@@ -212,11 +223,11 @@ def execute(md: Path, nb) -> None:
         nb.cells = [install, *page_cells]
     client = NotebookClient(
         nb, timeout=TIMEOUT_S, kernel_name="python3", record_timing=False,
-        resources={"metadata": {"path": str(md.parent)}},
+        resources={"metadata": {"path": str(md.parent)}}, extra_arguments=KERNEL_ARGUMENTS,
     )
     try:
         try:
-            client.execute()
+            client.execute(env={**os.environ, **KERNEL_ENVIRONMENT})
         finally:
             nb.cells = page_cells
     except CellExecutionError as err:

@@ -5,7 +5,9 @@ too) and sphinxcontrib-mermaid parses them. Instead of its ``<pre class="mermaid
 mermaid's ~550 KB runtime drawing it in the reader's browser, each diagram is written as
 the SVG tools/pipeline/draw_diagrams.py drew from the same source (book/_diagrams/, committed), inside
 ``<div class="mermaid" role="img" aria-label="...">``: the figure's ``alt`` becomes the
-drawing's accessible name, and the page loads no mermaid code at all. The diagram's source,
+drawing's accessible name, and the page loads no mermaid code at all. The wrapper carries
+the drawing's width (``--drawn-width``), from which book/_static/chapter.css keeps its labels
+at least 11 px high on any screen, scrolling sideways where the column is narrower. The diagram's source,
 which the chapter prints, follows in a folded ``<details>``.
 A diagram without its drawing stops the build, naming the page and `make diagrams`.
 """
@@ -18,7 +20,7 @@ from docutils import nodes
 from sphinx.errors import ExtensionError
 from sphinxcontrib.mermaid import mermaid
 
-from tools.pipeline.draw_diagrams import REGENERATE, diagram_key, DIAGRAMS
+from tools.pipeline.draw_diagrams import DIAGRAMS, REGENERATE, diagram_key, drawn_width
 
 
 def inline_svg(code: str, docname: str) -> str:
@@ -32,7 +34,11 @@ def inline_svg(code: str, docname: str) -> str:
 
 def visit_mermaid_inline(self, node):
     label = f' role="img" aria-label="{escape(node["alt"])}"' if node.get("alt") else ""
-    self.body.append(f'<div class="mermaid"{label}>{inline_svg(node["code"], self.builder.current_docname)}</div>\n')
+    svg = inline_svg(node["code"], self.builder.current_docname)
+    # Its drawn width, so that chapter.css never lets a narrow screen shrink its labels
+    # below a legible size (it scrolls sideways instead).
+    width = f' style="--drawn-width: {drawn_width(svg)}"'
+    self.body.append(f'<div class="mermaid"{label}{width}>{svg}</div>\n')
     # The chapter prints each diagram's source: it stays on the page, folded under the drawing.
     self.body.append('<details class="diagram-source"><summary>Diagram source (mermaid)</summary>'
                      f'<pre>{escape(node["code"])}</pre></details>\n')
