@@ -25,7 +25,7 @@ LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["runner.mjs", "worker.mjs", "runner.css"]
+SERVED = ["runner.mjs", "figures.mjs", "worker.mjs", "figures.py", "runner.css"]
 
 
 def is_code_cell(node) -> bool:

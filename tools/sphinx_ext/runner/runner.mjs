@@ -4,17 +4,10 @@
 // Loaded by the page's small inline loader (tools/sphinx_ext/runner/loader.js) only
 // after the reader clicks. The page is myst-nb's HTML: each code cell is a div.cell
 // holding div.cell_input (a <pre> with the source) and, when it printed, div.cell_output.
-// A cell's output replaces the stored one once the cell runs. Cells that draw with
-// matplotlib keep their stored figure and say why (see FIGURE_CELL).
+// A cell's output replaces the stored one once the cell runs; a figure it draws takes the
+// stored figure's place (figures.mjs).
 import { createEditor } from "./editor.mjs";
-
-// A cell that imports matplotlib cannot run: there is no offline WebAssembly build of
-// matplotlib to serve. Decided from the source, before running anything.
-export const FIGURE_CELL = /^\s*(?:import\s+matplotlib|from\s+matplotlib[\s.])/m;
-const FIGURE_NOTE =
-  "This cell draws a figure with matplotlib, which cannot run in the browser (there is no " +
-  "WebAssembly build of matplotlib the book can serve offline). The figure above was drawn " +
-  "when the book was built; to run this cell, use Binder or a local install.";
+import { restoreFigures, showFigure } from "./figures.mjs";
 
 const state = {
   worker: null,
@@ -84,6 +77,9 @@ function onWorkerMessage(message) {
     case "display":
       if (cell) addOutput(cell, "text/plain", message.plain, message.markdown);
       break;
+    case "figure":
+      if (cell) showFigure(cell, message);
+      break;
     case "done":
       if (!cell) break;
       cell.setState(message.ok ? "done" : "error");
@@ -120,7 +116,7 @@ function sendNext() {
 
 function queueCells(cells) {
   for (const cell of cells) {
-    if (cell.figure || state.queue.includes(cell) || state.running === cell) continue;
+    if (state.queue.includes(cell) || state.running === cell) continue;
     cell.setState("queued");
     state.queue.push(cell);
   }
@@ -170,21 +166,8 @@ function makeCell(div, number) {
   const pre = input && input.querySelector("pre");
   if (!pre) return null;
   const original = pre.textContent.replace(/\n$/, "");
-  const cell = {
-    id: number,
-    number,
-    element: div,
-    figure: FIGURE_CELL.test(original),
-    runState: "idle",
-  };
+  const cell = { id: number, number, element: div, runState: "idle" };
   div.classList.add("browser-run-cell");
-  if (cell.figure) {
-    cell.source = () => original;
-    div.dataset.runState = "figure";
-    // Under the stored figure, inside a worked solution's <details> when it has one.
-    (div.querySelector(".cell_output") || input).after(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
-    return cell;
-  }
   const highlight = pre.closest("div[class^='highlight-']") || pre.parentElement;
   const host = el("div", { class: "browser-run-editor" });
   highlight.replaceWith(host);
@@ -207,6 +190,7 @@ function makeCell(div, number) {
   cell.output = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of cell ${number}` });
   input.after(bar, cell.output);
   cell.clearOutput = () => {
+    restoreFigures(cell);
     if (cell.stored) cell.stored.hidden = true;
     cell.output.replaceChildren();
   };
@@ -230,8 +214,7 @@ export function start({ bar, status }) {
   const main = document.querySelector("main") || document.body;
   const divs = [...main.querySelectorAll("div.cell")];
   state.cells = divs.map((div, i) => makeCell(div, i + 1)).filter(Boolean);
-  const runnable = () => state.cells.filter((c) => !c.figure);
-  const runAll = el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells(runnable()) },
+  const runAll = el("button", { type: "button", class: "btn btn-sm browser-run-button", onclick: () => queueCells(state.cells) },
     "Run all");
   bar.replaceChildren(
     runAll,
@@ -241,7 +224,7 @@ export function start({ bar, status }) {
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
     cells: state.cells,
-    runAll: () => queueCells(runnable()),
+    runAll: () => queueCells(state.cells),
   };
   startWorker();
   // The clicked button is gone: keep the keyboard where the reader is.
