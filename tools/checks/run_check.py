@@ -48,7 +48,8 @@ JS_CELLS = """() => window.browserRun.cells.map((c) => ({
         drawnInPage: img.src.startsWith('data:image/png;base64,'),
         loaded: img.complete && img.naturalWidth > 0,
         visible: !img.closest('[hidden]'),
-        alt: img.alt, width: img.width, height: img.height, src: img.src,
+        alt: img.alt, src: img.src,  // its size: the notebook's, the column's at most (CSS)
+        width: +img.getAttribute('width'), height: +img.getAttribute('height'),
     })),
     storedAlts: (c.figureSlots ? c.figureSlots.map((s) => s.img) : [...c.element.querySelectorAll('.cell_output img')])
         .map((img) => img.alt),
