@@ -264,6 +264,10 @@ class BrowserRunner:
         """Off-host requests and console errors since the page was opened."""
         return list(self._problems or [])
 
+    def take_bytes_served(self) -> int:
+        """Bytes the local server sent since the last call."""
+        return self._site.server.take_bytes_served()
+
     def requested(self) -> list[str]:
         """Every URL requested since the page was opened."""
         return list(self._urls)

@@ -139,7 +139,8 @@ const loaded = new Set();
 async function loadPackages(pyodide, names) {
   const missing = names.filter((name) => !loaded.has(name));
   if (!missing.length) return;
-  post({ type: "status", text: `Loading ${missing.join(", ")} for this cell (about 13 MB the first time, then cached)…` });
+  const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
+  post({ type: "status", text: `Loading ${missing.join(", ")} for this cell${size}…` });
   await pyodide.loadPackage(missing, {
     messageCallback: (text) => post({ type: "status", text }),
     errorCallback: (text) => post({ type: "stream", id: currentId, name: "stderr", text: text + "\n" }),
