@@ -29,10 +29,8 @@ function streamTo(name) {
 // Python's: CodeRunner shows the last expression as IPython does (not after a ";").
 const SETUP = String.raw`
 import builtins, linecache, sys, traceback, types
-from pyodide.code import CodeRunner
+from pyodide.code import CodeRunner, find_imports
 import _browser_run
-
-from pyodide.code import find_imports
 
 # Packages loaded on a cell's first import of them (worker.mjs, loadPackages), by the top-level
 # name a cell imports: matplotlib (and what it needs) is served beside the runtime, not loaded
