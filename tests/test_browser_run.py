@@ -208,6 +208,9 @@ def test_stop_restarts_python_and_says_state_is_lost(exercises):
     plot = run_typed(runner, 1, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
     assert plot["state"] == "done" and plot["outputs"] == [["text/plain", "<Figure size 640x480 with 1 Axes>"]]
     assert [image["drawnInPage"] and image["visible"] for image in plot["images"]] == [True]
+    # A figure as a cell's last value shows once, as in the notebook.
+    value = run_typed(runner, 1, "fig, ax = plt.subplots(figsize=(3, 2))\nax.bar([1, 2], [3, 1])\nfig")
+    assert value["outputs"] == [["text/plain", "<Figure size 300x200 with 1 Axes>"]] and len(value["images"]) == 1
     shoot(runner, "15_11-after-stop")
     assert runner.problems() == []
 
