@@ -68,7 +68,7 @@ $(NODE_STAMP): package.json package-lock.json
 $(PYODIDE): $(NODE_STAMP)
 	@mkdir -p _build/static/pyodide
 	cp node_modules/pyodide/$(@F) $@
-$(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.py
+$(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.py Makefile  # (the pin above)
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps $(PYODIDE_WHEELS_FROM) -d $(PYODIDE_WHEELS_CACHE)
 	$(PY) -m tools.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
 	  --source $(PYODIDE_WHEELS_CACHE)/$(PYODIDE_WHEELS_FILE) \

@@ -95,7 +95,7 @@ def extract(source: Path, wanted: list[Wanted], lock_version: str) -> dict[str, 
     return found
 
 
-def place(out: Path, wanted: list[Wanted], files: dict[str, bytes], lock_version: str) -> Path:
+def place(out: Path, wanted: list[Wanted], files: dict[str, bytes], lock_version: str, source: Path) -> Path:
     """Write the verified wheels and the manifest; each file via a temporary name, so no
     half-written file is ever served, and the manifest last (it marks the step done)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -105,6 +105,7 @@ def place(out: Path, wanted: list[Wanted], files: dict[str, bytes], lock_version
         partial.replace(out / name)
     manifest = {
         "pyodide": lock_version,
+        "taken_from": source.name,
         "packages": [{"name": w.name, "version": w.version, "file": w.file_name, "sha256": w.sha256,
                       "bytes": len(files[w.file_name]), "licence": licence(files[w.file_name])} for w in wanted],
     }
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     except PackageError as error:
         print(f"pyodide_packages: {error}", file=sys.stderr)
         return 1
-    manifest = place(args.out, wanted, files, version)
+    manifest = place(args.out, wanted, files, version, args.source)
     total = sum(len(d) for d in files.values())
     print(f"pyodide_packages: {len(files)} wheels of Pyodide {version} verified against its lock "
           f"({total / 1e6:.1f} MB) -> {args.out}; licences in {manifest.name}")

@@ -140,7 +140,8 @@ async function loadPackages(pyodide, names) {
   const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
   post({ type: "status", text: `Loading ${missing.join(", ")} for this cell${size}…` });
   await pyodide.loadPackage(missing, {
-    messageCallback: (text) => post({ type: "status", text }),
+    // Pyodide's own messages list all thirteen packages; the status above says what matters.
+    messageCallback: () => {},
     errorCallback: (text) => post({ type: "stream", id: currentId, name: "stderr", text: text + "\n" }),
   });
   if (missing.includes("matplotlib")) {
