@@ -6,15 +6,16 @@
 // from the page's source) and its caption. A fresh figure takes the stored image's place
 // inside that <figure>, which moves into the cell's output, so the caption, its number and
 // the links to it stay; restoreFigures puts everything back before the cell runs again.
-// A figure the stored cell did not have (a reader's new plot) gets a <figure> of its own.
+// A figure the stored cell did not have (a reader's new plot), or one stored without a
+// caption, gets a <figure> of its own.
 
 function storedFigures(cell) {
   if (!cell.figureSlots) {
     const stored = cell.element.querySelector(".cell_output");
     cell.figureSlots = stored
       ? [...stored.querySelectorAll("img")].map((img) => {
-          const figure = img.closest("figure") || img;
-          return { figure, img, home: figure.parentNode, next: figure.nextSibling, fresh: null };
+          const figure = img.closest("figure");  // null for an image without a caption
+          return { figure, img, home: figure?.parentNode, next: figure?.nextSibling, fresh: null };
         })
       : [];
   }
