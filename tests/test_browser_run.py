@@ -1,12 +1,14 @@
 """"Run in your browser", tested as a reader uses it (headless Chromium).
 
 * On every page with code, clicking the control starts Python in the page, "Run all"
-  runs every cell, and every runnable cell prints exactly what the stored notebook holds
-  (nbval's standard); the matplotlib cells keep their figure and say why; no request
-  leaves the machine and the console stays clean (tools/checks/run_check.py).
+  runs every cell, and every cell prints exactly what the stored notebook holds (nbval's
+  standard); each of the five figure cells draws its figure in the page, in place of the
+  stored one, with the stored alt text; no request leaves the machine and the console
+  stays clean (tools/checks/run_check.py).
 * A planted change to a stored output is caught.
+* A figure cell whose data a reader changes draws a different figure.
 * On 15.11 a reader types functions into exercise 3's start cell and sees the check's
-  verdict, both "ok" and the failing case.
+  verdict, both "ok" and the failing case; after Stop, a reader's own plot draws.
 * Before the click a page carries only the small inline loader (budget: 10 KB) and asks
   for nothing of the runner; opened from file:// the control says how to serve the book.
 
@@ -28,6 +30,7 @@ from tools.checks.run_check import (
     BrowserRunner,
     compare,
     expected_outputs,
+    imports_matplotlib,
     pages_with_code,
     stored_notebook,
 )
@@ -80,6 +83,21 @@ def test_every_cell_prints_what_the_stored_notebook_holds(page_runs):
         summary.append(f"{page}: {result.matched}/{result.runnable} match, {result.figures} figure cells")
         assert run.cells, f"{page}: the runner found no code cell"
     assert not problems, "\n".join(problems + ["", *summary])
+
+
+def test_each_figure_cell_draws_its_figure_in_the_page(page_runs):
+    """The five figure cells (15.4, 15.6, 15.8, two on 15.11), each drawn fresh with its alt text
+    (what compare() checks of a figure cell), counted so none can go missing."""
+    drawn, figure_cells = {}, 0
+    for page, run in page_runs.items():
+        notebook = nbformat.read(stored_notebook(page), as_version=4)
+        figure_cells += sum(c.cell_type == "code" and imports_matplotlib(c.source) for c in notebook.cells)
+        result = compare(run, stored_notebook(page))
+        drawn[page] = result.figures
+        for cell in run.cells:
+            for image in cell["images"]:
+                assert image["drawnInPage"] and image["alt"], f"{page}, cell {cell['number']}: {image['alt']!r}"
+    assert figure_cells == 5 and sum(drawn.values()) == 5, drawn
 
 
 def test_a_changed_stored_output_is_caught(page_runs, tmp_path):
@@ -193,10 +211,43 @@ def test_stop_restarts_python_and_says_state_is_lost(exercises):
     runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=120_000)
     after = run_typed(runner, 1, "x")
     assert after["state"] == "error" and "NameError" in dict(after["outputs"])["stderr"]
-    # A reader's own matplotlib import gets a plain message, not a crash.
-    mpl = run_typed(runner, 1, "import matplotlib.pyplot as plt")
-    assert "does not run in the browser" in dict(mpl["outputs"])["stderr"]
+    # A reader's own plot, in a cell that had none: loads matplotlib and draws.
+    plot = run_typed(runner, 1, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
+    assert plot["state"] == "done" and plot["outputs"] == [["text/plain", "<Figure size 640x480 with 1 Axes>"]]
+    assert [image["drawnInPage"] and image["visible"] for image in plot["images"]] == [True]
+    # A figure as a cell's last value shows once, as in the notebook.
+    value = run_typed(runner, 1, "fig, ax = plt.subplots(figsize=(3, 2))\nax.bar([1, 2], [3, 1])\nfig")
+    assert value["outputs"] == [["text/plain", "<Figure size 300x200 with 1 Axes>"]] and len(value["images"]) == 1
     shoot(runner, "15_11-after-stop")
+    assert runner.problems() == []
+
+
+FIGURE_PAGE = "book/15_08_long_context_rag_cache.html"
+FIGURE_DATA = "vals = [rag_tokens + qt, corpus_tokens + qt, qt]"
+
+
+def test_a_figure_cell_with_changed_data_draws_a_different_figure(runner):
+    runner.open(FIGURE_PAGE)
+    runner.start()
+    runner.page.evaluate("() => window.browserRun.runAll()")
+    runner.wait_until_finished()
+    cell = next(c for c in runner.cells() if c["images"])
+    assert FIGURE_DATA in cell["source"]
+    drawn = cell["images"][0]
+    # As the notebook shows it: the size of the stored figure, drawn from the same code.
+    stored = runner.page.evaluate("""() => window.browserRun.cells.find((c) => c.figureSlots)
+        .figureSlots.map((s) => [s.img.naturalWidth, s.img.naturalHeight])[0]""")
+    assert all(abs(a - b) <= 0.02 * b for a, b in zip((drawn["width"], drawn["height"]), stored)), (drawn, stored)
+    runner.page.locator("img.browser-run-figure-image").scroll_into_view_if_needed()
+    shoot(runner, "15_08-figure-drawn")
+
+    edited = run_typed(runner, cell["number"], cell["source"].replace(FIGURE_DATA, "vals = [90, 20, 50]"))
+    assert edited["state"] == "done", edited["outputs"]
+    redrawn = edited["images"][0]
+    assert redrawn["drawnInPage"] and redrawn["visible"] and redrawn["src"] != drawn["src"]
+    assert redrawn["alt"] == drawn["alt"] == cell["storedAlts"][0]
+    runner.page.locator("img.browser-run-figure-image").scroll_into_view_if_needed()
+    shoot(runner, "15_08-figure-redrawn")
     assert runner.problems() == []
 
 

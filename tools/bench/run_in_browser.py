@@ -11,6 +11,9 @@ Usage:
 * time to first output: from the click on "Run in your browser" (then "Run all") to the
   first output under a cell, with a new profile (cold) and again with the same profile
   (cached: HTTP cache warm);
+* the first figure's extra cost, on a page with a figure cell (15.4): the cells before it
+  run, then the click on its Run button; the bytes that click fetches (matplotlib and its
+  dependencies, the figure backend) and the seconds until the figure shows, cold and cached;
 
 * announced against measured: the download size the page announces before the click
   (filled in at build time, tools/sphinx_ext/runner/__init__.py) beside the bytes served;
@@ -32,6 +35,7 @@ import json
 import re
 import statistics
 import sys
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -88,6 +92,11 @@ def print_flood(site: Path, page: str) -> dict:
 def announced_bytes(site: Path, page: str) -> int:
     return int(ANNOUNCED.search((site / page).read_text(encoding="utf-8")).group(1))
 
+JS_CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+JS_FIGURE_SHOWN = "(n) => !!window.browserRun.cells[n - 1].output.container.querySelector('img.browser-run-figure-image')"
+JS_FIRST_FIGURE_CELL = """() => window.browserRun.cells.find((c) =>
+    /^\\s*(import|from)\\s+matplotlib/m.test(c.source())).number"""
+
 
 def click_bytes(site: Path, urls: list[str], origin: str) -> dict:
     """Raw and gzipped size of each distinct local file fetched after the click."""
@@ -106,10 +115,30 @@ def click_bytes(site: Path, urls: list[str], origin: str) -> dict:
     }
 
 
+def first_figure(runner: BrowserRunner, page: str) -> dict:
+    """Python started and every cell before the page's first figure cell run; then the
+    figure cell's own Run click: what it fetches and how long until its figure shows."""
+    runner.open(page)
+    runner.start()
+    figure_cell = runner.page.evaluate(JS_FIRST_FIGURE_CELL)
+    for number in range(1, figure_cell):
+        runner.page.get_by_role("button", name=f"Run cell {number}", exact=True).click()
+        runner.page.wait_for_function(JS_CELL_DONE, arg=number, timeout=120_000)
+    runner.take_bytes_served()
+    before = len(runner.requested())
+    started = time.monotonic()
+    runner.page.get_by_role("button", name=f"Run cell {figure_cell}", exact=True).click()
+    runner.page.wait_for_function(JS_FIGURE_SHOWN, arg=figure_cell, timeout=180_000)
+    seconds = time.monotonic() - started
+    return {"cell": figure_cell, "seconds": seconds, "served_bytes": runner.take_bytes_served(),
+            "urls": runner.requested()[before:]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("site", type=Path, nargs="?", default=ROOT / "_build" / "html")
     parser.add_argument("--page", default="book/15_01_corpus_and_search_stub.html")
+    parser.add_argument("--figure-page", default="book/15_04_quality_and_cost.html")
     parser.add_argument("--repeat", type=int, default=3, help="cold and cached runs of the timed page")
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
@@ -128,6 +157,16 @@ def main(argv: list[str] | None = None) -> int:
 
     flood = print_flood(args.site, args.page)
     announced = announced_bytes(args.site, args.page)
+    figure_cold, figure_cached, figure_click = [], [], None
+    for _ in range(args.repeat):
+        with BrowserRunner(args.site) as runner:
+            cold_run = first_figure(runner, args.figure_page)
+            figure_cold.append(cold_run["seconds"])
+            figure_click = figure_click or {**click_bytes(args.site, cold_run["urls"], runner.origin),
+                                            "served_bytes_cold": cold_run["served_bytes"]}
+            cached_run = first_figure(runner, args.figure_page)
+            figure_cached.append(cached_run["seconds"])
+            figure_click["served_bytes_cached"] = cached_run["served_bytes"]
 
     pages = {}
     with BrowserRunner(args.site) as runner:
@@ -146,6 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         "seconds_to_first_output": {
             "cold": [round(s, 2) for s in cold], "cold_median": round(statistics.median(cold), 2),
             "cached": [round(s, 2) for s in cached], "cached_median": round(statistics.median(cached), 2),
+        },
+        "first_figure": {
+            "page": args.figure_page, "extra_bytes": figure_click,
+            "seconds": {"cold": [round(s, 2) for s in figure_cold], "cold_median": round(statistics.median(figure_cold), 2),
+                        "cached": [round(s, 2) for s in figure_cached],
+                        "cached_median": round(statistics.median(figure_cached), 2)},
         },
         "pages": pages,
     }
@@ -167,12 +212,18 @@ def main(argv: list[str] | None = None) -> int:
           f"(state {stop['state']}), longest frame gap {stop['longest_frame_gap_ms']} ms")
     print(f"time to first output: cold {report['seconds_to_first_output']['cold']} s, "
           f"cached {report['seconds_to_first_output']['cached']} s")
+    ff = report["first_figure"]
+    fb = ff["extra_bytes"]
+    print(f"first figure on {ff['page']} (its cell's click, after the cells before it): {fb['files']} more files, "
+          f"{fb['raw_bytes'] / 1e6:.2f} MB raw, {fb['gzip_bytes'] / 1e6:.2f} MB gzipped "
+          f"(served: {fb['served_bytes_cold'] / 1e6:.2f} MB cold, {fb['served_bytes_cached'] / 1e6:.2f} MB cached); "
+          f"figure shown after: cold {ff['seconds']['cold']} s, cached {ff['seconds']['cached']} s")
     total = [0, 0, 0]
     for page, row in pages.items():
         print(f"  {page}: {row['matched']}/{row['runnable']} cells match the stored notebook, "
-              f"{row['figure_cells']} matplotlib cells kept as stored; all outputs after {row['seconds_to_all_outputs']} s")
+              f"{row['figure_cells']} figure cells drawn in the page; all outputs after {row['seconds_to_all_outputs']} s")
         total = [total[0] + row["matched"], total[1] + row["runnable"], total[2] + row["figure_cells"]]
-    print(f"total: {total[0]}/{total[1]} runnable cells match; {total[2]} matplotlib cells do not run")
+    print(f"total: {total[0]}/{total[1]} cells match; {total[2]} figure cells drawn in the page")
     print(f"written: {OUT.relative_to(ROOT)}")
     return 0
 

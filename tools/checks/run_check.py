@@ -9,8 +9,9 @@ Shared by the site tests (tests/test_browser_run.py) and the benchmark
 stderr) and the text/plain of its values must equal the stored notebook's exactly.
 Page cells are matched to stored cells by their source text, not their position, so a
 stored cell that the page does not show (e.g. a hidden setup cell) changes nothing.
-A cell that imports matplotlib cannot run in the browser; the page must keep its stored
-figure and say why.
+A cell that draws figures (it imports matplotlib) must also show, for each stored image,
+a figure drawn in the page (a PNG the page's Python made, not the stored file) carrying
+the stored image's alt text; the figure's text/plain is compared like any value's.
 """
 
 from __future__ import annotations
@@ -34,18 +35,29 @@ LOADER_ID = "browser-run-loader"
 PYTHON_READY_TIMEOUT_MS = 120_000
 RUN_ALL_TIMEOUT_MS = 180_000
 
+# A figure's output element is read as its text/plain (what nbval compares); its images
+# are listed apart: drawn in the page (a data: URL), loaded, shown (not hidden by the runner;
+# a worked solution's figure is shown once its fold is opened), with their alt text.
 JS_CELLS = """() => window.browserRun.cells.map((c) => ({
     number: c.number,
     source: c.source(),
-    figure: c.figure,
     state: c.element.dataset.runState,
-    outputs: c.figure ? [] : c.output.list(),
-    note: (c.element.querySelector('.browser-run-note') || {}).textContent || '',
-    storedFigure: !!c.element.querySelector('.cell_output img'),
+    outputs: c.output.list(),
+    images: [...c.output.container.querySelectorAll('img.browser-run-figure-image')].map((img) => ({
+        drawnInPage: img.src.startsWith('data:image/png;base64,'),
+        loaded: img.complete && img.naturalWidth > 0,
+        visible: !img.closest('[hidden]'),
+        alt: img.alt, src: img.src,  // its size: the notebook's, the column's at most (CSS)
+        width: +img.getAttribute('width'), height: +img.getAttribute('height'),
+    })),
+    storedAlts: (c.figureSlots ? c.figureSlots.map((s) => s.img) : [...c.element.querySelectorAll('.cell_output img')])
+        .map((img) => img.alt),
+    storedImagesShown: [...c.element.querySelectorAll('img:not(.browser-run-figure-image)')]
+        .filter((img) => !img.closest('[hidden]')).length,
 }))"""
 
 JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
-    && window.browserRun.cells.every((c) => c.figure || !['queued', 'running'].includes(c.element.dataset.runState))"""
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
 
 JS_FIRST_OUTPUT = "() => !!document.querySelector('.browser-run-output pre')"
 
@@ -86,6 +98,26 @@ def expected_outputs(cell) -> list[tuple[str, str]]:
     return outputs
 
 
+def check_figures(cell: dict, stored_cell) -> list[str]:
+    """A figure cell as the page shows it after running: one image drawn in the page per
+    stored image, each loaded and visible with the stored image's alt text, and no stored
+    image left showing."""
+    stored = sum("image/png" in o.get("data", {}) for o in stored_cell.outputs)
+    images = cell["images"]
+    problems = []
+    if len(images) != stored:
+        problems.append(f"{len(images)} figures drawn in the page, the stored notebook has {stored}")
+    for n, image in enumerate(images):
+        alt = cell["storedAlts"][n] if n < len(cell["storedAlts"]) else ""
+        if not (image["drawnInPage"] and image["loaded"] and image["visible"]):
+            problems.append(f"figure {n + 1} is not a visible image drawn in the page: {shorten(str(image))}")
+        if not image["alt"] or image["alt"] != alt:
+            problems.append(f"figure {n + 1} has alt text {image['alt']!r}, the stored figure {alt!r}")
+    if cell["storedImagesShown"]:
+        problems.append("the stored figure still shows beside the one drawn in the page")
+    return problems
+
+
 def stored_notebook(page: str) -> Path:
     """book/x.html -> book/x.ipynb in the repository (what nbval checks)."""
     return ROOT / Path(page).with_suffix(".ipynb")
@@ -114,9 +146,9 @@ class PageRun:
 
 @dataclass
 class Comparison:
-    matched: int = 0  # runnable cells whose output equals the stored one
-    runnable: int = 0
-    figures: int = 0  # figure cells that keep their figure and show the note
+    matched: int = 0  # cells whose output equals the stored one
+    runnable: int = 0  # every code cell of the page
+    figures: int = 0  # figure cells that drew each of their figures in the page
     problems: list[str] = field(default_factory=list)
 
 
@@ -133,16 +165,10 @@ def compare(run: PageRun, notebook: Path) -> Comparison:
         if stored_cell is None:
             result.problems.append(f"{where}: no cell of {notebook.name} has this source")
             continue
-        if imports_matplotlib(stored_cell.source) != cell["figure"]:
-            result.problems.append(f"{where}: the page {'skips' if cell['figure'] else 'runs'} it, "
-                                   "but whether it imports matplotlib says otherwise")
-            continue
-        if cell["figure"]:
-            if "matplotlib" in cell["note"] and cell["storedFigure"]:
-                result.figures += 1
-            else:
-                result.problems.append(f"{where}: a figure cell must keep its stored figure and say why it cannot run")
-            continue
+        if imports_matplotlib(stored_cell.source):
+            figure_problems = check_figures(cell, stored_cell)
+            result.problems += [f"{where}: {problem}" for problem in figure_problems]
+            result.figures += not figure_problems
         result.runnable += 1
         expected = [list(o) for o in expected_outputs(stored_cell)]
         if cell["outputs"] == expected:
@@ -237,6 +263,10 @@ class BrowserRunner:
         """Off-host requests and console errors since the page was opened."""
         return list(self._problems or [])
 
+    def take_bytes_served(self) -> int:
+        """Bytes the local server sent since the last call."""
+        return self._site.server.take_bytes_served()
+
     def requested(self) -> list[str]:
         """Every URL requested since the page was opened."""
         return list(self._urls)
@@ -252,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         for page in args.pages or pages_with_code(args.site):
             run = runner.run_page(page)
             result = compare(run, stored_notebook(page))
-            print(f"{page}: {result.matched}/{result.runnable} cells match, {result.figures} figure cells, "
+            print(f"{page}: {result.matched}/{result.runnable} cells match, {result.figures} figure cells drawn, "
                   f"first output {run.seconds_to_first_output:.1f} s, all {run.seconds_to_all_outputs:.1f} s")
             for problem in result.problems:
                 print("  " + problem)

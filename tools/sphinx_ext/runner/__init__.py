@@ -37,7 +37,9 @@ LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
 SERVED = ["runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs",
-          "worker.mjs", "runner.css"]
+          "figures.mjs", "worker.mjs", "runner.css"]
+# Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
+ON_FIRST_FIGURE = ["figures.py"]
 # What `make assets` puts under _build/static (html_static_path) and the click fetches: the
 # editor bundle, the wheel, and the Pyodide files its runtime loads (the Makefile's
 # PYODIDE_FILES). With SERVED, the download the page announces.
@@ -93,7 +95,7 @@ def copy_runner(app, exception):
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir, "_static", "runner")
         target.mkdir(parents=True, exist_ok=True)
-        for name in [*SERVED, PROGRESS]:  # (copy_asset_file would warn when a file changed)
+        for name in [*SERVED, *ON_FIRST_FIGURE, PROGRESS]:  # (copy_asset_file would warn when a file changed)
             shutil.copyfile(HERE / name, target / name)
         # The reader's notebook of each page, where the header's .ipynb download points.
         for docname in app.env.found_docs:

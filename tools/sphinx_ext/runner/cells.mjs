@@ -5,14 +5,8 @@
 import { createEditor } from "./editor.mjs";
 import { CellOutput } from "./output.mjs";
 import { button, el } from "./dom.mjs";
+import { restoreFigures } from "./figures.mjs";
 import { guardEditor } from "./keys.mjs";
-
-// A cell that imports matplotlib does not run here (see FIGURE_NOTE); decided from the source.
-export const FIGURE_CELL = /^\s*(?:import\s+matplotlib|from\s+matplotlib[\s.])/m;
-const FIGURE_NOTE =
-  "This cell draws a figure with matplotlib, which cannot run in the browser (there is no " +
-  "WebAssembly build of matplotlib the book can serve offline). The figure above was drawn " +
-  "when the book was built; to run this cell, use Binder or a local install.";
 
 const HINT = "Tab indents; Shift+Enter runs the cell; to leave the editor press Escape, then Tab.";
 const HINT_LEAVING = "Tab now leaves the editor (Shift+Tab goes back); any other key returns to editing.";
@@ -28,18 +22,9 @@ export class Cell {
   constructor({ div, id, number, label, bookSource, source, actions }) {
     Object.assign(this, { element: div, id, number, label, bookSource, actions });
     this.added = bookSource == null;
-    this.figure = !this.added && FIGURE_CELL.test(bookSource);
     this.runState = "idle";
     this.generation = -1; // which Python (worker) it last ran in
     div.classList.add("browser-run-cell");
-    if (this.figure) {
-      this.source = () => bookSource;
-      div.dataset.runState = "figure";
-      const input = div.querySelector(".cell_input");
-      // Under the stored figure, inside a worked solution's <details> when it has one.
-      (div.querySelector(".cell_output") || input).after(el("p", { class: "browser-run-note" }, FIGURE_NOTE));
-      return;
-    }
     this.build(source ?? bookSource);
   }
 
@@ -97,25 +82,26 @@ export class Cell {
   }
 
   get edited() {
-    return !this.added && !this.figure && this.source() !== this.bookSource;
+    return !this.added && this.source() !== this.bookSource;
   }
 
   markEdited() {
-    if (this.added || this.figure) return;
+    if (this.added) return;
     this.element.dataset.edited = String(this.edited);
     this.editedMark.hidden = !this.edited;
     this.resetButton.hidden = !this.edited;
   }
 
   clearOutput() {
+    restoreFigures(this); // the stored figures back in their place, before the output goes
     if (this.stored) this.stored.hidden = true;
     this.output.clear();
   }
 
   // The outputs this page's Python gave the cell, or null if it has not run here.
   outputs() {
-    if (this.figure || this.generation < 0) return null;
-    return this.output.parts.map(({ kind, text, markdown }) => ({ kind, text, markdown }));
+    if (this.generation < 0) return null;
+    return this.output.parts.map(({ kind, text, markdown, png }) => ({ kind, text, markdown, png }));
   }
 
   setState(runState) {

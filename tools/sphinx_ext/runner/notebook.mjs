@@ -12,11 +12,12 @@
 const trimmed = (text) => text.replace(/\n+$/, "");
 const joined = (source) => (Array.isArray(source) ? source.join("") : source);
 
-// One of our outputs ([kind, text, markdown]) as a Jupyter output.
-function jupyterOutput({ kind, text, markdown }) {
+// One of our outputs ([kind, text, markdown], and png for a figure) as a Jupyter output.
+function jupyterOutput({ kind, text, markdown, png }) {
   if (kind === "stdout" || kind === "stderr") return { output_type: "stream", name: kind, text };
   const data = { "text/plain": text };
   if (markdown != null) data["text/markdown"] = markdown;
+  if (png != null) data["image/png"] = png;
   return { output_type: "display_data", data, metadata: {} };
 }
 

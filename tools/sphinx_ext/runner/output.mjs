@@ -1,7 +1,8 @@
 // A cell's output, kept whole and shown bounded (ours).
 //
 // The output is a list of parts, in the order the cell wrote them: a stream run
-// ({kind: "stdout" | "stderr", text}) or a value ({kind: "text/plain", text, markdown}).
+// ({kind: "stdout" | "stderr", text}), a value ({kind: "text/plain", text, markdown}) or a
+// figure ({kind: "image/png", text: its text/plain, png}, shown by figures.mjs).
 // Everything is kept (the tests, "Show all", "Save" and the notebook download read it),
 // but a stream longer than SHOWN_LINES shows its first HEAD_LINES and last TAIL_LINES
 // with "… N lines not shown …" between them: a print loop of 200,000 lines made an output
@@ -82,14 +83,26 @@ export class CellOutput {
     if (this.frame == null) this.frame = requestAnimationFrame(() => this.render());
   }
 
-  // [[kind, text]] as Jupyter stores them (a value's text/plain): what the tests compare.
+  // A figure: its element (figures.mjs made it) goes where the cell's output is, in order.
+  addFigure(plain, png, node) {
+    this.parts.push({ kind: "image/png", text: plain, markdown: null, png, node, fixed: true });
+    if (this.frame == null) this.frame = requestAnimationFrame(() => this.render());
+  }
+
+  // [[kind, text]] as Jupyter stores them (a value's or a figure's text/plain): what the
+  // tests compare with the stored notebook, as nbval does.
   list() {
-    return this.parts.map((part) => [part.kind, part.text]);
+    return this.parts.map((part) => [part.kind === "image/png" ? "text/plain" : part.kind, part.text]);
   }
 
   render() {
     this.frame = null;
     for (const part of this.parts) {
+      if (part.fixed) {
+        if (!part.placed) this.container.append(part.node);
+        part.placed = true;
+        continue;
+      }
       if (!part.node) {
         part.node = el("div", { class: "browser-run-part", "data-kind": part.kind });
         this.container.append(part.node);

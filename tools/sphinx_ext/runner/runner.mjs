@@ -9,9 +9,11 @@
 // concern: cells.mjs (a cell's editor and bar), output.mjs (bounded output), work.mjs
 // (the reader's edits and added cells: kept, restored, cleared, downloaded) with
 // storage.mjs (localStorage) and notebook.mjs (the .ipynb), keys.mjs (page shortcuts kept
-// out of editors), dom.mjs (helpers).
+// out of editors), figures.mjs (a figure drawn in the page takes the stored one's place),
+// dom.mjs (helpers).
 import { Cell } from "./cells.mjs";
 import { button, el } from "./dom.mjs";
+import { showFigure } from "./figures.mjs";
 import { guardModifiedKeys } from "./keys.mjs";
 import { Work } from "./work.mjs";
 
@@ -43,7 +45,7 @@ function setBusy(busy) {
   if (state.running) state.floatingText.textContent = `Running ${state.running.label}…`;
 }
 
-const runnable = () => state.cells.filter((c) => !c.figure);
+const runnable = () => state.cells;  // every cell runs, the figure cells too
 const pageBytes = () => performance.getEntriesByType("resource")
   .filter((entry) => entry.name.includes("/_static/runner/"))
   .reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
@@ -95,6 +97,9 @@ function onWorkerMessage(message) {
     case "display":
       if (cell) cell.output.add("text/plain", message.plain, message.markdown);
       break;
+    case "figure":
+      if (cell) showFigure(cell, message);
+      break;
     case "done":
       if (!cell) break;
       cell.setState(message.ok ? "done" : "error");
@@ -135,7 +140,7 @@ function sendNext() {
 
 function queueCells(cells) {
   for (const cell of cells) {
-    if (cell.figure || state.queue.includes(cell) || state.running === cell) continue;
+    if (state.queue.includes(cell) || state.running === cell) continue;
     cell.setState("queued");
     state.queue.push(cell);
   }

@@ -66,7 +66,7 @@ export class Work {
     if (!window.confirm("Clear all your edits and added cells on this page? The cells go back to the book's code.")) return;
     for (const cell of [...this.page.cells]) {
       if (cell.added) this.remove(cell);
-      else if (!cell.figure && cell.edited) cell.setSource(cell.bookSource);
+      else if (cell.edited) cell.setSource(cell.bookSource);
     }
     this.kept.clear();
     this.setStatus("Your edits on this page were cleared.");
@@ -76,7 +76,7 @@ export class Work {
   restore() {
     const kept = this.kept;
     let restored = 0;
-    for (const cell of this.page.cells.filter((c) => !c.figure)) {
+    for (const cell of this.page.cells) {
       const saved = kept.edit(cell.number);
       if (!saved || saved.source === cell.source()) continue;
       if (saved.book !== digest(cell.bookSource)) {

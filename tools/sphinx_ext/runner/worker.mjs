@@ -62,23 +62,40 @@ function reportDownloads() {
 // Python's: CodeRunner shows the last expression as IPython does (not after a ";").
 const SETUP = String.raw`
 import builtins, linecache, sys, traceback, types
-from pyodide.code import CodeRunner
+from pyodide.code import CodeRunner, find_imports
 import _browser_run
 
-MATPLOTLIB_MESSAGE = (
-    "matplotlib does not run in the browser version of this book: there is no "
-    "WebAssembly build of it that the book can serve offline. The figures on these "
-    "pages were drawn when the book was built; to run a figure cell, use Binder or a "
-    "local install (see the README).")
+# Packages loaded on a cell's first import of them (worker.mjs, loadPackages), by the top-level
+# name a cell imports: matplotlib (and what it needs) is served beside the runtime, not loaded
+# with it, so a page without figures costs no more than before.
+ON_IMPORT = {"matplotlib": "matplotlib", "pylab": "matplotlib", "mpl_toolkits": "matplotlib",
+             "numpy": "numpy", "PIL": "pillow"}
+figures = None  # the figure backend (runner/figures.py), once matplotlib is loaded
 
-class NoMatplotlib:
-    """Import hook: 'import matplotlib' fails with a message that says why."""
-    def find_spec(self, name, path=None, target=None):
-        if name == "matplotlib" or name.startswith("matplotlib."):
-            raise ModuleNotFoundError(MATPLOTLIB_MESSAGE, name=name)
-        return None
-
-sys.meta_path.insert(0, NoMatplotlib())
+async def load_what_it_imports(source):
+    """Load the served packages a cell imports before it runs (and the figure backend)."""
+    global figures
+    try:
+        imported = {name.split(".")[0] for name in find_imports(source)}
+    except SyntaxError:
+        return  # compiling the cell reports it
+    wanted = sorted({ON_IMPORT[name] for name in imported if name in ON_IMPORT})
+    if wanted:
+        await _browser_run.load_packages(wanted)
+    if figures is None and "matplotlib" in wanted:
+        import logging
+        import matplotlib
+        matplotlib.use("module://_browser_figures")
+        # Its first import builds matplotlib's font cache and logs a warning saying so: a
+        # step of loading, not the cell's output.
+        font_log = logging.getLogger("matplotlib.font_manager")
+        level = font_log.level
+        font_log.setLevel(logging.ERROR)
+        try:
+            import _browser_figures as figures
+        finally:
+            font_log.setLevel(level)
+        figures.send = _browser_run.figure
 
 class InputNotAvailable(Exception):
     """input() in the page: there is no keyboard for Python to read from here."""
@@ -117,6 +134,7 @@ ipython = types.ModuleType("IPython")
 ipython_display = types.ModuleType("IPython.display")
 ipython_display.Markdown, ipython_display.display = Markdown, display
 ipython_display.DisplayObject = DisplayObject
+ipython.get_ipython = lambda: None  # as outside an IPython shell (matplotlib asks)
 ipython.display = ipython_display
 sys.modules.update({"IPython": ipython, "IPython.display": ipython_display})
 builtins.display = display
@@ -127,15 +145,17 @@ async def run_cell(source, filename):
     """Run one cell in the page's namespace; True when it raised nothing."""
     # linecache lets tracebacks quote the reader's lines.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ok = False
     try:
+        await load_what_it_imports(source)
         runner = CodeRunner(source, filename=filename, return_mode="last_expr",
                             quiet_trailing_semicolon=True)
         runner.compile()
         value = await runner.run_async(namespace)
-        if value is not None:
-            sys.stdout.flush()
+        sys.stdout.flush()
+        if value is not None and not (figures and figures.show_value(value)):
             show(value)
-        return True
+        ok = True
     except BaseException as error:
         sys.stdout.flush()
         # Drop the runner's own frames: the traceback starts in the reader's cell.
@@ -143,15 +163,41 @@ async def run_cell(source, filename):
         while tb is not None and tb.tb_frame.f_code.co_filename != filename:
             tb = tb.tb_next
         shown = traceback.TracebackException(type(error), error, tb)
-        # ...and leaves out this runner's own code (the matplotlib import hook, say).
+        # ...and leaves out this runner's own code.
         shown.stack = traceback.StackSummary.from_list(
             [frame for frame in shown.stack if frame.filename != "<exec>"])
         sys.stderr.write("".join(shown.format()))
-        return False
     finally:
+        if figures:
+            figures.end_of_cell(ok)
         sys.stdout.flush()
         sys.stderr.flush()
+    return ok
 `;
+
+// Pyodide's own packages, served beside the runtime (make assets verifies each against
+// pyodide-lock.json, and loadPackage checks it again): loaded on a cell's first import of
+// them, with the figure backend (figures.py) when matplotlib is among them.
+const loaded = new Set();
+async function loadPackages(pyodide, names) {
+  const missing = names.filter((name) => !loaded.has(name));
+  if (!missing.length) return;
+  const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
+  post({ type: "status", text: `Loading ${missing.join(", ")} for this cell${size}…` });
+  await pyodide.loadPackage(missing, {
+    // Pyodide's own messages list all thirteen packages; the status above says what matters.
+    messageCallback: () => {},
+    errorCallback: (text) => queueStream("stderr", text + "\n"),
+  });
+  if (missing.includes("matplotlib")) {
+    const backend = await fetch(new URL("runner/figures.py", STATIC));
+    if (!backend.ok) throw new Error(`figures.py: HTTP ${backend.status}`);
+    const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+    pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backend.text());
+  }
+  missing.forEach((name) => loaded.add(name));
+  post({ type: "status", text: "Running the cell…" });
+}
 
 async function start() {
   const progress = setInterval(reportDownloads, PROGRESS_MS);
@@ -170,6 +216,11 @@ async function start() {
       flushStreams();
       post({ type: "display", id: currentId, plain, markdown: markdown ?? null });
     },
+    figure: (plain, png, width, height) => {
+      flushStreams();
+      post({ type: "figure", id: currentId, plain, png, width, height });
+    },
+    load_packages: (names) => loadPackages(pyodide, names.toJs()),
   });
   post({ type: "status", text: "Loading chapter_lib…" });
   const wheel = await fetch(new URL("runner/chapter_lib.whl", STATIC));
