@@ -10,6 +10,7 @@ leave a working page that says so. Screenshots go to _build/browser-run/.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -125,6 +126,14 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
                                 "sidebar": "2/7 done", "note": None}
     runner.page.locator(".exercise-progress").scroll_into_view_if_needed()
     runner.page.screenshot(path=OUT / "15_11-progress-after-reload.png")
+    # The progress leaves with the reader's notebook.
+    runner.start()
+    with runner.page.expect_download() as download:
+        runner.page.get_by_role("button", name="Download as notebook").click()
+    notebook = json.loads(Path(download.value.path()).read_text())
+    assert notebook["metadata"]["chapter15"]["progress"] == {"total": 7, "done": {"1": "marked", "3": "check"}}
+    cell = next(c for c in notebook["cells"] if "progress" in c["metadata"].get("tags", []))
+    assert "2 of 7 exercises done" in "".join(cell["source"])
     # Another page shows the count beside 15.11's sidebar entry.
     runner.open(OTHER_PAGE)
     assert progress(runner)["sidebar"] == "2/7 done"

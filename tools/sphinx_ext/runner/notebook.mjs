@@ -66,3 +66,16 @@ export async function fetchNotebook(url) {
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return response.json();
 }
+
+// The reader's exercise progress (progress.mjs) as a markdown cell after the install cell,
+// and in the notebook's metadata, so it leaves the browser with the rest of their work.
+export function addProgress(notebook, { total, done }) {
+  const words = { check: "its check passed", marked: "marked done" };
+  const items = Object.keys(done).sort((a, b) => a - b).map((n) => `- Exercise ${n}: ${words[done[n]]}`);
+  const text = `**Your progress** when you downloaded this notebook: ${items.length} of ${total} exercises done.` +
+    (items.length ? `\n\n${items.join("\n")}` : "");
+  const at = notebook.cells.findIndex((c) => (c.metadata.tags || []).includes("install")) + 1;
+  notebook.cells.splice(at, 0, { cell_type: "markdown", id: "exercise-progress", metadata: { tags: ["progress"] }, source: text });
+  notebook.metadata.chapter15 = { ...(notebook.metadata.chapter15 || {}), progress: { total, done } };
+  return notebook;
+}

@@ -15,20 +15,11 @@
 //   {v: 1, total: 7, done: {"3": "check", "1": "marked"}}
 // If storage is unavailable, progress is shown for this visit only and the list says so; an
 // entry that cannot be read is ignored (the list says so) and replaced on the next change.
+import { el } from "./dom.mjs";
+
 const PROGRESS_KEY = "browser-run:v1:progress:";
 const VERDICT = /^PASS {2}exercise (\d+) \(/m;
 const EXERCISE_HEADING = /^Exercise (\d+)$/;
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
 
 function headingText(heading) {
   // The heading's own words, without Sphinx's "#" permalink or our mark.
@@ -137,7 +128,7 @@ function renderPage(progress, exercises, list, summary, note) {
   list.replaceChildren(...exercises.map((exercise) => {
     const how = progress.entry.done[exercise.number];
     const label = how === "check" ? "done: its check passed" : how === "marked" ? "done: marked by you" : "not done yet";
-    return el("li", { class: how ? "is-done" : "" },
+    return el("li", { class: how ? "is-done" : null },
       el("a", { href: `#${exercise.section.id}` }, `Exercise ${exercise.number}`), `: ${label}`);
   }));
   for (const exercise of exercises) {
@@ -198,7 +189,7 @@ export function start() {
     el("p", { class: "exercise-progress-title" }, "Your progress, kept in this browser"), summary, list, note, clear);
   exercises[0].section.before(box);
   for (const exercise of exercises) {
-    exercise.mark = el("span", { class: "exercise-done-mark", hidden: "" }, "✓ done");
+    exercise.mark = el("span", { class: "exercise-done-mark", hidden: true }, "✓ done");
     const extras = [exercise.mark];
     if (!exercise.hasCheck) {
       exercise.toggle = el("button", { type: "button", class: "btn btn-sm exercise-mark-done",
@@ -209,6 +200,8 @@ export function start() {
   }
   render();
   watchChecks(progress, exercises, render);
+  // For "Download as notebook" (work.mjs): the progress goes into the reader's notebook.
+  window.exerciseProgress = progress;
   return progress;
 }
 

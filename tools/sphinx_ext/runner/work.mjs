@@ -5,7 +5,7 @@
 // reader's own cells in it.
 import { addedCellElement } from "./cells.mjs";
 import { saveFile } from "./dom.mjs";
-import { fetchNotebook, readersNotebook } from "./notebook.mjs";
+import { addProgress, fetchNotebook, readersNotebook } from "./notebook.mjs";
 import { KeptWork, digest } from "./storage.mjs";
 
 export class Work {
@@ -103,6 +103,8 @@ export class Work {
     try {
       const page = this.page.cells.map((c) => ({ bookSource: c.bookSource, source: c.source(), outputs: c.outputs() }));
       const notebook = readersNotebook(await fetchNotebook(this.notebookUrl), page);
+      const progress = window.exerciseProgress; // set by progress.mjs on the exercise page
+      if (progress) addProgress(notebook, progress.entry);
       const name = this.notebookUrl.split("/").pop().replace(/\.ipynb$/, "-my-work.ipynb");
       saveFile(name, JSON.stringify(notebook, null, 1) + "\n", "application/x-ipynb+json");
       this.setStatus(`Downloaded ${name}: open it in JupyterLab or Colab.`);
