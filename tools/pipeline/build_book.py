@@ -29,9 +29,10 @@ HTML = ROOT / "_build" / "html"
 # Sphinx re-reads pages when their sources change, not when our extension (its Python and
 # the loader it inlines into pages) or our templates do.
 SPHINX_EXT = ROOT / "tools" / "sphinx_ext"
-# (The editor bundle is among them: Sphinx copies html_static_path only when it writes pages.)
-REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), SPHINX_EXT / "runner" / "loader.js",
-                          *sorted((ROOT / "book" / "_templates").rglob("*")),
+# The runner's files are among them: every page's loader announces their total size, and
+# Sphinx copies html_static_path (the editor bundle) only when it writes pages.
+REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), *sorted((SPHINX_EXT / "runner").glob("*.*js")),
+                          SPHINX_EXT / "runner" / "runner.css", *sorted((ROOT / "book" / "_templates").rglob("*")),
                           ROOT / "_build" / "static" / "runner" / "editor.mjs"]
 # And when no page changed, Sphinx stops before copying the static files: an edit to
 # book/_static alone (chapter.css, say) would not reach the site.

@@ -41,13 +41,14 @@ function countLines(text, from = 0, to = text.length) {
   return count;
 }
 
-// {head, hidden, tail} when text is too long to show whole, else null.
-export function bound(text) {
+// {head, hidden, tail} when text is too long to show whole, else null. `newlines` is the
+// count of "\n" in text, kept as output arrives, so a redraw does not rescan the middle.
+export function bound(text, newlines = countLines(text)) {
   const head = afterLines(text, HEAD_LINES);
   if (head > 0 && text.length > head) {
     const tail = lastLinesStart(text, TAIL_LINES);
     if (tail > head) {
-      const hidden = countLines(text, head, tail);
+      const hidden = newlines - HEAD_LINES - countLines(text, tail);
       if (hidden + HEAD_LINES + TAIL_LINES > SHOWN_LINES) {
         return { head: text.slice(0, head), hidden: `${hidden.toLocaleString("en")} lines`, tail: text.slice(tail) };
       }
@@ -78,8 +79,12 @@ export class CellOutput {
 
   add(kind, text, markdown = null) {
     const last = this.parts[this.parts.length - 1];
-    if ((kind === "stdout" || kind === "stderr") && last && last.kind === kind) last.text += text;
-    else this.parts.push({ kind, text, markdown, expanded: false, node: null });
+    if ((kind === "stdout" || kind === "stderr") && last && last.kind === kind) {
+      last.text += text;
+      last.newlines += countLines(text);
+    } else {
+      this.parts.push({ kind, text, newlines: countLines(text), markdown, expanded: false, node: null });
+    }
     if (this.frame == null) this.frame = requestAnimationFrame(() => this.render());
   }
 
@@ -122,7 +127,7 @@ export class CellOutput {
       part.node.replaceChildren(pre(part.markdown.replace(/^```\w*\n([\s\S]*?)\n?```\s*$/, "$1")));
       return;
     }
-    const cut = part.expanded ? null : bound(part.text);
+    const cut = part.expanded ? null : bound(part.text, part.newlines);
     if (!cut) {
       part.node.replaceChildren(pre(part.text));
       return;
