@@ -93,7 +93,7 @@ $(PDF): $(PDF_SOURCES) $(ENV_STAMP) | assets
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
 	  --warningiserror --nitpick --keep-going \
-	  $(if $(shell find $(SPHINX_EXT) -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
+	  $(if $(shell find $(SPHINX_EXT) book/_static book/_templates -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
 	$(PY) -m tools.pipeline.print_pdf $(SINGLEHTML) $@
 
 bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)

@@ -486,27 +486,56 @@ def test_jupyterlab_shows_the_readers_notebook_with_notes_and_citations(lab, bro
 
 
 def test_jupyterlab_shows_the_worked_solutions_folded(lab, browser):
-    """The launched .ipynb of 15.11: every worked solution folded, every answer closed."""
+    """The launched .ipynb of 15.11: every worked solution in a collapsed section, and still
+    out of sight after Run All (JupyterLab unfolds a run cell's outputs, not a section)."""
     page = browser
     panel = open_in_jupyterlab(page, lab, EXERCISES_PAGE)
     wait_until_idle_and_painted(page)
     stored = json.loads((ROOT / EXERCISES_PAGE).read_text())
-    folded = [c for c in stored["cells"] if c["metadata"].get("jupyter", {}).get("source_hidden")]
-    assert len(folded) >= 20
-    expect(panel.locator(".jp-Cell .jp-InputPlaceholder")).to_have_count(len(folded))
-    with_outputs = [c for c in folded if c.get("outputs")]
-    expect(panel.locator(".jp-Cell .jp-OutputPlaceholder")).to_have_count(len(with_outputs))
-    answers = panel.locator(".jp-RenderedMarkdown details", has=page.locator("summary", has_text="Worked solution"))
-    expect(answers).to_have_count(7)
-    assert all(not opened for opened in answers.evaluate_all("(all) => all.map((d) => d.open)"))
-    # Nothing of a solution's printout is on screen before the reader opens it.
-    assert panel.get_by_text("one-shot first answers at k=5").count() == 0 or not panel.get_by_text(
-        "one-shot first answers at k=5").first.is_visible()
+    collapsed = [c for c in stored["cells"] if c["metadata"].get("jp-MarkdownHeadingCollapsed")]
+    assert ["".join(c["source"]) for c in collapsed] == [f"### Worked solution {n}" for n in range(1, 8)]
+    headings = panel.locator(".jp-MarkdownCell h3", has_text=re.compile(r"^Worked solution \d"))
+    expect(headings).to_have_count(7)
+    hints = panel.locator(".jp-RenderedMarkdown details > summary", has_text=re.compile(r"^Hint 1 of \d for exercise \d$"))
+    expect(hints).to_have_count(7)
     assert_reads_like_the_book(page, panel, EXERCISES_PAGE)
-    first = panel.locator(".jp-Cell .jp-InputPlaceholder").first
-    first.scroll_into_view_if_needed()
+    # Run All, as a reader who runs everything to get set up.
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+    page.locator(".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+    # Cells inside a collapsed section run too, but are not drawn: their prompts stay blank.
+    # So: every drawn prompt numbered, the last one (exercise 7's start) included, and the
+    # kernel idle again.
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+                .filter((p) => p.offsetParent !== null);
+            return prompts.length > 7 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
+        }""",
+        timeout=RUN_ALL_TIMEOUT_MS,
+    )
+    page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=RUN_ALL_TIMEOUT_MS)
+    # The sections are still collapsed, and scrolling the whole notebook shows the start
+    # cells' printouts (they ran) but nothing a worked solution printed.
+    collapsed_buttons = panel.locator(".jp-MarkdownCell:has(h3) .jp-collapseHeadingButton.jp-mod-collapsed")
+    expect(collapsed_buttons).to_have_count(7)
+    seen = page.evaluate("""async () => {
+        const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+        const texts = new Set();
+        for (let top = 0; top <= scroller.scrollHeight; top += scroller.clientHeight / 2) {
+            scroller.scrollTop = top;
+            await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+            for (const output of scroller.querySelectorAll('.jp-OutputArea-output')) {
+                if (output.offsetParent !== null) texts.add(output.innerText);
+            }
+        }
+        return [...texts].join('\\n');
+    }""")
+    assert "q5: \"Which system stores telemetry" in seen, "the start cells' output is not on screen"
+    for printed in ("one-shot first answers at k=5", "PASS  exercise 3", "FAIL  exercise 6", "routed as"):
+        assert printed not in seen, f"after Run All a worked solution's output is visible: {printed!r}"
+    headings.first.scroll_into_view_if_needed()
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-    page.screenshot(path=OUT / "jupyterlab-15_11-folded.png")
+    page.screenshot(path=OUT / "jupyterlab-15_11-after-run-all.png")
 
 
 def test_the_session_needed_nothing_but_the_server(browser):
@@ -518,24 +547,28 @@ def test_the_session_needed_nothing_but_the_server(browser):
 # --------------------------------------------------------------------------
 
 FRESH_PAGE = "book/15_03_agentic_loop.ipynb"  # runs on chapter_lib alone (no figures)
-# What IPython's %pip does: pip of the kernel's own Python. The fresh environment gets no
-# IPython (installing it would cost more than the test); the cells are turned into Python
-# here, with IPython's own transformer, and run there in one process, as a kernel would.
-PIP_MAGIC_STAND_IN = """
-import shlex, subprocess, sys
-class Shell:
-    def run_line_magic(self, name, line):
-        assert name == "pip", name
-        subprocess.run([sys.executable, "-m", "pip", *shlex.split(line)], check=True)
-get_ipython = Shell
-"""
+
+
+def fresh_environment(tmp_path) -> Path:
+    """A new venv from the interpreter .venv was made from (as Colab's Python is outside
+    this environment): no chapter_lib in it. Returns its python."""
+    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    subprocess.run([str(base_python), "-m", "venv", str(tmp_path / "venv")], check=True)
+    return tmp_path / "venv" / "bin" / "python"
+
+
+def run_as_kernel(python: Path, cells: list[str], cwd: Path, marker: str):
+    """Run code cells in one process as a kernel would (a marker printed between cells)."""
+    program = f"\nprint({marker!r})\n".join(cells)
+    (cwd / "notebook.py").write_text(program)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(python), "notebook.py"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
 
 
 def test_a_readers_notebook_runs_in_a_fresh_environment(tmp_path):
     """The first cell installs chapter_lib from the repository (here a local stand-in for
     repository.url at main) and the page then prints what the stored notebook shows."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
     repo = tmp_path / "repo"
     repo.mkdir()
     shutil.copy(ROOT / "pyproject.toml", repo)
@@ -545,29 +578,38 @@ def test_a_readers_notebook_runs_in_a_fresh_environment(tmp_path):
         subprocess.run(git + command, cwd=repo, check=True, capture_output=True)
     url, _, _, branch = repository()
     notebook = json.loads((ROOT / FRESH_PAGE).read_text())
-    cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    install = "".join(cells[0]["source"])
-    assert f"git+{url}@{branch}" in install, install
+    cells = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    assert f"git+{url}@{branch}" in cells[0], cells[0]
     # file://localhost/: pip before 24 rejects a file URL without a host in `name @ url`.
-    install = install.replace(f"git+{url}@{branch}", f"git+file://localhost{repo}@{branch}")
-    marker = "--- the page's own cells ---"
-    program = "\n".join(
-        [PIP_MAGIC_STAND_IN, TransformerManager().transform_cell(install), f"print({marker!r})"]
-        + [TransformerManager().transform_cell("".join(cell["source"])) for cell in cells[1:]]
-    )
-    (tmp_path / "notebook.py").write_text(program)
-    # A Python outside this environment, as Colab's is: the interpreter .venv was made from.
-    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    subprocess.run([str(base_python), "-m", "venv", str(tmp_path / "venv")], check=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    run = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "notebook.py"], cwd=tmp_path,
-                         env=env, capture_output=True, text=True, timeout=600)
+    cells[0] = cells[0].replace(f"git+{url}@{branch}", f"git+file://localhost{repo}@{branch}")
+    marker = "--- next cell ---"
+    run = run_as_kernel(fresh_environment(tmp_path), cells, tmp_path, marker)
     assert run.returncode == 0, run.stderr[-3000:]
     assert list((tmp_path / "venv").glob("lib/python*/site-packages/chapter_lib/__init__.py")), "nothing installed"
-    printed = run.stdout.split(marker + "\n", 1)[1]
-    stored = "".join("".join(output["text"]) for cell in cells[1:] for output in cell["outputs"]
-                     if output["output_type"] == "stream" and output["name"] == "stdout")
+    printed = run.stdout.split(marker + "\n")
+    stored = ["".join("".join(output["text"]) for output in cell["outputs"]
+                      if output["output_type"] == "stream" and output["name"] == "stdout")
+              for cell in notebook["cells"] if cell["cell_type"] == "code"]
     assert printed == stored
+
+
+def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(tmp_path):
+    """Without a reachable repository (a test double: a URL with no repository behind it),
+    the install cell raises in its own cell, with pip's words and what to do; the page's
+    first cell never runs, so no ModuleNotFoundError appears one cell later."""
+    url, _, _, branch = repository()
+    notebook = json.loads((ROOT / FRESH_PAGE).read_text())
+    cells = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    missing = tmp_path / "no-repository-here"
+    cells[0] = cells[0].replace(f"git+{url}@{branch}", f"git+file://localhost{missing}@{branch}")
+    marker = "--- next cell ---"
+    run = run_as_kernel(fresh_environment(tmp_path), cells[:2], tmp_path, marker)
+    assert run.returncode != 0 and marker not in run.stdout
+    last = run.stderr.strip().splitlines()
+    error = next(i for i, line in enumerate(last) if line.startswith("RuntimeError: Could not install chapter-lib @ git+"))
+    message = "\n".join(last[error:])
+    assert "which this notebook needs" in message and "pip said:" in message and "What to do:" in message
+    assert "ModuleNotFoundError" not in run.stderr
 
 
 # --------------------------------------------------------------------------

@@ -131,11 +131,12 @@ def test_a_code_cells_figure_caption_follows_it_and_a_hidden_solution_is_folded(
                    "image": {"alt": "Line chart."}},
         "tags": ["hide-cell"]})
     cells = convert.reader_cells(PAGE, notebook(figure))
-    install, code, caption = cells
+    install, heading, code, caption = cells
     assert convert.INSTALL_TAG in install.metadata.tags and "matplotlib" in install.source
+    assert heading.source == "### Hidden cells" and heading.metadata["jp-MarkdownHeadingCollapsed"] is True
     assert "mystnb" not in code.metadata
     assert code.metadata.jupyter == {"source_hidden": True, "outputs_hidden": True}
-    assert caption.cell_type == "markdown" and caption.metadata.jupyter == {"source_hidden": True}
+    assert caption.cell_type == "markdown" and "jupyter" not in caption.metadata
     assert caption.source.startswith("*Figure 15.2: Accuracy, `k=7`.*")
     assert "<summary>Figure 15.2 in words</summary>\n\nLine chart." in caption.source
 
@@ -159,25 +160,44 @@ def test_an_error_names_the_cell_by_its_rank_in_the_md():
         convert.reader_cells(PAGE, notebook(*cells))
 
 
+def run_install_cell(requirement: str, modules: list[str]) -> tuple[list, BaseException | None]:
+    """The cell's own logic, with pip replaced by a stand-in (the fresh-environment runs
+    are in tests/test_binder.py); returns pip's invocations and what the cell raised."""
+    import subprocess
+
+    calls = []
+
+    def fake_run(command, **kwargs):
+        calls.append(command)
+        return subprocess.CompletedProcess(command, 1, "", "ERROR: could not reach the repository")
+
+    cell = convert.install_cell(requirement, modules)
+    namespace = {}
+    real_run = subprocess.run
+    subprocess.run = fake_run
+    try:
+        exec(cell.source, namespace)
+    except BaseException as error:  # noqa: BLE001 - the cell's own error is what is tested
+        return calls, error
+    finally:
+        subprocess.run = real_run
+    return calls, None
+
+
 def test_the_install_cell_installs_only_what_is_missing():
-    """The cell's own logic, run with a stand-in for %pip (the fresh-environment run is
-    tests/test_binder.py::test_a_readers_notebook_runs_in_a_fresh_environment)."""
-    from IPython.core.inputtransformer2 import TransformerManager
+    calls, error = run_install_cell("x", ["chapter_lib"])
+    assert calls == [] and error is None, "chapter_lib is installed here: nothing may be installed"
+    calls, error = run_install_cell("chapter-lib @ git+file:///nowhere@main", ["chapter_lib", "not_a_module_xyz"])
+    assert [command[-1] for command in calls] == ["chapter-lib @ git+file:///nowhere@main"]
+    assert calls[0][1:5] == ["-m", "pip", "install", "--quiet"]
 
-    cell = convert.install_cell("chapter-lib @ git+file:///nowhere@main", ["chapter_lib", "not_a_module_xyz"])
-    python = TransformerManager().transform_cell(cell.source)
-    installs = []
 
-    class Shell:
-        def run_line_magic(self, name, line):
-            installs.append((name, line))
-
-    exec(python, {"get_ipython": lambda: Shell()})
-    assert installs == [("pip", 'install --quiet "chapter-lib @ git+file:///nowhere@main"')]
-    installs.clear()
-    exec(TransformerManager().transform_cell(convert.install_cell("x", ["chapter_lib"]).source),
-         {"get_ipython": lambda: Shell()})
-    assert installs == [], "chapter_lib is installed here: nothing may be installed"
+def test_a_failed_install_stops_in_the_install_cell_with_what_to_do():
+    _, error = run_install_cell("chapter-lib @ git+file:///nowhere@main", ["not_a_module_xyz"])
+    assert isinstance(error, RuntimeError), error
+    message = str(error)
+    assert message.startswith("Could not install chapter-lib @ git+file:///nowhere@main, which this notebook needs.")
+    assert "ERROR: could not reach the repository" in message and "What to do:" in message and "Binder" in message
 
 
 # --------------------------------------------------------------------------
@@ -201,10 +221,16 @@ def test_a_readers_notebook_holds_no_raw_myst(md):
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
 def test_a_readers_notebook_opens_with_the_install_cell_and_full_language_info(md):
     nb = reader(md)
+    code = [c for c in nb.cells if c.cell_type == "code"]
     first = nb.cells[0]
-    assert first.cell_type == "code" and {"setup", convert.INSTALL_TAG} <= set(first.metadata.tags)
-    assert "# Setup (ours" in first.source and "%pip install" in first.source
-    assert ("matplotlib" in first.source) == convert.draws_figures(read_page(md))
+    if not any(c.cell_type == "code" for c in read_page(md).cells):  # 15.10: prose only
+        assert not code, f"{md.stem} has no code, so no install cell either"
+    else:
+        assert first.cell_type == "code" and {"setup", convert.INSTALL_TAG} <= set(first.metadata.tags)
+        assert "# Setup (ours" in first.source and '"-m", "pip", "install"' in first.source
+        assert ("matplotlib" in first.source) == convert.draws_figures(read_page(md))
+        # `make outputs` ran it first: the counts read 1, 2, 3 ... from the top
+        assert [c.execution_count for c in code] == list(range(1, len(code) + 1))
     assert {"codemirror_mode", "file_extension", "mimetype", "name", "pygments_lexer"} <= set(nb.metadata.language_info)
 
 
@@ -225,10 +251,28 @@ def test_every_figure_has_its_caption_and_every_citation_its_reference():
 def test_the_worked_solutions_are_folded_and_the_answers_closed():
     nb = reader(ROOT / "book" / "15_11_exercises.md")
     solutions = [c for c in nb.cells if c.cell_type == "code" and "hide-cell" in c.metadata.get("tags", [])]
-    assert len(solutions) == 20
+    assert len(solutions) == 22
     assert all(c.metadata.jupyter == {"source_hidden": True, "outputs_hidden": True} for c in solutions)
     answers = [c for c in nb.cells if c.cell_type == "markdown" and "<details>\n<summary>Worked solution" in c.source]
     assert len(answers) == 7 and not any("<details open>" in c.source for c in answers)
+    # Each worked solution sits under a collapsed heading of its own, from its first hidden
+    # cell to the next exercise: JupyterLab keeps it collapsed when the cells run.
+    headings = [i for i, c in enumerate(nb.cells) if convert.SECTION_TAG in c.metadata.get("tags", [])]
+    assert [nb.cells[i].source for i in headings] == [f"### Worked solution {n}" for n in range(1, 8)]
+    assert all(nb.cells[i].metadata["jp-MarkdownHeadingCollapsed"] is True for i in headings)
+    for i in headings:
+        end = next((j for j in range(i + 1, len(nb.cells)) if nb.cells[j].source.startswith("## ")), len(nb.cells))
+        inside = nb.cells[i + 1:end]
+        assert "hide-cell" in inside[0].metadata.get("tags", [])
+        assert any("<summary>Worked solution" in c.source for c in inside if c.cell_type == "markdown")
+        assert not any(c.cell_type == "code" and "hide-cell" not in c.metadata.get("tags", []) for c in inside)
+    # Hints come before the solution's section, closed and nested (one opens the next).
+    for n, i in enumerate(headings, start=1):
+        before = "\n".join(c.source for c in nb.cells[:i] if c.cell_type == "markdown")
+        assert f"<details>\n<summary>Hint 1 of" in before and f"for exercise {n}</summary>" in before
+    # Captions are not folded: a folded markdown cell shows its raw source on one line.
+    captions = [c for c in nb.cells if convert.CAPTION_TAG in c.metadata.get("tags", [])]
+    assert captions and not any(c.metadata.get("jupyter") for c in captions)
 
 
 # --------------------------------------------------------------------------
@@ -253,6 +297,7 @@ def test_citations_and_figure_numbers_read_as_in_the_html(site, md):
     assert in_notebook == [plain(c) for c in HTML_CITATION.findall(html_page)]
     numbers = re.findall(r"^\*(Figure 15\.\d+):", text, re.M)
     assert numbers == [plain(n) for n in HTML_FIGURE_NUMBER.findall(html_page)]
-    install = next(c for c in reader(md).cells if convert.INSTALL_TAG in c.metadata.get("tags", []))
-    assert "lets this notebook run where it opens" in install.source
+    install = next((c for c in reader(md).cells if convert.INSTALL_TAG in c.metadata.get("tags", [])), None)
+    assert (install is not None) == any(c.cell_type == "code" for c in read_page(md).cells)
+    assert install is None or "lets this notebook run where it opens" in install.source
     assert "lets this notebook run where it opens" not in html_page, "the install cell is for notebooks only"

@@ -96,7 +96,8 @@ def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
 
 @pytest.mark.parametrize("edited, re_executed, untouched", [
     ("chapter15.py", "15_02_one_shot_rag", "15_01_corpus_and_search_stub"),  # 15.1 defines, not imports
-    ("exercises.py", "15_11_exercises", "15_02_one_shot_rag"),  # solutions: only 15.11 imports them
+    ("exercises/check_3.py", "15_11_exercises", "15_02_one_shot_rag"),  # only 15.11 imports them
+    ("exercises/solution_6.py", "15_11_exercises", "15_02_one_shot_rag"),
 ])
 def test_the_inputs_digest_follows_the_library_modules_a_page_imports(
         tmp_path, monkeypatch, edited, re_executed, untouched):

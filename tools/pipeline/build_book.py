@@ -31,6 +31,9 @@ HTML = ROOT / "_build" / "html"
 SPHINX_EXT = ROOT / "tools" / "sphinx_ext"
 REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), SPHINX_EXT / "runner" / "loader.js",
                           *sorted((ROOT / "book" / "_templates").rglob("*"))]
+# And when no page changed, Sphinx stops before copying the static files: an edit to
+# book/_static alone (chapter.css, say) would not reach the site.
+STATIC = ROOT / "book" / "_static"
 # Never an inputs digest: the page is re-executed on the next build, whatever changed.
 FAILED_DIGEST = "failed"
 SPHINX_ARGS = ["--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
@@ -73,7 +76,11 @@ def needs_full_rebuild() -> bool:
     if not index.exists():
         return False
     built = index.stat().st_mtime
-    return any(path.stat().st_mtime > built for path in REBUILD_ALL_WHEN_NEWER if path.is_file())
+    if any(path.stat().st_mtime > built for path in REBUILD_ALL_WHEN_NEWER if path.is_file()):
+        return True
+    return any(not (HTML / "_static" / path.relative_to(STATIC)).is_file()
+               or (HTML / "_static" / path.relative_to(STATIC)).read_bytes() != path.read_bytes()
+               for path in STATIC.rglob("*") if path.is_file())
 
 
 def build_html() -> int:

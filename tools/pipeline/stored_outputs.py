@@ -33,7 +33,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.pipeline.build_lib import write_atomically
-from tools.pipeline.myst_to_notebook import ConversionError, is_added_cell, reader_notebook
+from tools.pipeline.myst_to_notebook import ConversionError, is_added_cell, page_install_cell, reader_notebook
 from tools.pipeline.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
@@ -65,7 +65,7 @@ def imported_library_modules(code: list[str]) -> list[str]:
         try:
             tree = ast.parse(source)
         except SyntaxError:  # IPython syntax: fall back to every module, never to none
-            return sorted(p.stem for p in LIBRARY.glob("*.py")) if "chapter_lib" in source else []
+            return every_library_module() if "chapter_lib" in source else []
         for node in ast.walk(tree):
             names = []
             if isinstance(node, ast.Import):
@@ -78,7 +78,14 @@ def imported_library_modules(code: list[str]) -> list[str]:
                     modules |= {"__init__", "chapter15"}
                     if len(parts) > 1 and (LIBRARY / f"{parts[1]}.py").exists():
                         modules.add(parts[1])
+                    elif len(parts) > 1 and (LIBRARY / parts[1]).is_dir():  # a subpackage: all of it
+                        modules |= {m for m in every_library_module() if m.startswith(f"{parts[1]}/")}
     return sorted(modules)
+
+
+def every_library_module() -> list[str]:
+    """Every module of chapter_lib, as a path without suffix (``exercises/check_3``)."""
+    return sorted(p.relative_to(LIBRARY).with_suffix("").as_posix() for p in LIBRARY.rglob("*.py"))
 
 
 def library_digest(modules: list[str]) -> str:
@@ -193,13 +200,25 @@ def reader_text(md: Path, executed, version: str, digest: str | None = None) -> 
 
 
 def execute(md: Path, nb) -> None:
-    """Run the page top to bottom in its own folder, as a reader's kernel would."""
+    """Run the page top to bottom in its own folder, as a reader's kernel would.
+
+    The reader's notebook's install cell runs first, in the same kernel (it installs
+    nothing here), so the page's cells are executions 2, 3, ... and the notebook's
+    counts read naturally from its first cell; the install cell itself is not kept in nb.
+    """
+    install = page_install_cell(nb)
+    page_cells = nb.cells
+    if install is not None:
+        nb.cells = [install, *page_cells]
     client = NotebookClient(
         nb, timeout=TIMEOUT_S, kernel_name="python3", record_timing=False,
         resources={"metadata": {"path": str(md.parent)}},
     )
     try:
-        client.execute()
+        try:
+            client.execute()
+        finally:
+            nb.cells = page_cells
     except CellExecutionError as err:
         cell = next((c for c in code_cells(md) if c.source.strip() and c.source in str(err)), None)
         where = cell.where if cell else str(shown(md))

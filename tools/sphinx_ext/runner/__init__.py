@@ -10,7 +10,9 @@ builds the last three into ``_build/static`` (served through ``html_static_path`
 npm (``editor.mjs`` here is the bundle's entry point) and from this repository.
 README.md in this folder says how the pieces talk.
 
-Pages without code cells (the landing page, references, search) get nothing.
+Pages without code cells (the landing page, references, search) get no loader. Every
+page of the HTML book loads ``runner/progress.mjs`` after its first paint: the exercises a
+reader has done, on 15.11 and beside its sidebar entry.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["runner.mjs", "figures.mjs", "worker.mjs", "figures.py", "runner.css"]
+SERVED = ["runner.mjs", "figures.mjs", "worker.mjs", "figures.py", "runner.css", "progress.mjs"]
+# Loaded on every page of the HTML book after its first paint (not on the printed page):
+# the exercise page's progress, and its count beside that page in the sidebar.
+PROGRESS = "runner/progress.mjs"
 
 
 def is_code_cell(node) -> bool:
@@ -40,6 +45,8 @@ def has_code_cells(doctree) -> bool:
 def add_loader(app, pagename, templatename, context, doctree):
     if has_code_cells(doctree):
         app.add_js_file(None, body=LOADER.read_text(encoding="utf-8"), id=LOADER_ID)
+    if app.builder.name == "html" and doctree is not None:
+        app.add_js_file(PROGRESS, type="module")
 
 
 def copy_runner(app, exception):

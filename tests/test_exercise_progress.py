@@ -1,0 +1,163 @@
+"""Exercise progress on 15.11 (tools/sphinx_ext/runner/progress.mjs), as a student meets it.
+
+A passing check run by the reader marks its exercise done (beside its heading, in the
+progress list, beside 15.11 in the sidebar); a failing one and the worked solution's own
+checks do not; exercises without a check have "Mark as done"; the marks survive a reload
+(before Python is started) and can be cleared; blocked storage and an unreadable entry
+leave a working page that says so. Screenshots go to _build/browser-run/.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tools.checks.run_check import BrowserRunner
+from tools.pipeline.pages import ROOT
+
+pytestmark = pytest.mark.site
+
+OUT = ROOT / "_build" / "browser-run"
+EXERCISES = "book/15_11_exercises.html"
+OTHER_PAGE = "book/15_02_one_shot_rag.html"
+CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+PROGRESS_READY = "() => document.documentElement.dataset.exerciseProgress !== undefined"
+
+RIGHT = '''
+
+def my_assess(passages, query, subject, relation):
+    verdicts = [assess(d, query, subject, relation) for d in passages]
+    supported = sorted({v.triple for v in verdicts if v.action == "cite"})
+    ids = ",".join(sorted(v.passage for v in verdicts))
+    if not supported:
+        relevant = any(v.relevant for v in verdicts)
+        return Verdict(ids, relevant, False, None, "reformulate" if relevant else "discard")
+    if len(supported) == 1:
+        return Verdict(ids, True, True, supported[0], "cite")
+    return Verdict(ids, True, True, tuple(supported), "conflict")
+
+
+def my_resolve(verdict, passages):
+    if verdict.action != "conflict":
+        return verdict
+    ranked = sorted(passages, key=lambda d: (d.uri.startswith("cmdb://"), d.updated), reverse=True)
+    best, second = ranked[0], ranked[1]
+    if (best.uri.startswith("cmdb://"), best.updated) == (second.uri.startswith("cmdb://"), second.updated):
+        return type("Resolution", (), {"action": "escalate", "triple": verdict.triple})()
+    triple = next(t for t in extract_facts(best) if t in verdict.triple)
+    return type("Resolution", (), {"action": "cite", "triple": triple})()
+
+
+check_conflict_policy(my_assess, my_resolve)
+'''
+WRONG = '''
+
+def my_assess(passages, query, subject, relation):
+    return assess(passages[0], query, subject, relation)
+
+
+def my_resolve(verdict, passages):
+    return verdict
+
+
+check_conflict_policy(my_assess, my_resolve)
+'''
+
+
+@pytest.fixture(scope="module")
+def runner(site):
+    with BrowserRunner(site) as browser_runner:
+        yield browser_runner
+
+
+def progress(runner) -> dict:
+    runner.page.wait_for_function(PROGRESS_READY)
+    return runner.page.evaluate("""() => ({
+        summary: document.querySelector('.exercise-progress-summary')?.textContent || null,
+        marked: [...document.querySelectorAll('.exercise-status')]
+            .map((s, i) => s.querySelector('.exercise-done-mark').hidden ? null : i + 1).filter(Boolean),
+        toggles: [...document.querySelectorAll('.exercise-mark-done')].length,
+        sidebar: document.querySelectorAll('.exercise-progress-badge').length > 1 ? 'more than one badge'
+            : document.querySelector('.bd-sidenav .exercise-progress-badge')?.textContent || null,
+        note: document.querySelector('.exercise-progress-note:not([hidden])')?.textContent || null,
+    })""")
+
+
+def type_into(runner, number: int, source: str) -> dict:
+    editor = runner.page.locator("div.cell").nth(number - 1).locator(".cm-content")
+    editor.click()
+    runner.page.keyboard.press("Control+a")
+    runner.page.keyboard.insert_text(source)
+    runner.page.keyboard.press("Shift+Enter")
+    runner.page.wait_for_function(CELL_DONE, arg=number, timeout=60_000)
+    return runner.cells()[number - 1]
+
+
+def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(runner):
+    runner.open(EXERCISES)
+    runner.page.evaluate("() => localStorage.clear()")
+    runner.open(EXERCISES)
+    assert progress(runner) == {"summary": "0 of 7 exercises done", "marked": [], "toggles": 3,
+                                "sidebar": None, "note": None}
+    runner.start()
+    start = next(c for c in runner.cells() if c["source"].startswith("# Exercise 3: start here"))
+    setup = start["source"].split("\n\n\ndef my_assess")[0]
+    # The worked solution's own cells pass their checks: that is not the reader's work.
+    runner.page.evaluate("() => window.browserRun.runAll()")
+    runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=180_000)
+    assert progress(runner)["marked"] == []
+    wrong = type_into(runner, start["number"], setup + WRONG)
+    assert "FAIL  exercise 3" in wrong["outputs"][0][1]
+    assert progress(runner)["marked"] == []
+    right = type_into(runner, start["number"], setup + RIGHT)
+    assert "PASS  exercise 3" in right["outputs"][0][1], right["outputs"]
+    after = progress(runner)
+    assert after["marked"] == [3] and after["summary"] == "1 of 7 exercises done" and after["sidebar"] == "1/7 done"
+    runner.page.locator("#exercise-3").scroll_into_view_if_needed()
+    runner.page.screenshot(path=OUT / "15_11-exercise-3-done.png")
+    # Exercises without a check: "Mark as done".
+    runner.page.locator("#exercise-1 .exercise-mark-done").click()
+    assert progress(runner)["marked"] == [1, 3]
+    # Reload: the marks are there before Python starts.
+    runner.open(EXERCISES)
+    assert progress(runner) == {"summary": "2 of 7 exercises done", "marked": [1, 3], "toggles": 3,
+                                "sidebar": "2/7 done", "note": None}
+    runner.page.locator(".exercise-progress").scroll_into_view_if_needed()
+    runner.page.screenshot(path=OUT / "15_11-progress-after-reload.png")
+    # Another page shows the count beside 15.11's sidebar entry.
+    runner.open(OTHER_PAGE)
+    assert progress(runner)["sidebar"] == "2/7 done"
+    # Cleared: nothing done, anywhere.
+    runner.open(EXERCISES)
+    runner.page.get_by_role("button", name="Clear my progress").click()
+    assert progress(runner)["summary"] == "0 of 7 exercises done" and progress(runner)["sidebar"] is None
+    assert runner.problems() == []
+
+
+def test_an_unreadable_entry_is_set_aside_with_a_notice(runner):
+    runner.open(EXERCISES)
+    key = runner.page.evaluate("() => 'browser-run:v1:progress:' + location.pathname")
+    runner.page.evaluate("([key]) => localStorage.setItem(key, '{not json')", [key])
+    runner.open(EXERCISES)
+    state = progress(runner)
+    assert state["summary"] == "0 of 7 exercises done" and "could not be read" in state["note"]
+    runner.page.locator("#exercise-2 .exercise-mark-done").click()
+    assert json.loads(runner.page.evaluate("([key]) => localStorage.getItem(key)", [key]))["done"] == {"2": "marked"}
+    runner.page.evaluate("() => localStorage.clear()")
+    assert runner.problems() == []
+
+
+def test_blocked_storage_leaves_a_working_page_that_says_so(runner):
+    page = runner.context.new_page()
+    try:
+        page.add_init_script(
+            "Object.defineProperty(window, 'localStorage', {get() { throw new DOMException('blocked', 'SecurityError'); }});")
+        page.goto(runner.page.url.rsplit("/book/", 1)[0] + "/" + EXERCISES, wait_until="load")
+        blocked = type("Blocked", (), {"page": page})()
+        state = progress(blocked)
+        assert state["summary"] == "0 of 7 exercises done" and "does not let the page keep" in state["note"]
+        page.locator("#exercise-7 .exercise-mark-done").click()
+        assert progress(blocked)["marked"] == [7]
+    finally:
+        page.close()

@@ -1,0 +1,215 @@
+// Exercise progress (ours): which exercises of 15.11 the reader has done, kept in their browser.
+//
+// Loaded on every page after the first paint (a few KB). On every page it shows, beside the
+// exercise page's entry in the sidebar, "n/7 done". On the exercise page (one whose sections
+// are headed "Exercise N") it also shows:
+//   - a progress list above the first exercise ("3 of 7 done"), with a control to clear it;
+//   - a mark beside each done exercise's heading;
+//   - for an exercise without a check, a "Mark as done" button beside its heading.
+// An exercise with a check is done when the check, run in the page by the reader (not one
+// of the worked solution's cells), prints its verdict "PASS  exercise N (...)": the page
+// watches the outputs that "Run in your browser" writes (.browser-run-output), so this
+// module needs nothing from the runner but that class name.
+//
+// Storage: one localStorage entry, PROGRESS_KEY + the exercise page's path, JSON
+//   {v: 1, total: 7, done: {"3": "check", "1": "marked"}}
+// If storage is unavailable, progress is shown for this visit only and the list says so; an
+// entry that cannot be read is ignored (the list says so) and replaced on the next change.
+const PROGRESS_KEY = "browser-run:v1:progress:";
+const VERDICT = /^PASS {2}exercise (\d+) \(/m;
+const EXERCISE_HEADING = /^Exercise (\d+)$/;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+function headingText(heading) {
+  // The heading's own words, without Sphinx's "#" permalink or our mark.
+  return [...heading.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
+}
+
+export class Progress {
+  constructor(pagePath) {
+    this.key = PROGRESS_KEY + pagePath;
+    this.problem = "";
+    this.entry = { v: 1, total: 0, done: {} };
+    try {
+      this.storage = window.localStorage;
+      const text = this.storage.getItem(this.key);
+      if (text !== null) {
+        const entry = JSON.parse(text);
+        const valid = entry && entry.v === 1 && Number.isInteger(entry.total) && entry.done
+          && typeof entry.done === "object" && !Array.isArray(entry.done)
+          && Object.values(entry.done).every((how) => how === "check" || how === "marked");
+        if (valid) this.entry = entry;
+        else this.problem = "Your saved progress could not be read, so it starts again here.";
+      }
+    } catch (error) {
+      if (error instanceof SyntaxError) {
+        this.problem = "Your saved progress could not be read, so it starts again here.";
+      } else {
+        this.storage = null;
+        this.problem = "This browser does not let the page keep your progress: it lasts until you leave the page.";
+      }
+    }
+  }
+
+  save() {
+    if (!this.storage) return;
+    try {
+      this.storage.setItem(this.key, JSON.stringify(this.entry));
+    } catch (error) {
+      this.problem = "This browser did not keep your progress (storage is full or blocked).";
+    }
+  }
+
+  isDone(n) { return Boolean(this.entry.done[n]); }
+  count() { return Object.keys(this.entry.done).length; }
+
+  set(n, how) {
+    if (how) this.entry.done[n] = how;
+    else delete this.entry.done[n];
+    this.save();
+  }
+
+  clear() {
+    this.entry = { v: 1, total: this.entry.total, done: {} };
+    this.save();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Every page: the sidebar entry of the exercise page
+// ---------------------------------------------------------------------------
+
+function exercisePageLinks() {
+  // The page's own entry in the book's table of contents (the left sidebar), not the links
+  // of the page's own contents ("#exercise-3") on the right.
+  return [...document.querySelectorAll(".bd-sidenav a.reference.internal")].filter((a) => {
+    const url = new URL(a.href, location.href);
+    return /15_11_exercises\.html$/.test(url.pathname) && !url.hash;
+  });
+}
+
+function showInSidebar(link, progress) {
+  let badge = link.querySelector(".exercise-progress-badge");
+  const total = progress.entry.total;
+  if (!total || !progress.count()) {
+    if (badge) badge.remove();
+    return;
+  }
+  if (!badge) {
+    badge = el("span", { class: "exercise-progress-badge" });
+    link.append(" ", badge);
+  }
+  badge.textContent = `${progress.count()}/${total} done`;
+  badge.setAttribute("aria-label", `${progress.count()} of ${total} exercises done`);
+}
+
+// ---------------------------------------------------------------------------
+// The exercise page
+// ---------------------------------------------------------------------------
+
+function exercisesOnPage() {
+  const exercises = [];
+  for (const heading of document.querySelectorAll("main section > h2")) {
+    const match = headingText(heading).match(EXERCISE_HEADING);
+    if (!match) continue;
+    const section = heading.parentElement;
+    const start = section.querySelector("div.cell:not(.tag_hide-cell)");
+    const hasCheck = Boolean(start && /\bcheck_\w+/.test(start.querySelector(".cell_input")?.textContent || ""));
+    exercises.push({ number: Number(match[1]), heading, section, hasCheck });
+  }
+  return exercises;
+}
+
+function renderPage(progress, exercises, list, summary, note) {
+  summary.textContent = `${progress.count()} of ${exercises.length} exercises done`;
+  note.textContent = progress.problem;
+  note.hidden = !progress.problem;
+  list.replaceChildren(...exercises.map((exercise) => {
+    const how = progress.entry.done[exercise.number];
+    const label = how === "check" ? "done: its check passed" : how === "marked" ? "done: marked by you" : "not done yet";
+    return el("li", { class: how ? "is-done" : "" },
+      el("a", { href: `#${exercise.section.id}` }, `Exercise ${exercise.number}`), `: ${label}`);
+  }));
+  for (const exercise of exercises) {
+    const done = progress.isDone(exercise.number);
+    exercise.mark.hidden = !done;
+    if (exercise.toggle) {
+      exercise.toggle.textContent = done ? "Mark as not done" : "Mark as done";
+      exercise.toggle.setAttribute("aria-pressed", String(done));
+    }
+  }
+  for (const link of exercisePageLinks()) showInSidebar(link, progress);
+  document.documentElement.dataset.exerciseProgress = String(progress.count());
+}
+
+function watchChecks(progress, exercises, render) {
+  const seen = new WeakMap();
+  const scan = () => {
+    for (const output of document.querySelectorAll(".browser-run-output")) {
+      // Only the reader's own runs: a worked solution's cells pass their checks by design.
+      if (output.closest(".tag_hide-cell")) continue;
+      const text = output.textContent;
+      if (seen.get(output) === text) continue;
+      seen.set(output, text);
+      const verdict = text.match(VERDICT);
+      const number = verdict && Number(verdict[1]);
+      if (number && exercises.some((e) => e.number === number) && progress.entry.done[number] !== "check") {
+        progress.set(number, "check");
+        render();
+      }
+    }
+  };
+  new MutationObserver(scan).observe(document.querySelector("main") || document.body,
+    { childList: true, subtree: true, characterData: true });
+}
+
+export function start() {
+  const exercises = exercisesOnPage();
+  const pagePath = exercises.length ? location.pathname
+    : (exercisePageLinks()[0] && new URL(exercisePageLinks()[0].href, location.href).pathname);
+  if (!pagePath) return null;
+  const progress = new Progress(pagePath);
+  if (!exercises.length) {
+    for (const link of exercisePageLinks()) showInSidebar(link, progress);
+    document.documentElement.dataset.exerciseProgress = String(progress.count());
+    return progress;
+  }
+  if (progress.entry.total !== exercises.length) {
+    progress.entry.total = exercises.length;
+    progress.save();
+  }
+  const summary = el("p", { class: "exercise-progress-summary", role: "status" });
+  const note = el("p", { class: "exercise-progress-note" });
+  const list = el("ul", { class: "exercise-progress-list" });
+  const render = () => renderPage(progress, exercises, list, summary, note);
+  const clear = el("button", { type: "button", class: "btn btn-sm exercise-progress-clear",
+    onclick: () => { progress.clear(); render(); } }, "Clear my progress");
+  const box = el("aside", { class: "exercise-progress", "aria-label": "Your progress" },
+    el("p", { class: "exercise-progress-title" }, "Your progress, kept in this browser"), summary, list, note, clear);
+  exercises[0].section.before(box);
+  for (const exercise of exercises) {
+    exercise.mark = el("span", { class: "exercise-done-mark", hidden: "" }, "✓ done");
+    const extras = [exercise.mark];
+    if (!exercise.hasCheck) {
+      exercise.toggle = el("button", { type: "button", class: "btn btn-sm exercise-mark-done",
+        onclick: () => { progress.set(exercise.number, progress.isDone(exercise.number) ? null : "marked"); render(); } });
+      extras.push(exercise.toggle);
+    }
+    exercise.heading.after(el("div", { class: "exercise-status" }, ...extras));
+  }
+  render();
+  watchChecks(progress, exercises, render);
+  return progress;
+}
+
+start();
