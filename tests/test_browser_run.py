@@ -43,7 +43,9 @@ EXERCISES = "book/15_11_exercises.html"
 LOADER_BUDGET_BYTES = 10 * 1024
 LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTALL)
 # What only the click may fetch: our runner, the editor, Python and chapter_lib.
-AFTER_CLICK_ONLY = re.compile(r"/_static/(runner|pyodide)/")
+# (progress.mjs, the exercises' progress, is the runner folder's one file every page loads
+# after its first paint: tools/sphinx_ext/runner/__init__.py.)
+AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!progress\.mjs)|pyodide/)")
 CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
 
 
