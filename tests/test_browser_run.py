@@ -25,6 +25,7 @@ import pytest
 
 from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.run_check import (
+    JS_CELL_RAN,
     LOADER_ID,
     START_BUTTON,
     BrowserRunner,
@@ -46,7 +47,6 @@ LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTAL
 # (progress.mjs, the exercises' progress, is the runner folder's one file every page loads
 # after its first paint: tools/sphinx_ext/runner/__init__.py.)
 AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!progress\.mjs)|pyodide/)")
-CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
 
 
 @pytest.fixture(scope="module")
@@ -147,16 +147,6 @@ check_conflict_policy(my_assess, my_resolve)
 '''
 
 
-def run_typed(runner, number: int, source: str) -> dict:
-    editor = runner.page.locator("div.cell").nth(number - 1).locator(".cm-content")
-    editor.click()
-    runner.page.keyboard.press("Control+a")
-    runner.page.keyboard.insert_text(source)
-    runner.page.keyboard.press("Shift+Enter")
-    runner.page.wait_for_function(CELL_DONE, arg=number, timeout=60_000)
-    return runner.cells()[number - 1]
-
-
 @pytest.fixture(scope="module")
 def exercises(runner):
     """15.11, clicked: the exercise test and then the stop test share its Python."""
@@ -171,14 +161,14 @@ def test_a_reader_function_gets_the_check_verdict(exercises):
     start = next(c for c in cells if c["source"].startswith("# Exercise 3: start here"))
     setup = start["source"].split("\n\n\ndef my_assess")[0]  # its imports, not its stubs
 
-    passed = run_typed(runner, start["number"], setup + PASSING)
+    passed = runner.type_and_run(start["number"], setup + PASSING)
     assert passed["state"] == "done", passed["outputs"]
     kinds = [kind for kind, _ in passed["outputs"]]
     assert "stderr" not in kinds and any(text.count("ok") >= 3 for _, text in passed["outputs"]), passed["outputs"]
 
     # A wrong function (not a crashing one): the verdict first, one line per failing case,
     # and no traceback at all, so no frame of the library's.
-    failed = run_typed(runner, start["number"], setup + FAILING)
+    failed = runner.type_and_run(start["number"], setup + FAILING)
     assert failed["state"] == "done", failed["outputs"]
     kinds = [kind for kind, _ in failed["outputs"]]
     assert kinds == ["stdout"], failed["outputs"]
@@ -194,7 +184,7 @@ def test_a_reader_function_gets_the_check_verdict(exercises):
     assert not solution.locator(".cm-content").is_visible()
     solution.locator("summary").click()
     solution.get_by_role("button", name=f"Run cell {start['number'] + 1}").click()
-    runner.page.wait_for_function(CELL_DONE, arg=start["number"] + 1, timeout=60_000)
+    runner.page.wait_for_function(JS_CELL_RAN, arg=start["number"] + 1, timeout=60_000)
     solution.scroll_into_view_if_needed()
     shoot(runner, "15_11-solution-opened")
     assert runner.problems() == []
@@ -202,7 +192,7 @@ def test_a_reader_function_gets_the_check_verdict(exercises):
 
 def test_stop_restarts_python_and_says_state_is_lost(exercises):
     runner = exercises
-    first = run_typed(runner, 1, "x = 42\nx")
+    first = runner.type_and_run(1, "x = 42\nx")
     assert first["outputs"] == [["text/plain", "42"]]
     looping = next(c for c in runner.cells() if c["source"].startswith("# Exercise 2: start here"))["number"]
     runner.page.locator("div.cell").nth(looping - 1).locator(".cm-content").click()
@@ -213,14 +203,14 @@ def test_stop_restarts_python_and_says_state_is_lost(exercises):
     runner.page.get_by_role("button", name="Stop", exact=True).click()
     assert "everything earlier cells defined is lost" in runner.page.locator(".browser-run-status").text_content()
     runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=120_000)
-    after = run_typed(runner, 1, "x")
+    after = runner.type_and_run(1, "x")
     assert after["state"] == "error" and "NameError" in dict(after["outputs"])["stderr"]
     # A reader's own plot, in a cell that had none: loads matplotlib and draws.
-    plot = run_typed(runner, 1, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
+    plot = runner.type_and_run(1, "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()")
     assert plot["state"] == "done" and plot["outputs"] == [["text/plain", "<Figure size 640x480 with 1 Axes>"]]
     assert [image["drawnInPage"] and image["visible"] for image in plot["images"]] == [True]
     # A figure as a cell's last value shows once, as in the notebook.
-    value = run_typed(runner, 1, "fig, ax = plt.subplots(figsize=(3, 2))\nax.bar([1, 2], [3, 1])\nfig")
+    value = runner.type_and_run(1, "fig, ax = plt.subplots(figsize=(3, 2))\nax.bar([1, 2], [3, 1])\nfig")
     assert value["outputs"] == [["text/plain", "<Figure size 300x200 with 1 Axes>"]] and len(value["images"]) == 1
     shoot(runner, "15_11-after-stop")
     assert runner.problems() == []
@@ -245,7 +235,7 @@ def test_a_figure_cell_with_changed_data_draws_a_different_figure(runner):
     runner.page.locator("img.browser-run-figure-image").scroll_into_view_if_needed()
     shoot(runner, "15_08-figure-drawn")
 
-    edited = run_typed(runner, cell["number"], cell["source"].replace(FIGURE_DATA, "vals = [90, 20, 50]"))
+    edited = runner.type_and_run(cell["number"], cell["source"].replace(FIGURE_DATA, "vals = [90, 20, 50]"))
     assert edited["state"] == "done", edited["outputs"]
     redrawn = edited["images"][0]
     assert redrawn["drawnInPage"] and redrawn["visible"] and redrawn["src"] != drawn["src"]

@@ -22,7 +22,6 @@ pytestmark = pytest.mark.site
 OUT = ROOT / "_build" / "browser-run"
 EXERCISES = "book/15_11_exercises.html"
 OTHER_PAGE = "book/15_02_one_shot_rag.html"
-CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
 PROGRESS_READY = "() => document.documentElement.dataset.exerciseProgress !== undefined"
 
 RIGHT = '''
@@ -85,16 +84,6 @@ def progress(runner) -> dict:
     })""")
 
 
-def type_into(runner, number: int, source: str) -> dict:
-    editor = runner.page.locator("div.cell").nth(number - 1).locator(".cm-content")
-    editor.click()
-    runner.page.keyboard.press("Control+a")
-    runner.page.keyboard.insert_text(source)
-    runner.page.keyboard.press("Shift+Enter")
-    runner.page.wait_for_function(CELL_DONE, arg=number, timeout=60_000)
-    return runner.cells()[number - 1]
-
-
 def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(runner):
     runner.open(EXERCISES)
     runner.page.evaluate("() => localStorage.clear()")
@@ -108,10 +97,10 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     runner.page.evaluate("() => window.browserRun.runAll()")
     runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=180_000)
     assert progress(runner)["marked"] == []
-    wrong = type_into(runner, start["number"], setup + WRONG)
+    wrong = runner.type_and_run(start["number"], setup + WRONG)
     assert "FAIL  exercise 3" in wrong["outputs"][0][1]
     assert progress(runner)["marked"] == []
-    right = type_into(runner, start["number"], setup + RIGHT)
+    right = runner.type_and_run(start["number"], setup + RIGHT)
     assert "PASS  exercise 3" in right["outputs"][0][1], right["outputs"]
     after = progress(runner)
     assert after["marked"] == [3] and after["summary"] == "1 of 7 exercises done" and after["sidebar"] == "1/7 done"

@@ -56,6 +56,8 @@ JS_CELLS = """() => window.browserRun.cells.map((c) => ({
         .filter((img) => !img.closest('[hidden]')).length,
 }))"""
 
+JS_CELL_RAN = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+CELL_TIMEOUT_MS = 180_000  # a cell runs the unrun cells above it first (prerequisites)
 JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
     && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
 
@@ -255,6 +257,16 @@ class BrowserRunner:
         run.cells = self.page.evaluate(JS_CELLS)
         run.problems = list(self._problems)
         return run
+
+    def type_and_run(self, number: int, source: str) -> dict:
+        """Replace cell ``number``'s code by typing, as a reader does, run it (Shift+Enter)
+        and return the cell once it has run."""
+        self.page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
+        self.page.keyboard.press("Control+a")
+        self.page.keyboard.insert_text(source)
+        self.page.keyboard.press("Shift+Enter")
+        self.page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
+        return self.cells()[number - 1]
 
     def cells(self) -> list[dict]:
         return self.page.evaluate(JS_CELLS)
