@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from tools.pipeline import myst_to_notebook as convert
+from tools.pipeline import reader_notebook as assemble
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 from tools.pipeline.stored_outputs import stored_path
 
@@ -130,9 +131,9 @@ def test_a_code_cells_figure_caption_follows_it_and_a_hidden_solution_is_folded(
         "mystnb": {"figure": {"name": "fig-accuracy-frontier", "caption": "Accuracy, `k=7`."},
                    "image": {"alt": "Line chart."}},
         "tags": ["hide-cell"]})
-    cells = convert.reader_cells(PAGE, notebook(figure))
+    cells = assemble.reader_cells(PAGE, notebook(figure))
     install, heading, code, caption = cells
-    assert convert.INSTALL_TAG in install.metadata.tags and "matplotlib" in install.source
+    assert assemble.INSTALL_TAG in install.metadata.tags and "matplotlib" in install.source
     assert heading.source == "### Hidden cells" and heading.metadata["jp-MarkdownHeadingCollapsed"] is True
     assert "mystnb" not in code.metadata
     assert code.metadata.jupyter == {"source_hidden": True, "outputs_hidden": True}
@@ -143,7 +144,7 @@ def test_a_code_cells_figure_caption_follows_it_and_a_hidden_solution_is_folded(
 
 def test_the_references_cell_lists_the_works_cited_on_the_page_in_the_html_style():
     text = nbformat.v4.new_markdown_cell("{cite:p}`zou2025poisonedrag`, {cite:p}`asai2024selfrag`")
-    references = convert.reader_cells(PAGE, notebook(text))[-1]
+    references = assemble.reader_cells(PAGE, notebook(text))[-1]
     assert references.source == (
         '<a id="references"></a>\n\n## References\n\n'
         "- Asai, Akari, Zeqiu Wu, Yizhong Wang, Avirup Sil, and Hannaneh Hajishirzi. 2024. “Self-RAG: Learning "
@@ -157,7 +158,7 @@ def test_an_error_names_the_cell_by_its_rank_in_the_md():
     cells = [nbformat.v4.new_markdown_cell("ok"), nbformat.v4.new_code_cell("x = 1"),
              nbformat.v4.new_markdown_cell("{eq}`e1`")]
     with pytest.raises(convert.ConversionError, match=r"book/page.md, cell 3: the role \{eq\}"):
-        convert.reader_cells(PAGE, notebook(*cells))
+        assemble.reader_cells(PAGE, notebook(*cells))
 
 
 def run_install_cell(requirement: str, modules: list[str]) -> tuple[list, BaseException | None]:
@@ -171,7 +172,7 @@ def run_install_cell(requirement: str, modules: list[str]) -> tuple[list, BaseEx
         calls.append(command)
         return subprocess.CompletedProcess(command, 1, "", "ERROR: could not reach the repository")
 
-    cell = convert.install_cell(requirement, modules)
+    cell = assemble.install_cell(requirement, modules)
     namespace = {}
     real_run = subprocess.run
     subprocess.run = fake_run
@@ -226,9 +227,9 @@ def test_a_readers_notebook_opens_with_the_install_cell_and_full_language_info(m
     if not any(c.cell_type == "code" for c in read_page(md).cells):  # 15.10: prose only
         assert not code, f"{md.stem} has no code, so no install cell either"
     else:
-        assert first.cell_type == "code" and {"setup", convert.INSTALL_TAG} <= set(first.metadata.tags)
+        assert first.cell_type == "code" and {"setup", assemble.INSTALL_TAG} <= set(first.metadata.tags)
         assert "# Setup (ours" in first.source and '"-m", "pip", "install"' in first.source
-        assert ("matplotlib" in first.source) == convert.draws_figures(read_page(md))
+        assert ("matplotlib" in first.source) == assemble.draws_figures(read_page(md))
         # `make outputs` ran it first: the counts read 1, 2, 3 ... from the top
         assert [c.execution_count for c in code] == list(range(1, len(code) + 1))
     assert {"codemirror_mode", "file_extension", "mimetype", "name", "pygments_lexer"} <= set(nb.metadata.language_info)
@@ -257,7 +258,7 @@ def test_the_worked_solutions_are_folded_and_the_answers_closed():
     assert len(answers) == 7 and not any("<details open>" in c.source for c in answers)
     # Each worked solution sits under a collapsed heading of its own, from its first hidden
     # cell to the next exercise: JupyterLab keeps it collapsed when the cells run.
-    headings = [i for i, c in enumerate(nb.cells) if convert.SECTION_TAG in c.metadata.get("tags", [])]
+    headings = [i for i, c in enumerate(nb.cells) if assemble.SECTION_TAG in c.metadata.get("tags", [])]
     assert [nb.cells[i].source for i in headings] == [f"### Worked solution {n}" for n in range(1, 8)]
     assert all(nb.cells[i].metadata["jp-MarkdownHeadingCollapsed"] is True for i in headings)
     for i in headings:
@@ -271,7 +272,7 @@ def test_the_worked_solutions_are_folded_and_the_answers_closed():
         before = "\n".join(c.source for c in nb.cells[:i] if c.cell_type == "markdown")
         assert f"<details>\n<summary>Hint 1 of" in before and f"for exercise {n}</summary>" in before
     # Captions are not folded: a folded markdown cell shows its raw source on one line.
-    captions = [c for c in nb.cells if convert.CAPTION_TAG in c.metadata.get("tags", [])]
+    captions = [c for c in nb.cells if assemble.CAPTION_TAG in c.metadata.get("tags", [])]
     assert captions and not any(c.metadata.get("jupyter") for c in captions)
 
 
@@ -297,7 +298,7 @@ def test_citations_and_figure_numbers_read_as_in_the_html(site, md):
     assert in_notebook == [plain(c) for c in HTML_CITATION.findall(html_page)]
     numbers = re.findall(r"^\*(Figure 15\.\d+):", text, re.M)
     assert numbers == [plain(n) for n in HTML_FIGURE_NUMBER.findall(html_page)]
-    install = next((c for c in reader(md).cells if convert.INSTALL_TAG in c.metadata.get("tags", [])), None)
+    install = next((c for c in reader(md).cells if assemble.INSTALL_TAG in c.metadata.get("tags", [])), None)
     assert (install is not None) == any(c.cell_type == "code" for c in read_page(md).cells)
     assert install is None or "lets this notebook run where it opens" in install.source
     assert "lets this notebook run where it opens" not in html_page, "the install cell is for notebooks only"

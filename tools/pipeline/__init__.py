@@ -1,8 +1,9 @@
 """The build pipeline, one module per arrow of the data flow (`make` target in brackets).
 
     book/*.md --build_lib [lib]--> chapter_lib/chapter15.py
-              --stored_outputs [outputs]--> book/*.ipynb (executed; myst_to_notebook makes
-                                            their markdown plain CommonMark)
+              --stored_outputs [outputs]--> book/*.ipynb (executed; reader_notebook assembles
+                                            them, myst_to_notebook makes their markdown
+                                            plain CommonMark)
               --draw_diagrams [diagrams]--> book/_diagrams/*.svg
               --build_book [book, html]--> _build/html (Sphinx, through tools.sphinx_ext)
               --print_pdf [pdf]--> _build/pdf/chapter15.pdf

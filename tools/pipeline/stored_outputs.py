@@ -5,7 +5,7 @@
     python -m tools.pipeline.stored_outputs check          # fail if a .ipynb is not what its .md makes
 
 The .md is what people edit; the .ipynb is generated from it: the reader's notebook that
-launch links open (markdown converted from MyST by tools/pipeline/myst_to_notebook.py, a first
+launch links open (assembled by tools/pipeline/reader_notebook.py, markdown converted from MyST, a first
 install cell of ours) holding the outputs the book shows, which nbval re-checks on every
 `make test`. ``sync`` rewrites each .ipynb from its .md and re-executes a page only when
 its inputs changed: its code cells, or the ``chapter_lib`` modules it imports
@@ -34,7 +34,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.pipeline.build_lib import write_atomically
-from tools.pipeline.myst_to_notebook import ConversionError, is_added_cell, page_install_cell, reader_notebook
+from tools.pipeline.myst_to_notebook import ConversionError
+from tools.pipeline.reader_notebook import is_added_cell, page_install_cell, reader_notebook
 from tools.pipeline.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
