@@ -187,3 +187,23 @@ def test_code_in_a_fold_gets_its_copy_button_when_the_fold_opens(open_page):
     button.hover()
     button.click()
     page.wait_for_function("(b) => b.getAttribute('data-tooltip') === 'Copied!'", arg=button.element_handle())
+
+
+@pytest.mark.site
+def test_every_page_links_the_stylesheet_bundle_at_its_current_version(site):
+    """The bundle's ?v= is its own digest on every page, fresh builds included, so a reader's
+    browser never keeps a stale stylesheet after the book's CSS changes."""
+    import hashlib
+    import re
+
+    from tools.browser.local_site import find_pages
+
+    links = 0
+    for page in find_pages(site):
+        text = (site / page).read_text(encoding="utf-8")
+        for href in re.findall(r'href="([^"]*stylesheets-[0-9a-f]{8}\.css[^"]*)"', text):
+            links += 1
+            path, _, version = href.partition("?v=")
+            bundle = (site / page).parent / path
+            assert version == hashlib.sha256(bundle.resolve().read_bytes()).hexdigest()[:8], f"{page}: {href}"
+    assert links >= 10

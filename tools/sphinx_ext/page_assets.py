@@ -17,9 +17,11 @@ the effect (`make bench-pages`).
    the build finishes, after pydata-sphinx-theme rewrites ``pygments.css`` (its own
    ``build-finished`` step), and every bundle in the build is rewritten each time from the
    sources its first line names, so an edit to ``chapter.css`` alone reaches every page.
-   The link's ``?v=`` is a digest of the sources as the page is written (it changes when
-   they do), as Sphinx's own ``?v=`` is; the singlehtml builder (the PDF's) writes its page
-   before it copies the static files, so there the link has none.
+   The link's ``?v=`` is a digest of the bundle (it changes when the bundle does, as
+   Sphinx's own ``?v=`` does for its files), so a reader's browser never keeps a stale
+   stylesheet. It can only be known once the bundle is written, after every page: so the
+   pages link the bundle without one, and when the build finishes every page of the site
+   gets the bundle's current ``?v=`` (pages an incremental build did not rewrite included).
 2. **Scripts after the first paint.** Inline configuration scripts stay where they are (they
    cost no request); ``documentation_options.js`` becomes one of them (its 300 bytes inline,
    as the two inline scripts after it need it), rendered from Sphinx's own template. Every other script, the theme's two
@@ -142,7 +144,6 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def bundle_stylesheets(app, context) -> None:
-    outdir = Path(app.outdir)
     bundled = list(THEME_STYLESHEETS)
     others = []
     for css in context.get("css_files", []):
@@ -153,15 +154,9 @@ def bundle_stylesheets(app, context) -> None:
             others.append(css)
     names = "\n".join(bundled)
     bundle_name = f"{BUNDLE_FOLDER}/stylesheets-{digest(names)}.css"
-    bundles = app.builder._page_assets_bundles  # bundle -> (its sources, their digest), once per build
-    if bundle_name not in bundles:
-        # The HTML builder has copied the static files by now; the singlehtml builder copies
-        # them after writing its page, so there the link goes without a version.
-        ready = all((outdir / name).is_file() for name in bundled)
-        bundles[bundle_name] = (bundled, digest(bundle(outdir, bundled)) if ready else None)
-    version = bundles[bundle_name][1]
-    context["stylesheet_bundle"] = (context["pathto"](bundle_name, resource=True)
-                                    + (f"?v={version}" if version else ""))
+    app.builder._page_assets_bundles.setdefault(bundle_name, bundled)  # bundle -> its sources
+    # Versioned when the build finishes (version_links): the bundle is not written yet.
+    context["stylesheet_bundle"] = context["pathto"](bundle_name, resource=True)
     context["css_files"] = others
 
 
@@ -171,7 +166,7 @@ def write_bundles(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     outdir = Path(app.outdir)
-    for bundle_name, (names, _) in app.builder._page_assets_bundles.items():
+    for bundle_name, names in app.builder._page_assets_bundles.items():
         write_atomically(outdir / bundle_name, bundle(outdir, names))  # names the file it cannot bundle
     for bundle_file in sorted((outdir / BUNDLE_FOLDER).glob("stylesheets-*.css")):
         if f"{BUNDLE_FOLDER}/{bundle_file.name}" in app.builder._page_assets_bundles:
@@ -181,6 +176,24 @@ def write_bundles(app, exception) -> None:
             write_atomically(bundle_file, bundle(outdir, names))  # pages an incremental build kept
         else:
             bundle_file.unlink()  # left by an earlier build whose stylesheets no longer exist
+    version_links(outdir)
+
+
+# A page's link to a bundle, with or without its version: href="…stylesheets-1a2b3c4d.css?v=…".
+BUNDLE_LINK = re.compile(r'(href="[^"]*?stylesheets-([0-9a-f]{8})\.css)(?:\?v=[0-9a-f]+)?"')
+
+
+def version_links(outdir: Path) -> None:
+    """Give every page's bundle link the digest of the bundle as it now is."""
+    versions = {f.stem.removeprefix("stylesheets-"): digest(f.read_bytes())
+                for f in (outdir / BUNDLE_FOLDER).glob("stylesheets-*.css")}
+    for page in outdir.rglob("*.html"):
+        if any(part.startswith("_") for part in page.relative_to(outdir).parts[:-1]):
+            continue  # _static/ and the like hold templates, not pages
+        text = page.read_text(encoding="utf-8")
+        versioned = BUNDLE_LINK.sub(
+            lambda m: f'{m.group(1)}?v={versions[m.group(2)]}"' if m.group(2) in versions else m.group(0), text)
+        write_atomically(page, versioned)
 
 
 def documentation_options(app, context) -> str:
