@@ -44,9 +44,9 @@ EXERCISES = "book/15_11_exercises.html"
 LOADER_BUDGET_BYTES = 10 * 1024
 LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTALL)
 # What only the click may fetch: our runner, the editor, Python and chapter_lib.
-# (progress.mjs, the exercises' progress, is the runner folder's one file every page loads
-# after its first paint: tools/sphinx_ext/runner/__init__.py.)
-AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!progress\.mjs)|pyodide/)")
+# (progress.mjs, the exercises' progress, and the DOM helpers it imports are the runner
+# folder's files every page loads after its first paint: tools/sphinx_ext/runner/__init__.py.)
+AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!(progress|dom)\.mjs)|pyodide/)")
 
 
 @pytest.fixture(scope="module")
@@ -252,10 +252,7 @@ def test_before_the_click_only_a_small_loader(runner, site):
         assert len(scripts[0].encode()) <= LOADER_BUDGET_BYTES, f"{page}: loader is {len(scripts[0])} bytes"
     runner.open(EXERCISES)
     runner.page.wait_for_timeout(500)
-    # (Every page loads the exercise progress after its first paint: progress.mjs and its
-    # DOM helpers, a few KB; nothing of the runner itself.)
-    fetched = [url for url in runner.requested() if AFTER_CLICK_ONLY.search(url)
-               and not re.search(r"/_static/runner/(progress|dom)\.mjs", url)]
+    fetched = [url for url in runner.requested() if AFTER_CLICK_ONLY.search(url)]
     assert fetched == [], f"requested before the click: {fetched}"
     assert runner.page.locator(START_BUTTON).is_visible()
     assert runner.page.get_by_role("button", name="Run in your browser").count() == 2
