@@ -135,3 +135,56 @@ def test_a_solution_cell_that_does_not_parse_names_its_marker(tmp_path, monkeypa
     assert build_lib.main([]) == 1
     assert "this `# @solution 2` cell does not parse" in capsys.readouterr().err
     assert not list(scratch_solutions.iterdir())
+
+
+# --------------------------------------------------------------------------
+# Mistakes that once left a silently truncated library
+# --------------------------------------------------------------------------
+
+
+def test_an_unclosed_directive_before_a_saved_cell_stops_make_lib_naming_its_lines(
+        tmp_path, monkeypatch, scratch_target, capsys):
+    scratch_target.write_text("the library as it was\n")
+    page = make_page(tmp_path, "p", "# @save\ndef kept():\n    return 1", "# @save\ndef swallowed():\n    return 2")
+    text = page.read_text()
+    cell_2 = text.index("```{code-cell} ipython3\n# @save\ndef swallowed")
+    page.write_text(text[:cell_2] + "```{note}\nA note whose closing fence was forgotten.\n\nMore prose.\n\n"
+                    + text[cell_2:])
+    use_pages(monkeypatch, page)
+    assert build_lib.main([]) == 1
+    err = capsys.readouterr().err
+    opened = page.read_text().splitlines().index("```{note}") + 1
+    swallowed = page.read_text().splitlines().index("```{code-cell} ipython3", opened) + 1
+    assert f"p.md, line {swallowed}: this code cell is read as text inside the ```{{note}} opened at line {opened}" in err
+    assert f"Close it with a line ``` before line {swallowed}" in err
+    assert scratch_target.read_text() == "the library as it was\n"
+
+
+def test_a_code_cell_never_closed_stops_make_lib(tmp_path, monkeypatch, scratch_target, capsys):
+    page = make_page(tmp_path, "p", "# @save\ndef f():\n    return 1")
+    page.write_text(page.read_text() + "```{code-cell} ipython3\n# @save\ndef g():\n    return 2\n")
+    use_pages(monkeypatch, page)
+    assert build_lib.main([]) == 1
+    err = capsys.readouterr().err
+    assert "is never closed (it runs to the end of the page)" in err and not scratch_target.exists()
+
+
+def test_a_saved_cell_using_a_page_only_name_stops_make_lib_naming_the_name_and_both_cells(
+        tmp_path, monkeypatch, scratch_target, capsys):
+    page = make_page(tmp_path, "p", "docs = ['d01']", "# @save\ndef count():\n    return len(docs)")
+    use_pages(monkeypatch, page)
+    assert build_lib.main([]) == 1
+    err = capsys.readouterr().err
+    assert "p.md, code cell 2 (line " in err and "`docs` is used but" in err
+    assert "defined only by an ordinary cell (" in err and "p.md, code cell 1 (line " in err
+    assert "chapter_lib was not changed" in err and not scratch_target.exists()
+
+
+def test_a_solution_cell_using_an_undefined_name_stops_make_lib(tmp_path, monkeypatch, scratch_target,
+                                                               scratch_solutions, capsys):
+    page = make_page(tmp_path, "ex", "# @solution 5\ndef f():\n    return undefined_helper()")
+    use_pages(monkeypatch, page)
+    assert build_lib.main([]) == 1
+    err = capsys.readouterr().err
+    assert "`undefined_helper` is used but" in err and "solution_5.py does not define it" in err
+    assert not list(scratch_solutions.iterdir())

@@ -11,7 +11,10 @@ Two markers, each the first line of a code cell:
   ``chapter_lib/exercises/solution_N.py``, one module per exercise, so the tests, the
   checks and later solutions import what the page defines.
 
-Cells are read with jupytext and checked with ``ast``; they are written in
+Pages are read with jupytext after MyST's own parser has checked their fences (an
+unclosed directive stops here, naming its line: it would swallow the next cell). Marked
+cells are checked with ``ast`` and, as modules, with pyflakes (a name that a marked cell
+uses but nothing marked defines stops here, not pages later); they are written in
 table-of-contents order, each top-level definition preceded by a comment naming the
 section, page and cell it came from. Every file is written atomically and only after
 every cell has parsed, so a bad cell never leaves a half-written library behind.
@@ -149,6 +152,11 @@ def annotated(s: SavedCell) -> str:
 
 def render(saved: list[SavedCell], target: Path | None = None) -> str:
     """The text of one generated module, from its cells (all of them for ``target``)."""
+    return rendered(saved, target)[0]
+
+
+def rendered(saved: list[SavedCell], target: Path | None = None) -> tuple[str, list[SavedCell | None]]:
+    """(the module's text, for each of its lines the cell it comes from or None)."""
     target = target or TARGET
     public = [name for s in saved for name, _ in defined_names(s.tree) if not name.startswith("_")]
     if target == TARGET:
@@ -158,20 +166,74 @@ def render(saved: list[SavedCell], target: Path | None = None) -> str:
         pages = sorted({shown(s.cell.page) for s in saved})
         header = SOLUTION_HEADER.format(number=number, page=", ".join(pages), regenerate=REGENERATE,
                                         names=public)
-    blocks = [header]
+    blocks, origins = [header], [None] * header.count("\n")
     for s in saved:
-        blocks.append(f"\n# ---- {s.cell.name} ----\n" + annotated(s) + "\n")
+        block = f"\n# ---- {s.cell.name} ----\n" + annotated(s) + "\n"
+        blocks.append(block)
+        origins += [s] * block.count("\n")
     text = "".join(blocks)
     compile(text, str(target), "exec")  # the concatenation must itself be valid Python
-    return text
+    return text, origins
+
+
+def check_names(text: str, origins: list[SavedCell | None], target: Path, pages: list[Path]) -> None:
+    """Stop on a name that the module uses but nothing in it defines (pyflakes).
+
+    A marked cell runs on its page after the page's ordinary cells, so a name the page
+    defines in a setup cell works there and fails only when another page imports the
+    library; this finds it before any page runs.
+    """
+    from pyflakes import checker, messages
+
+    undefined = (messages.UndefinedName, messages.UndefinedLocal, messages.UndefinedExport)
+    found = checker.Checker(ast.parse(text), filename=str(target)).messages
+    problems = []
+    for message in sorted((m for m in found if isinstance(m, undefined)), key=lambda m: m.lineno):
+        name = message.message_args[0]
+        cell = origins[message.lineno - 1] if message.lineno <= len(origins) else None
+        where = cell.cell.where if cell else shown(target)
+        marker = "# @save" if target == TARGET else "# @solution N"
+        elsewhere = ordinary_definition(name, pages)
+        hint = (f"; `{name}` is defined only by an ordinary cell ({elsewhere}), which pages run and the "
+                f"library never does: pass it in as an argument, or define it in a `{marker}` cell" if elsewhere else
+                f"; import `{name}` in this cell, or define it in an earlier `{marker}` cell")
+        problems.append(f"{where}: `{name}` is used but {shown(target)} does not define it "
+                        f"(a `{marker}` cell sees only what it imports and what the marked cells "
+                        f"before it define){hint}.")
+    if problems:
+        raise BookError("\n".join(problems) + "\nchapter_lib was not changed.")
+
+
+def ordinary_definition(name: str, pages: list[Path]) -> str | None:
+    """The first unmarked cell of the book that defines ``name`` at its top level."""
+    for md in pages:
+        for cell in code_cells(md):
+            if module_of(cell.source.partition("\n")[0]) is not None:
+                continue
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:  # IPython syntax (%magic): not a definition we can see
+                continue
+            bound = {n for n, _ in defined_names(tree)} | {
+                (alias.asname or alias.name).split(".")[0]
+                for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+            if name in bound:
+                return cell.where
+    return None
 
 
 def generate() -> dict[Path, str]:
     """Every generated module's text, by its path (chapter15.py always, even if empty)."""
-    saved = saved_cells(pages_in_toc_order())
+    pages = pages_in_toc_order()
+    saved = saved_cells(pages)
     check_defined_once(saved)
     targets = [TARGET] + sorted({s.module for s in saved} - {TARGET}, key=lambda p: p.name)
-    return {target: render([s for s in saved if s.module == target], target) for target in targets}
+    modules = {}
+    for target in targets:
+        text, origins = rendered([s for s in saved if s.module == target], target)
+        check_names(text, origins, target, pages)
+        modules[target] = text
+    return modules
 
 
 def stale_solutions(expected: dict[Path, str]) -> list[Path]:

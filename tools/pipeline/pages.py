@@ -5,6 +5,7 @@ The table of contents (``_toc.yml``) is the single source of the page order.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,8 +63,74 @@ def notebook_pages() -> list[Path]:
 
 
 def read_page(md: Path):
-    """Read a MyST-markdown page into an nbformat notebook (via jupytext)."""
+    """Read a MyST-markdown page into an nbformat notebook (via jupytext).
+
+    The page's block structure is checked first (:func:`structure_problems`): jupytext
+    reads a mistyped page without complaint, and a `# @save` cell swallowed by an unclosed
+    directive would silently leave the library.
+    """
+    problems = structure_problems(md)
+    if problems:
+        raise BookError("\n".join(problems))
     return jupytext.read(md, fmt="md:myst")
+
+
+def _myst_parser():
+    """MyST's own markdown-it parser, with the block syntax the book enables (_config.yml)."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    return create_md_parser(MdParserConfig(enable_extensions={"colon_fence", "deflist", "attrs_block"}),
+                            RendererHTML)
+
+
+def _fences(text: str) -> list:
+    """The page's top-level fences (code cells, directives, code blocks), as MyST parses them."""
+    return [t for t in _myst_parser().parse(text) if t.type in ("fence", "colon_fence") and t.level == 0]
+
+
+def _is_code_cell(token) -> bool:
+    return token.info.strip().startswith("{code-cell}")
+
+
+CODE_CELL_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,}|:{3,})\{code-cell\}")
+
+
+def structure_problems(md: Path, text: str | None = None) -> list[str]:
+    """Fences that do not close, and code cells that MyST would not read as cells.
+
+    Both come from a missing closing fence: an unclosed ```{note} runs on until the next
+    bare ``` (often the end of the next code cell, which it swallows), an unclosed code
+    cell to the end of the page. Each message names the page, the lines and the fix.
+    """
+    text = md.read_text() if text is None else text
+    lines = text.splitlines()
+    fences = _fences(text)
+    problems = []
+    for token in fences:
+        start, end = token.map  # 0-based, end exclusive
+        closing = lines[end - 1].strip() if end - 1 > start else ""
+        char = token.markup[0]
+        if not (closing and set(closing) == {char} and len(closing) >= len(token.markup)):
+            problems.append(f"{shown(md)}, line {start + 1}: the {token.markup}{token.info.strip()} opened "
+                            f"here is never closed (it runs to the end of the page). Close it with a line "
+                            f"{token.markup} where it should end.")
+    cell_starts = {t.map[0] for t in fences if _is_code_cell(t)}
+    for number, line in enumerate(lines):
+        if not CODE_CELL_LINE.match(line) or number in cell_starts:
+            continue
+        holder = next((t for t in fences if t.map[0] < number < t.map[1]), None)
+        if holder is None:
+            problems.append(f"{shown(md)}, line {number + 1}: this code cell is not at the top level "
+                            f"of the page (indented, or inside a list or quote), so it is not a cell.")
+            continue
+        problems.append(
+            f"{shown(md)}, line {number + 1}: this code cell is read as text inside the "
+            f"{holder.markup}{holder.info.strip()} opened at line {holder.map[0] + 1}, which is not closed "
+            f"before it (the first line that closes it is line {holder.map[1]}). Close it with a line "
+            f"{holder.markup} before line {number + 1}.")
+    return problems
 
 
 def page_title(nb) -> str:
@@ -79,10 +146,9 @@ def page_title(nb) -> str:
 def code_cells(md: Path, nb=None) -> list[CodeCell]:
     """The page's code cells with their positions, for messages that name them."""
     nb = nb if nb is not None else read_page(md)
-    lines = md.read_text().splitlines()
-    fences = [i + 1 for i, line in enumerate(lines) if line.startswith("```{code-cell}")]
+    fences = [t.map[0] + 1 for t in _fences(md.read_text()) if _is_code_cell(t)]
     cells = [c for c in nb.cells if c.cell_type == "code"]
-    if len(fences) != len(cells):  # e.g. a fence written another way; positions unknown
+    if len(fences) != len(cells):  # jupytext and MyST disagree on the cells: positions unknown
         fences = [0] * len(cells)
     return [
         CodeCell(md, number, line, cell.source)
