@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 
-from tools.pipeline import build_lib, draw_diagrams, stored_outputs
+from tools.pipeline import build_lib, change_report, draw_diagrams, stored_outputs
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.pages import ROOT, BookError, notebook_pages, shown
 
@@ -38,16 +38,23 @@ REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), *sorted((SPHINX_EXT
 # book/_static alone (chapter.css, say) would not reach the site.
 STATIC = ROOT / "book" / "_static"
 # Never an inputs digest: the page is re-executed on the next build, whatever changed.
-FAILED_DIGEST = "failed"
+FAILED_DIGEST = stored_outputs.FAILED_DIGEST
 SPHINX_ARGS = ["--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
 
 
-def sync_outputs() -> list[str]:
-    """Rewrite every stored notebook; return one message per page whose code failed."""
+def sync_outputs(runs: list | None = None) -> list[str]:
+    """Rewrite every stored notebook; return one message per page whose code failed.
+
+    Each page's run (why it was executed, how its outputs changed) is appended to ``runs``
+    for the change report.
+    """
     failures = []
     for md in notebook_pages():
         try:
-            print(f"{stored_outputs.sync_page(md):>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
+            run = stored_outputs.sync_page(md)
+            print(f"{run.status:>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
+            if runs is not None:
+                runs.append(run)
         except BookError as error:
             executed = getattr(error, "notebook", None)
             if executed is None:  # not a failing cell (e.g. an unreadable page): stop here
@@ -56,17 +63,9 @@ def sync_outputs() -> list[str]:
             text = stored_outputs.reader_text(md, executed, version, digest=FAILED_DIGEST)
             write_atomically(stored_outputs.stored_path(md), text)
             print(f"   FAILED  {shown(stored_outputs.stored_path(md))}", flush=True)
-            failures.append(f"{failing_cell(md, executed)}: the cell raised an error; its page shows it in place.")
+            where = stored_outputs.failure(md, executed) or shown(md)
+            failures.append(f"{where} (its page shows the error in place)")
     return failures
-
-
-def failing_cell(md: Path, executed) -> str:
-    """Where the error is, as `book/x.md, code cell 4 (line 88)`: the cell holding the error output."""
-    code = [cell for cell in executed.cells if cell.cell_type == "code"]
-    for number, cell in enumerate(code):
-        if any(output.get("output_type") == "error" for output in cell.get("outputs", [])):
-            return stored_outputs.code_cells(md)[number].where
-    return shown(md)
 
 
 def ensure_diagrams() -> None:
@@ -104,17 +103,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("step", nargs="?", choices=["all", "html"], default="all")
     args = parser.parse_args(argv)
-    failures = []
+    failures, runs = [], []
     if args.step == "all":
         if build_lib.main([]) != 0:
             return 1
         try:
-            failures = sync_outputs()
+            failures = sync_outputs(runs)
         except BookError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
         ensure_diagrams()
     status = build_html()
+    if args.step == "all":  # last, so Sphinx's lines do not scroll it away
+        print(change_report.report(runs, stored_outputs.stored_path))
     for failure in failures:
         print(f"error: {failure}", file=sys.stderr)
     if failures:

@@ -23,9 +23,10 @@ counterpart, matched one to one.
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
+import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -33,13 +34,19 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from tools.pipeline import change_report
 from tools.pipeline.build_lib import write_atomically
+from tools.pipeline.change_report import PageRun
+from tools.pipeline.library_uses import Library, uses
 from tools.pipeline.myst_to_notebook import ConversionError
 from tools.pipeline.reader_notebook import is_added_cell, page_install_cell, reader_notebook
 from tools.pipeline.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
-DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ...}
+DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}}
+# Never an inputs digest: a page whose last run failed is re-executed, whatever changed
+# (tools/pipeline/build_book.py stores such a page with its error in place).
+FAILED_DIGEST = "failed"
 REGENERATE = "make outputs"
 TIMEOUT_S = 120
 # What ipykernel reports for Python, stored in full so that JupyterLab, filling it in when
@@ -62,7 +69,8 @@ LANGUAGE_INFO = {
 # cells are unchanged. The SVG's element ids (svg.hashsalt) and date (SOURCE_DATE_EPOCH)
 # are fixed, so a re-executed page stores the same bytes.
 KERNEL_ARGUMENTS = ["--InlineBackend.figure_formats=png", "--InlineBackend.figure_formats=svg",
-                    "--InlineBackend.rc=svg.hashsalt=chapter15"]
+                    "--InlineBackend.rc=svg.hashsalt=chapter15",
+                    "--IPKernelApp.log_level=ERROR"]  # not its warning that it listens on TCP, once per page
 KERNEL_ENVIRONMENT = {"SOURCE_DATE_EPOCH": "0"}
 
 
@@ -70,62 +78,48 @@ def stored_path(md: Path) -> Path:
     return md.with_suffix(".ipynb")
 
 
-def imported_library_modules(code: list[str]) -> list[str]:
-    """The chapter_lib modules a page's code imports (the package itself loads chapter15)."""
-    modules = set()
-    for source in code:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:  # IPython syntax: fall back to every module, never to none
-            return every_library_module() if "chapter_lib" in source else []
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "chapter_lib":
-                    modules |= {"__init__", "chapter15"}
-                    if len(parts) > 1 and (LIBRARY / f"{parts[1]}.py").exists():
-                        modules.add(parts[1])
-                    elif len(parts) > 1 and (LIBRARY / parts[1]).is_dir():  # a subpackage: all of it
-                        modules |= {m for m in every_library_module() if m.startswith(f"{parts[1]}/")}
-    return sorted(modules)
+_LIBRARIES: dict[tuple, Library] = {}
 
 
-def every_library_module() -> list[str]:
-    """Every module of chapter_lib, as a path without suffix (``exercises/check_3``)."""
-    return sorted(p.relative_to(LIBRARY).with_suffix("").as_posix() for p in LIBRARY.rglob("*.py"))
+def library(root: Path | None = None) -> Library:
+    """chapter_lib parsed once per process while its files are unchanged."""
+    root = root or LIBRARY
+    files = sorted(root.rglob("*.py"))
+    key = (root, *((f, f.stat().st_mtime_ns, f.stat().st_size) for f in files))
+    if key not in _LIBRARIES:
+        _LIBRARIES.clear()
+        _LIBRARIES[key] = Library(root)
+    return _LIBRARIES[key]
 
 
-def library_digest(modules: list[str]) -> str:
-    h = hashlib.sha256()
-    for module in modules:
-        h.update(module.encode() + b"\0" + (LIBRARY / f"{module}.py").read_bytes() + b"\0")
-    return h.hexdigest()
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def inputs_digest(nb) -> str:
-    """What a page's outputs depend on: its code, and the chapter_lib modules it imports."""
-    h = hashlib.sha256(nb.metadata.get("kernelspec", {}).get("name", "").encode())
+def inputs(nb) -> dict:
+    """What a page's outputs depend on, itemized: its kernel, each of its code cells, and
+    each chapter_lib definition its code reaches (tools/pipeline/library_uses.py). Stored
+    in the notebook, so the next run can say which of them changed."""
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    for source in code:
-        h.update(b"\0cell\0" + source.encode())
-    modules = imported_library_modules(code)
-    if modules:
-        h.update(b"\0lib\0" + library_digest(modules).encode())
-    return h.hexdigest()
+    return {"kernel": nb.metadata.get("kernelspec", {}).get("name", ""),
+            "cells": [_digest(source) for source in code],
+            "library": uses(code, library())}
 
 
-def normalized(nb, digest: str, language_info: dict | None = None):
+def inputs_digest(nb, itemized: dict | None = None) -> str:
+    """One digest of :func:`inputs`: a page is re-executed when it differs."""
+    itemized = itemized or inputs(nb)
+    return hashlib.sha256(json.dumps(itemized, sort_keys=True).encode()).hexdigest()
+
+
+def normalized(nb, digest: str, language_info: dict | None = None, itemized: dict | None = None):
     """Strip what differs between runs and machines; keep every output."""
     nb.nbformat, nb.nbformat_minor = 4, 5
+    record = {"inputs_sha256": digest, **({"inputs": itemized} if itemized else {})}
     nb.metadata = nbformat.from_dict({
         "kernelspec": nb.metadata.get("kernelspec", {}),
         "language_info": language_info or {"name": "python"},
-        DIGEST_KEY: {"inputs_sha256": digest},
+        DIGEST_KEY: record,
     })
     for number, cell in enumerate(nb.cells, start=1):
         cell.id = f"cell-{number:02d}"  # deterministic: pairs with the .md cell of that rank
@@ -180,11 +174,22 @@ def copy_stored_outputs(md: Path, fresh, stored) -> list[str]:
     return []
 
 
-def reuse_outputs(md: Path, fresh, stored) -> bool:
-    """Copy outputs from the stored notebook if it was executed from the same inputs."""
-    if stored is None or stored.metadata.get(DIGEST_KEY, {}).get("inputs_sha256") != inputs_digest(fresh):
-        return False
-    return not copy_stored_outputs(md, fresh, stored)
+def stale_reasons(md: Path, fresh, stored, force: bool = False) -> list[str]:
+    """Why the page must be executed (empty: its stored outputs are reused, copied into fresh)."""
+    if force:
+        return ["FORCE=1"]
+    if stored is None:
+        return [f"it has no stored notebook yet ({stored_path(md).name})"]
+    record = stored.metadata.get(DIGEST_KEY, {})
+    if not python_version(stored):
+        return ["it was never executed"]
+    if record.get("inputs_sha256") == FAILED_DIGEST:
+        return ["its last run failed"]
+    itemized = inputs(fresh)
+    if record.get("inputs_sha256") != inputs_digest(fresh, itemized):
+        return change_report.reasons(record.get("inputs"), itemized)
+    problems = copy_stored_outputs(md, fresh, stored)
+    return ["its stored notebook's cells do not pair with the page's"] if problems else []
 
 
 def page_with_stored_outputs(md: Path):
@@ -206,9 +211,10 @@ def reader_text(md: Path, executed, version: str, digest: str | None = None) -> 
     """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)
     and the version of the Python that made them; ``digest`` replaces the inputs digest
     (tools/pipeline/build_book.py marks a page that failed so that it is re-executed)."""
-    digest = digest or inputs_digest(executed)
+    itemized = inputs(executed)
+    digest = digest or inputs_digest(executed, itemized)
     reader = reader_notebook(md, executed)
-    return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version})) + "\n"
+    return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version}, itemized)) + "\n"
 
 
 def execute(md: Path, nb) -> None:
@@ -232,26 +238,74 @@ def execute(md: Path, nb) -> None:
         finally:
             nb.cells = page_cells
     except CellExecutionError as err:
-        cell = next((c for c in code_cells(md) if c.source.strip() and c.source in str(err)), None)
-        where = cell.where if cell else str(shown(md))
-        error = BookError(f"{where}: the cell raised an error; {stored_path(md).name} was not changed.\n{err}")
+        error = BookError(f"{failure(md, nb) or shown(md)}; {stored_path(md).name} was not changed.\n"
+                          f"{ANSI.sub('', err.traceback or '')}".rstrip())
         error.notebook = nb  # outputs up to the error: tools/pipeline/build_book.py shows them in the page
         raise error from None
 
 
-def sync_page(md: Path, force: bool = False) -> str:
-    """Rewrite md's stored notebook; return 'executed', 'updated' or 'unchanged'."""
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def failure(md: Path, nb) -> str | None:
+    """Where and what the error in an executed page is, as a person looks for it:
+    ``book/x.md, code cell 6 (line 153), line 158: KeyError: 'missing'``."""
+    cells = code_cells(md)
+    for number, cell in enumerate(page_code(nb)):
+        error = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
+        if error is None:
+            continue
+        where = cells[number].where if number < len(cells) else f"{shown(md)}, code cell {number + 1}"
+        traceback = ANSI.sub("", "\n".join(error.get("traceback", [])))
+        in_cell = re.search(r"(?:Cell In\[\d+\]|<cell line: \d+>|Input In \[\d+\]), line (\d+)", traceback)
+        line = ""
+        if in_cell and number < len(cells) and cells[number].line:
+            line = f", line {md_line(md, cells[number], int(in_cell.group(1)))}"
+        return f"{where}{line}: {error.get('ename')}: {error.get('evalue')}"
+    return None
+
+
+def md_line(md: Path, cell, line_in_cell: int) -> int:
+    """The .md line of a cell's line (its code starts after the fence and any options)."""
+    lines = md.read_text().splitlines()
+    first = cell.source.split("\n", 1)[0]
+    start = next((i for i in range(cell.line, len(lines)) if lines[i] == first), cell.line)
+    return start + line_in_cell
+
+
+def sync_page(md: Path, force: bool = False) -> PageRun:
+    """Rewrite md's stored notebook, executing the page only if its inputs changed.
+
+    Returns what happened: status 'executed', 'updated' (rewritten from the stored outputs)
+    or 'unchanged', and for an executed page why and how its outputs changed.
+    """
     fresh = read_page(md)
     target = stored_path(md)
     stored = nbformat.read(target, as_version=4) if target.exists() else None
-    ran = force or not python_version(stored or fresh) or not reuse_outputs(md, fresh, stored)
-    if ran:
-        execute(md, fresh)
-    text = reader_text(md, fresh, python_version(fresh if ran else stored))
+    why = stale_reasons(md, fresh, stored, force)
+    if why:
+        try:
+            execute(md, fresh)
+        except BookError as error:
+            error.reasons = why
+            raise
+    text = reader_text(md, fresh, python_version(fresh if why else stored))
+    run = PageRun(md, "executed" if why else "updated", why)
+    if why:
+        run.output_diff = outputs_changed(md, stored, fresh)
     if target.exists() and target.read_text() == text:
-        return "unchanged"
+        run.status = "executed" if why else "unchanged"
+        return run
     write_atomically(target, text)
-    return "executed" if ran else "updated"
+    return run
+
+
+def outputs_changed(md: Path, stored, executed) -> list[str]:
+    """The diff of the stored and the new outputs, per code cell (empty: the same)."""
+    cells = code_cells(md)
+    where = [cell.where for cell in cells] if len(cells) == len(page_code(executed)) else [
+        f"{shown(md)}, code cell {n}" for n in range(1, len(page_code(executed)) + 1)]
+    return change_report.output_diff(page_code(stored) if stored is not None else [], page_code(executed), where)
 
 
 def pairing_problems(md: Path) -> list[str]:
@@ -312,12 +366,15 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print(f"Run `{REGENERATE}` to regenerate the stored notebooks.", file=sys.stderr)
         return 1 if problems else 0
+    runs = []
     try:
         for md in pages:
-            print(f"{sync_page(md, force=args.force):>9}  {shown(stored_path(md))}", flush=True)
+            runs.append(sync_page(md, force=args.force))
+            print(f"{runs[-1].status:>9}  {shown(stored_path(md))}", flush=True)
     except BookError as err:  # ConversionError too: it names page and cell
         print(f"error: {err}", file=sys.stderr)
         return 1
+    print(change_report.report(runs, stored_path))
     return 0
 
 

@@ -1,0 +1,147 @@
+"""What `make outputs` and `make book` tell the author: why each page ran, what it changed.
+
+Every executed page gets one line: why it ran (which of its code cells, which library
+definitions, or FORCE=1) and whether its outputs changed; a changed page gets a short
+diff of its outputs, cell by cell, as text. Figures are compared by their bytes and
+shown by a short digest of their bytes (the stored PNG and SVG are byte-stable, so an
+unchanged figure keeps its digest; a diff of base64 or of SVG markup would tell a person
+nothing).
+
+We do not use nbdime here: its diff is precise, but a changed figure prints the whole SVG
+(hundreds of lines), and it numbers the reader's notebook's cells (the install cell and
+the headings we add shift them), not the page's code cells that the author edits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.pipeline.pages import shown
+
+MAX_LINES_PER_CELL = 12
+MAX_LINES_PER_PAGE = 40
+MAX_NAMES = 6
+
+
+@dataclass
+class PageRun:
+    """What happened to one page's stored notebook."""
+
+    page: Path
+    status: str  # "executed", "updated" (rewritten, not executed) or "unchanged"
+    reasons: list[str] = field(default_factory=list)  # why it was executed
+    output_diff: list[str] | None = None  # None: not executed; []: outputs unchanged
+
+    @property
+    def summary(self) -> str:
+        why = "; ".join(self.reasons) or "its inputs changed"
+        outcome = "outputs unchanged" if not self.output_diff else "outputs changed"
+        return f"{self.page.stem}: executed because {why}; {outcome}"
+
+
+def listed(names: list[str]) -> str:
+    shown_names = ", ".join(f"`{n}`" for n in names[:MAX_NAMES])
+    return shown_names + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
+
+
+def reasons(old: dict | None, new: dict) -> list[str]:
+    """Why a page whose inputs were ``old`` must run now that they are ``new`` (itemized
+    inputs, as tools/pipeline/stored_outputs.py stores them in the notebook)."""
+    if not old:
+        return ["its stored notebook has no record of its inputs"]
+    why = []
+    if old.get("kernel") != new.get("kernel"):
+        why.append(f"its kernel changed ({old.get('kernel')} -> {new.get('kernel')})")
+    matcher = difflib.SequenceMatcher(a=old.get("cells", []), b=new["cells"], autojunk=False)
+    changed = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace":
+            changed += [f"code cell {j + 1} changed" for j in range(j1, j2)]
+            changed += [f"a code cell was removed (was {i + 1})" for i in range(i1 + (j2 - j1), i2)]
+        elif tag == "insert":
+            changed += [f"code cell {j + 1} is new" for j in range(j1, j2)]
+        elif tag == "delete":
+            changed += [f"code cell {i + 1} of the last run was removed" for i in range(i1, i2)]
+    why += changed[:MAX_NAMES] + ([f"{len(changed) - MAX_NAMES} more cells changed"] if len(changed) > MAX_NAMES else [])
+    before, after = old.get("library", {}), new["library"]
+    edited = [k for k in after if k in before and before[k] != after[k]]
+    added = [k for k in after if k not in before]
+    gone = [k for k in before if k not in after]
+    if edited:
+        why.append(f"library definitions it uses changed: {listed(edited)}")
+    if added:
+        why.append(f"it now uses {listed(added)}")
+    if gone and not edited and not added:
+        why.append(f"it no longer uses {listed(gone)}")
+    return why
+
+
+def rendered_outputs(cell) -> list[str]:
+    """A code cell's outputs as the lines a reader reads (figures by a short digest)."""
+    lines = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "stream":
+            lines += output.get("text", "").splitlines()
+        elif kind == "error":
+            lines.append(f"{output.get('ename')}: {output.get('evalue')}")
+        else:
+            data = output.get("data", {})
+            images = sorted(k for k in data if k.startswith("image/"))
+            if images:
+                digest = hashlib.sha256("".join(str(data[k]) for k in images).encode()).hexdigest()[:8]
+                lines.append(f"[figure, sha256 {digest}…]")
+            elif "text/plain" in data:
+                lines += str(data["text/plain"]).splitlines()
+    return lines
+
+
+def output_diff(old_cells: list, new_cells: list, where: list[str]) -> list[str]:
+    """A short diff of two runs' outputs, cell by cell (``where`` names each new cell).
+
+    Cells are paired by their source where the code was edited around them, so an added
+    cell shows as new rather than shifting every later cell's outputs.
+    """
+    matcher = difflib.SequenceMatcher(a=[c.source for c in old_cells], b=[c.source for c in new_cells],
+                                      autojunk=False)
+    pairs = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        olds, news = list(range(i1, i2)), list(range(j1, j2))
+        if tag in ("equal", "replace"):
+            pairs += list(zip(olds, news))
+            pairs += [(None, j) for j in news[len(olds):]]
+        elif tag == "insert":
+            pairs += [(None, j) for j in news]
+    lines = []
+    for i, j in pairs:
+        before = rendered_outputs(old_cells[i]) if i is not None else []
+        after = rendered_outputs(new_cells[j])
+        if before == after:
+            continue
+        body = [line.rstrip("\n") for line in difflib.unified_diff(before, after, lineterm="", n=1)][2:]
+        body = [line for line in body if not line.startswith("@@")]
+        more = len(body) - MAX_LINES_PER_CELL
+        lines.append(f"{where[j]}:")
+        lines += [f"  {b}" for b in body[:MAX_LINES_PER_CELL]] + ([f"  … {more} more lines"] if more > 0 else [])
+    if len(lines) > MAX_LINES_PER_PAGE:
+        lines = lines[:MAX_LINES_PER_PAGE] + [f"… {len(lines) - MAX_LINES_PER_PAGE} more lines"]
+    return lines
+
+
+def report(runs: list[PageRun], stored_path) -> str:
+    """The closing report: one line per executed page, and the diff of each changed one."""
+    executed = [r for r in runs if r.status == "executed"]
+    if not executed:
+        return "Change report: no page was executed (no page's code or library inputs changed)."
+    head = (f"Change report: {len(executed)} of {len(runs)} pages executed, "
+            f"{sum(bool(r.output_diff) for r in executed)} with changed outputs")
+    lines = [head]
+    for run in executed:
+        lines.append(f"  {run.summary}")
+        if run.output_diff:
+            lines += [f"      {line}" for line in run.output_diff]
+            lines.append(f"      (all of it: git diff {shown(stored_path(run.page))})")
+    return "\n".join(lines)
