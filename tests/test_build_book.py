@@ -41,7 +41,7 @@ def test_a_failing_page_is_stored_with_its_error_and_the_next_page_still_runs(tm
 
     failures = build_book.sync_outputs()
 
-    assert len(failures) == 1 and failures[0].startswith(f"{failing}, code cell 2 (line 18)")
+    assert len(failures) == 1 and failures[0].startswith(f"{failing}, code cell 2 (line 18), line 19: KeyError: 'missing'")
     stored = nbformat.read(tmp_path / "failing.ipynb", as_version=4)
     code = stored_outputs.page_code(stored)  # the .md's cells (the reader's notebook adds an install cell)
     assert code[0].outputs[0].text == "before the error\n"

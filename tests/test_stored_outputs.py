@@ -89,27 +89,9 @@ def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
     md.write_text((ROOT / "book" / "15_09_permissions_and_hostile_evidence.md").read_text()
                   .replace("Retrieved content is untrusted input.", "Retrieved content is hostile input."))
     shutil.copy(ROOT / "book" / "15_09_permissions_and_hostile_evidence.ipynb", tmp_path / "page.ipynb")
-    assert stored_outputs.sync_page(md) == "updated"
+    assert stored_outputs.sync_page(md).status == "updated"
     assert stored_outputs.pairing_problems(md) == []
-    assert stored_outputs.sync_page(md) == "unchanged"
-
-
-@pytest.mark.parametrize("edited, re_executed, untouched", [
-    ("chapter15.py", "15_02_one_shot_rag", "15_01_corpus_and_search_stub"),  # 15.1 defines, not imports
-    ("exercises/check_3.py", "15_11_exercises", "15_02_one_shot_rag"),  # only 15.11 imports them
-    ("exercises/solution_6.py", "15_11_exercises", "15_02_one_shot_rag"),
-])
-def test_the_inputs_digest_follows_the_library_modules_a_page_imports(
-        tmp_path, monkeypatch, edited, re_executed, untouched):
-    pages = [read_page(ROOT / "book" / f"{name}.md") for name in (re_executed, untouched)]
-    before = [stored_outputs.inputs_digest(nb) for nb in pages]
-    library = tmp_path / "chapter_lib"
-    shutil.copytree(ROOT / "chapter_lib", library)
-    (library / edited).write_text((library / edited).read_text() + "\n# changed\n")
-    monkeypatch.setattr(stored_outputs, "LIBRARY", library)
-    after = [stored_outputs.inputs_digest(nb) for nb in pages]
-    assert after[0] != before[0], f"editing {edited} must re-execute {re_executed}"
-    assert after[1] == before[1], f"editing {edited} must not re-execute {untouched}"
+    assert stored_outputs.sync_page(md).status == "unchanged"
 
 
 def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
@@ -185,3 +167,15 @@ def test_consecutive_stream_chunks_are_stored_as_one_output():
         stream("stream", name="stdout", text="a\n"), stream("stream", name="stdout", text="b\n")])])
     assert (nbformat.writes(stored_outputs.normalized(split_differently, "d"))
             == nbformat.writes(stored_outputs.normalized(same_text, "d")))
+
+
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_re_executing_an_unchanged_page_reproduces_its_stored_notebook_byte_for_byte(md):
+    """What `make outputs FORCE=1` does to a page: nothing, when its code did not change
+    (figures included: the SVGs' element ids and dates are fixed by our kernel setup)."""
+    committed = stored_outputs.stored_path(md).read_text()
+    fresh = read_page(md)
+    stored_outputs.execute(md, fresh)
+    version = stored_outputs.python_version(nbformat.reads(committed, as_version=4))
+    assert stored_outputs.reader_text(md, fresh, version) == committed, \
+        f"re-executing {md.name} changed {stored_outputs.stored_path(md).name}"

@@ -1,0 +1,152 @@
+"""tools/pipeline/library_uses.py: a page re-executes when what it uses changes, and only then."""
+
+import shutil
+import textwrap
+
+import pytest
+
+from tools.pipeline import stored_outputs
+from tools.pipeline.library_uses import Library, uses
+from tools.pipeline.pages import ROOT, notebook_pages, read_page
+
+INIT = "from .chapter15 import *  # noqa\nfrom .chapter15 import __all__  # noqa\n"
+CHAPTER = '''\
+"""The generated module (a docstring is no page's input)."""
+import re
+
+# Defined in Section 15.1 -- page a, code cell 1.
+def h():
+    return re.sub("a", "b", "a")
+
+
+# Defined in Section 15.1 -- page a, code cell 1.
+def g():
+    return h()
+
+
+def f():
+    return 2
+
+
+LIMIT = 3
+LIMIT += 1
+__all__ = ["h", "g", "f", "LIMIT"]
+'''
+PAGES = {  # what each page imports
+    "uses_f": "from chapter_lib import f\nprint(f())",
+    "uses_g": "from chapter_lib import g\nprint(g())",
+    "uses_limit": "from chapter_lib.chapter15 import LIMIT",
+    "whole_module": "from chapter_lib import chapter15\nprint(vars(chapter15))",
+    "imports_nothing": "print(1)",
+}
+
+
+def inputs_by_page(root):
+    library = Library(root)
+    return {page: uses([code], library) for page, code in PAGES.items()}
+
+
+def edited(tmp_path, old, new):
+    """The scratch library's chapter15.py with one edit; returns the digests before and after."""
+    root = tmp_path / "chapter_lib"
+    root.mkdir(exist_ok=True)
+    (root / "__init__.py").write_text(INIT)
+    (root / "chapter15.py").write_text(CHAPTER)
+    before = inputs_by_page(root)
+    assert old in CHAPTER
+    (root / "chapter15.py").write_text(CHAPTER.replace(old, new))
+    after = inputs_by_page(root)
+    return {page for page in PAGES if before[page] != after[page]}
+
+
+def test_a_changed_definition_reaches_exactly_its_users_through_the_library(tmp_path):
+    assert edited(tmp_path, 'return re.sub("a", "b", "a")', 'return 0') == {"uses_g", "whole_module"}
+    assert edited(tmp_path, "return 2", "return 5") == {"uses_f", "whole_module"}
+
+
+def test_comments_provenance_lines_and_layout_are_not_inputs(tmp_path):
+    assert edited(tmp_path, "# Defined in Section 15.1 -- page a, code cell 1.",
+                  "# Defined in Section 15.1 -- page a, code cell 2.") == set()
+    assert edited(tmp_path, "def f():\n    return 2", "def f():\n\n    return (2)  # two") == set()
+    assert edited(tmp_path, '"""The generated module', '"""The regenerated module') == set()
+
+
+def test_a_new_unused_definition_reaches_only_pages_that_use_the_whole_module(tmp_path):
+    assert edited(tmp_path, "LIMIT = 3\n", "LIMIT = 3\n\n\ndef unused():\n    return 1\n") == {"whole_module"}
+
+
+def test_every_statement_binding_a_name_is_an_input_and_a_removed_name_is_one_too(tmp_path):
+    assert edited(tmp_path, "LIMIT += 1", "LIMIT += 2") == {"uses_limit", "whole_module"}
+    gone = edited(tmp_path, "def g():\n    return h()\n", "")
+    assert gone == {"uses_g", "whole_module"}
+    root = tmp_path / "chapter_lib"
+    assert inputs_by_page(root)["uses_g"] == {"chapter_lib.g": "missing"}
+
+
+def test_ipython_syntax_that_mentions_the_library_reaches_all_of_it(tmp_path):
+    root = tmp_path / "chapter_lib"
+    root.mkdir()
+    (root / "__init__.py").write_text(INIT)
+    (root / "chapter15.py").write_text(CHAPTER)
+    reached = uses(["%time from chapter_lib import f"], Library(root))
+    assert {"chapter15.f", "chapter15.g", "chapter15.h"} <= set(reached)
+    assert uses(["%time print(1)"], Library(root)) == {}
+
+
+# --------------------------------------------------------------------------
+# The book itself
+# --------------------------------------------------------------------------
+
+
+def digests_with(tmp_path, monkeypatch, module, old, new):
+    """Each page's inputs digest before and after one edit to a scratch copy of chapter_lib."""
+    pages = {md.stem: read_page(md) for md in notebook_pages()}
+    before = {name: stored_outputs.inputs_digest(nb) for name, nb in pages.items()}
+    library = tmp_path / "chapter_lib"
+    shutil.copytree(ROOT / "chapter_lib", library, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (library / module).read_text()
+    assert old in text, f"{old!r} is not in {module}"
+    (library / module).write_text(text.replace(old, new, 1))
+    monkeypatch.setattr(stored_outputs, "LIBRARY", library)
+    after = {name: stored_outputs.inputs_digest(nb) for name, nb in pages.items()}
+    return {name for name in pages if before[name] != after[name]}, pages
+
+
+def importers_of(pages, name):
+    """Pages whose code imports `name` from chapter_lib (by reading the code, not the analysis)."""
+    return {page for page, nb in pages.items()
+            if any(line.startswith("from chapter_lib") and f" {name}" in line.replace(",", " ")
+                   for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines())}
+
+
+def test_a_new_unused_saved_function_re_executes_only_the_page_that_copies_the_whole_module(tmp_path, monkeypatch):
+    changed, _ = digests_with(tmp_path, monkeypatch, "chapter15.py", "\n__all__ = [",
+                              "\ndef unused_by_every_page():\n    return None\n\n__all__ = ['unused_by_every_page', ")
+    assert changed == {"15_11_exercises"}, "chapter_lib.exercises copies every function of chapter15"
+
+
+def test_renumbered_provenance_comments_re_execute_no_page(tmp_path, monkeypatch):
+    changed, _ = digests_with(tmp_path, monkeypatch, "chapter15.py", ", code cell 2.", ", code cell 3.")
+    assert changed == set()
+
+
+@pytest.mark.parametrize("name", ["token_count", "assess"])
+def test_a_changed_definition_re_executes_the_pages_that_import_it(tmp_path, monkeypatch, name):
+    text = (ROOT / "chapter_lib" / "chapter15.py").read_text()
+    start = text.index(f"\ndef {name}(")
+    body = text.index('"""', text.index('"""', start) + 3) + 3  # after its docstring
+    changed, pages = digests_with(tmp_path, monkeypatch, "chapter15.py", text[start:body],
+                                  text[start:body] + "\n    pass  # an edit")
+    assert importers_of(pages, name) <= changed
+    assert "15_01_corpus_and_search_stub" not in changed, "15.1 defines what it uses; it imports nothing"
+
+
+def test_a_hand_written_exercise_module_re_executes_only_the_exercises_page(tmp_path, monkeypatch):
+    edit = ("\ndef check_conflict_policy(assess_fn, resolve_fn):\n",
+            "\ndef check_conflict_policy(assess_fn, resolve_fn):\n    assert True  # an edit\n")
+    changed, _ = digests_with(tmp_path, monkeypatch, "exercises/check_3.py", *edit)
+    assert changed == {"15_11_exercises"}
+    monkeypatch.undo()  # the edit above is gone: the real library again
+    unused, _ = digests_with(tmp_path / "again", monkeypatch, "exercises/check_3.py",
+                             "\ndef check_conflict_policy(", "\nNOT_USED = 1\n\n\ndef check_conflict_policy(")
+    assert unused == set(), "a definition no page reaches is no page's input"
