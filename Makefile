@@ -42,7 +42,7 @@ EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: bench bench-run bench-pages pdf bench-pdf diagrams validate
+.PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -56,7 +56,7 @@ $(ENV_STAMP): requirements.txt pyproject.toml
 lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
 	$(PY) -m tools.pipeline.build_lib
 
-outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes changed pages; FORCE=1 for all)
+outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whose code or used library changed; FORCE=1 for all); ends with a change report
 	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
@@ -148,7 +148,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times
+bench: bench-run bench-pages bench-pdf bench-outputs  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution
+bench-outputs: env  ## a `# @save` edit one later page uses: pages executed and seconds, against FORCE=1 (REPEAT=3)
+	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
 bench-pages: env assets $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.page_weight _build/html --lighthouse

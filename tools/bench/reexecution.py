@@ -1,0 +1,85 @@
+"""What a library edit costs the author: pages executed and wall time, against FORCE=1.
+
+    python -m tools.bench.reexecution [--repeat 3]
+
+In a scratch copy of the committed book (git's files, in _build/bench/reexecution/), so
+the working tree is never touched:
+* ``make outputs`` after a `# @save` edit that one later page uses: a line added to
+  ``token_count`` (saved on 15.8, imported by 15.11 alone);
+* ``make outputs FORCE=1``, which re-executes every page.
+Each is run --repeat times on a fresh copy (median reported). The copy's pages import the
+copy's chapter_lib (PYTHONPATH), not the installed one. Writes _build/bench/reexecution.json;
+timings on a shared machine are noisy: rerun on a quiet one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from tools.pipeline.pages import ROOT
+
+SCRATCH = ROOT / "_build" / "bench" / "reexecution"
+PAGE = "book/15_08_long_context_rag_cache.md"
+EDIT = ('    return len(tokenize(text))\n', '    count = len(tokenize(text))\n    return count\n')
+
+
+def scratch_copy() -> None:
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    SCRATCH.mkdir(parents=True)
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        target = SCRATCH / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+
+
+def outputs(*arguments: str) -> tuple[float, int, str]:
+    """(seconds, pages executed, the change report) of one `make outputs` in the copy."""
+    environment = {**os.environ, "PYTHONPATH": str(SCRATCH)}
+    started = time.monotonic()
+    for step in (["tools.pipeline.build_lib"], ["tools.pipeline.stored_outputs", "sync", *arguments]):
+        run = subprocess.run([sys.executable, "-m", *step], cwd=SCRATCH, env=environment,
+                             capture_output=True, text=True)
+        if run.returncode:
+            raise SystemExit(f"{' '.join(step)} failed in {SCRATCH}:\n{run.stderr}")
+    seconds = time.monotonic() - started
+    executed = len(re.findall(r"^ executed  ", run.stdout, flags=re.M))
+    return seconds, executed, run.stdout[run.stdout.index("Change report"):]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    results = {}
+    for name, arguments, edit in (("one `# @save` edit (token_count)", [], True), ("FORCE=1", ["--force"], False)):
+        runs = []
+        for _ in range(args.repeat):
+            scratch_copy()
+            if edit:
+                page = SCRATCH / PAGE
+                assert EDIT[0] in page.read_text(), f"{PAGE} no longer has the line the benchmark edits"
+                page.write_text(page.read_text().replace(*EDIT, 1))
+            runs.append(outputs(*arguments))
+        results[name] = {"seconds_median": round(statistics.median(r[0] for r in runs), 1),
+                         "seconds": [round(r[0], 1) for r in runs], "pages_executed": runs[0][1],
+                         "report": runs[0][2]}
+        print(f"{name}: {results[name]['pages_executed']} pages executed, "
+              f"{results[name]['seconds_median']} s (median of {args.repeat}: {results[name]['seconds']})")
+    print(results["one `# @save` edit (token_count)"]["report"])
+    (ROOT / "_build" / "bench").mkdir(parents=True, exist_ok=True)
+    (ROOT / "_build" / "bench" / "reexecution.json").write_text(json.dumps(results, indent=1) + "\n")
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
