@@ -174,7 +174,7 @@ def test_re_executing_an_unchanged_page_reproduces_its_stored_notebook_byte_for_
     """What `make outputs FORCE=1` does to a page: nothing, when its code did not change
     (figures included: the SVGs' element ids and dates are fixed by our kernel setup)."""
     committed = stored_outputs.stored_path(md).read_text()
-    fresh = read_page(md)
+    fresh = read_page(md)  # (execute() builds matplotlib's font cache first on a new machine)
     stored_outputs.execute(md, fresh)
     version = stored_outputs.python_version(nbformat.reads(committed, as_version=4))
     assert stored_outputs.reader_text(md, fresh, version) == committed, \

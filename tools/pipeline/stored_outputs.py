@@ -39,7 +39,7 @@ from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.change_report import PageRun
 from tools.pipeline.library_uses import Library, uses
 from tools.pipeline.myst_to_notebook import ConversionError
-from tools.pipeline.reader_notebook import is_added_cell, page_install_cell, reader_notebook
+from tools.pipeline.reader_notebook import draws_figures, is_added_cell, page_install_cell, reader_notebook
 from tools.pipeline.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
 
 LIBRARY = ROOT / "chapter_lib"
@@ -224,6 +224,10 @@ def execute(md: Path, nb) -> None:
     nothing here), so the page's cells are executions 2, 3, ... and the notebook's
     counts read naturally from its first cell; the install cell itself is not kept in nb.
     """
+    if draws_figures(nb):
+        # On a new machine matplotlib builds its font cache at first import and says so on
+        # stderr: built here first, that note never becomes one of the page's outputs.
+        import matplotlib.font_manager  # noqa: F401
     install = page_install_cell(nb)
     page_cells = nb.cells
     if install is not None:
