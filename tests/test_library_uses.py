@@ -1,11 +1,10 @@
 """tools/pipeline/library_uses.py: a page re-executes when what it uses changes, and only then."""
 
 import shutil
-import textwrap
 
 import pytest
 
-from tools.pipeline import stored_outputs
+from tools.pipeline import page_inputs, stored_outputs
 from tools.pipeline.library_uses import Library, uses
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 
@@ -107,7 +106,7 @@ def digests_with(tmp_path, monkeypatch, module, old, new):
     text = (library / module).read_text()
     assert old in text, f"{old!r} is not in {module}"
     (library / module).write_text(text.replace(old, new, 1))
-    monkeypatch.setattr(stored_outputs, "LIBRARY", library)
+    monkeypatch.setattr(page_inputs, "LIBRARY", library)
     after = {name: stored_outputs.inputs_digest(nb) for name, nb in pages.items()}
     return {name for name in pages if before[name] != after[name]}, pages
 

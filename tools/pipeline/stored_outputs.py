@@ -8,11 +8,12 @@ The .md is what people edit; the .ipynb is generated from it: the reader's noteb
 launch links open (assembled by tools/pipeline/reader_notebook.py, markdown converted from MyST, a first
 install cell of ours) holding the outputs the book shows, which nbval re-checks on every
 `make test`. ``sync`` rewrites each .ipynb from its .md and re-executes a page only when
-its inputs changed: its code cells, or the ``chapter_lib`` modules it imports
-(jupyter-cache keys on a page's own cells only, and would miss a change made in an
-earlier section). The inputs' digest is stored in the notebook's metadata. Stored
-notebooks hold no timestamps, timings or random cell ids, so an unchanged page rewrites
-to the same bytes. ``check`` regenerates every notebook in memory from its .md and the
+its inputs changed: its code cells, or the ``chapter_lib`` definitions its code reaches
+(tools/pipeline/page_inputs.py; jupyter-cache keys on a page's own cells only, and would
+miss a change made in an earlier section). The inputs, itemized, and their digest are
+stored in the notebook's metadata, and ``sync`` ends with a change report: why each page
+ran and how its outputs changed (tools/pipeline/change_report.py). Stored notebooks hold
+no timestamps, timings or random cell ids, so an unchanged page rewrites to the same bytes. ``check`` regenerates every notebook in memory from its .md and the
 outputs it stores, and requires the very bytes that are committed.
 
 The HTML book (tools/sphinx_ext/stored_outputs.py) renders the .md itself, with the outputs
@@ -23,8 +24,6 @@ counterpart, matched one to one.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import re
 import sys
@@ -37,12 +36,11 @@ from nbclient.exceptions import CellExecutionError
 from tools.pipeline import change_report
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.change_report import PageRun
-from tools.pipeline.library_uses import Library, uses
+from tools.pipeline.page_inputs import inputs, inputs_digest
 from tools.pipeline.myst_to_notebook import ConversionError
 from tools.pipeline.reader_notebook import draws_figures, is_added_cell, page_install_cell, reader_notebook
-from tools.pipeline.pages import ROOT, BookError, shown, code_cells, notebook_pages, read_page
+from tools.pipeline.pages import BookError, shown, code_cells, notebook_pages, read_page
 
-LIBRARY = ROOT / "chapter_lib"
 DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}}
 # Never an inputs digest: a page whose last run failed is re-executed, whatever changed
 # (tools/pipeline/build_book.py stores such a page with its error in place).
@@ -76,40 +74,6 @@ KERNEL_ENVIRONMENT = {"SOURCE_DATE_EPOCH": "0"}
 
 def stored_path(md: Path) -> Path:
     return md.with_suffix(".ipynb")
-
-
-_LIBRARIES: dict[tuple, Library] = {}
-
-
-def library(root: Path | None = None) -> Library:
-    """chapter_lib parsed once per process while its files are unchanged."""
-    root = root or LIBRARY
-    files = sorted(root.rglob("*.py"))
-    key = (root, *((f, f.stat().st_mtime_ns, f.stat().st_size) for f in files))
-    if key not in _LIBRARIES:
-        _LIBRARIES.clear()
-        _LIBRARIES[key] = Library(root)
-    return _LIBRARIES[key]
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def inputs(nb) -> dict:
-    """What a page's outputs depend on, itemized: its kernel, each of its code cells, and
-    each chapter_lib definition its code reaches (tools/pipeline/library_uses.py). Stored
-    in the notebook, so the next run can say which of them changed."""
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    return {"kernel": nb.metadata.get("kernelspec", {}).get("name", ""),
-            "cells": [_digest(source) for source in code],
-            "library": uses(code, library())}
-
-
-def inputs_digest(nb, itemized: dict | None = None) -> str:
-    """One digest of :func:`inputs`: a page is re-executed when it differs."""
-    itemized = itemized or inputs(nb)
-    return hashlib.sha256(json.dumps(itemized, sort_keys=True).encode()).hexdigest()
 
 
 def normalized(nb, digest: str, language_info: dict | None = None, itemized: dict | None = None):
