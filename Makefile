@@ -18,6 +18,8 @@ ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | s
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 # The chapter as one PDF (`make pdf`), and everything it is printed from.
 PDF := _build/pdf/chapter15.pdf
+# The HTML site (`make html`, `make book`), which publishes a copy of the PDF when it exists.
+SITE := _build/html
 # Its singlehtml build has a build folder of its own, so its Sphinx cache (doctrees,
 # environment) is never the HTML build's: neither build can invalidate the other's.
 PRINT_BUILD := _build/print
@@ -88,6 +90,10 @@ html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/htm
 	$(PY) -m tools.pipeline.build_book html
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
+	@# The HTML links the PDF only if it existed when the HTML was built (tools/sphinx_ext/pdf.py):
+	@# a site built before this PDF (`make html` then `make pdf`) is rebuilt to publish and link it.
+	@if [ -f $(SITE)/index.html ] && ! cmp -s $(PDF) $(SITE)/$(notdir $(PDF)); then \
+	  $(MAKE) --no-print-directory html; fi
 # (Order-only: the singlehtml build serves _build/static as the HTML does, so it must exist.)
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP) | assets
 	bash tools/browser/ensure_debian_package.sh chromium chromium

@@ -35,7 +35,8 @@ print("{title}")
 """
 
 
-def scratch_book(root: Path, pages: list[str]) -> None:
+def scratch_book(root: Path, pages: list[str], extension: str = "obsolete_pages", **sphinx_config) -> None:
+    """A Jupyter Book at `root` with a landing page and `pages`, built with one module of ours."""
     root.mkdir(exist_ok=True)
     (root / "_config.yml").write_text(yaml.safe_dump({
         "title": "Scratch",
@@ -43,7 +44,7 @@ def scratch_book(root: Path, pages: list[str]) -> None:
         "execute": {"execute_notebooks": "off"},
         "repository": {"url": "https://github.com/example/scratch", "branch": "main"},
         "launch_buttons": {"binderhub_url": "https://mybinder.org"},
-        "sphinx": {"local_extensions": {"tools.sphinx_ext.obsolete_pages": str(ROOT)}},
+        "sphinx": {"local_extensions": {f"tools.sphinx_ext.{extension}": str(ROOT)}, "config": sphinx_config},
     }))
     (root / "index.md").write_text("# Scratch\n\nThe landing page.\n")
     for page in pages:
