@@ -10,7 +10,7 @@ copy of a PDF that no longer exists.
 import subprocess
 from pathlib import Path
 
-from test_obsolete_pages import build, scratch_book
+from scratch_book import build, scratch_book
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_BUILD = "tools.pipeline.build_book html"  # the Makefile's html recipe
@@ -45,7 +45,7 @@ def test_the_site_links_and_serves_the_pdf_only_while_it_exists(tmp_path):
     pdf = tmp_path / "chapter.pdf"
     pdf.write_bytes(b"%PDF- the chapter")
     book = tmp_path / "book"
-    scratch_book(book, ["page"], extension="pdf", chapter_pdf=str(pdf))
+    scratch_book(book, ["page"], ["pdf"], chapter_pdf=str(pdf))
     html = book / "_build" / "html"
 
     build(book)
