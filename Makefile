@@ -97,9 +97,13 @@ pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium f
 # (Order-only: the singlehtml build serves _build/static as the HTML does, so it must exist.)
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP) | assets
 	bash tools/browser/ensure_debian_package.sh chromium chromium
+	@# --quiet: warnings and errors, not Sphinx's progress and the extensions' configuration
+	@# dumps. A build that warned drops Sphinx's environment, or the next one would not read
+	@# the pages that warned again (unchanged) and would pass (as build_book.py does).
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
-	  --warningiserror --nitpick --keep-going \
-	  $(if $(shell find $(SPHINX_EXT) book/_static book/_templates -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
+	  --warningiserror --nitpick --keep-going --quiet \
+	  $(if $(shell find $(SPHINX_EXT) book/_static book/_templates -newer $(SINGLEHTML)/index.html 2>/dev/null),--all) \
+	  || { rm -f $(PRINT_BUILD)/_build/.doctrees/environment.pickle; exit 1; }
 	$(PY) -m tools.pipeline.print_pdf $(SINGLEHTML) $@
 
 bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)
