@@ -64,26 +64,30 @@ class NameClosestKeys(logging.Filter):
         unknown = UNKNOWN_KEY.fullmatch(str(record.msg))
         if unknown and not record.args:
             bibdata = self.app.env.get_domain("cite").bibdata
-            files = ", ".join(str(Path(bib).relative_to(self.app.srcdir)) if Path(bib).is_relative_to(self.app.srcdir)
-                              else str(bib) for bib in bibdata.bibfiles)
+            files = ", ".join(as_in_config(Path(bib), Path(self.app.srcdir)) for bib in bibdata.bibfiles)
             closest = closest_keys(unknown["key"], list(bibdata.data.entries.keys()))
             record.msg += (f"; closest in {files}: {', '.join(closest)}" if closest
                            else f"; no key in {files} is close")
         return True
 
 
-def the_loggers():
+def as_in_config(bib: Path, srcdir: Path) -> str:
+    """A .bib file as bibtex_bibfiles names it: relative to the book."""
+    return str(bib.relative_to(srcdir)) if bib.is_relative_to(srcdir) else str(bib)
+
+
+def unknown_key_loggers():
     return [module.logger.logger for module in WARNS_UNKNOWN_KEYS]  # (behind Sphinx's adapters)
 
 
 def name_closest_keys(app) -> None:
     stop_naming_closest_keys(app, None)  # one filter per logger, however many builds a process runs
-    for logger in the_loggers():
+    for logger in unknown_key_loggers():
         logger.addFilter(NameClosestKeys(app))
 
 
 def stop_naming_closest_keys(app, exception) -> None:
-    for logger in the_loggers():
+    for logger in unknown_key_loggers():
         for old in [f for f in logger.filters if isinstance(f, NameClosestKeys)]:
             logger.removeFilter(old)
 
