@@ -10,7 +10,7 @@ import re
 
 import nbformat
 
-from scratch_book import NOTEBOOK_PAGE, ROOT, scratch_book
+from scratch_book import NOTEBOOK_PAGE, scratch_book
 from tools.pipeline.build_book import quiet_html_build
 from tools.pipeline.pages import code_cells, notebook_pages, read_page
 from tools.pipeline.stored_outputs import stored_path
@@ -81,7 +81,3 @@ def test_closest_keys():
     assert closest_keys("asai2025", keys) == ["asai2024selfrag"]
     assert closest_keys("liu2024lots", keys) == ["liu2024lost"]
     assert closest_keys("zzz", keys) == []
-
-
-def test_the_book_itself_has_a_bib_file_that_close_keys_are_read_from():
-    assert (ROOT / "book" / "references.bib").is_file()
