@@ -18,6 +18,8 @@ ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | s
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 # The chapter as one PDF (`make pdf`), and everything it is printed from.
 PDF := _build/pdf/chapter15.pdf
+# The HTML site (`make html`, `make book`), which publishes a copy of the PDF when it exists.
+SITE := _build/html
 # Its singlehtml build has a build folder of its own, so its Sphinx cache (doctrees,
 # environment) is never the HTML build's: neither build can invalidate the other's.
 PRINT_BUILD := _build/print
@@ -88,12 +90,20 @@ html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/htm
 	$(PY) -m tools.pipeline.build_book html
 
 pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
+	@# The HTML links the PDF only if it existed when the HTML was built (tools/sphinx_ext/pdf.py):
+	@# a site built before this PDF (`make html` then `make pdf`) is rebuilt to publish and link it.
+	@if [ -f $(SITE)/index.html ] && ! cmp -s $(PDF) $(SITE)/$(notdir $(PDF)); then \
+	  $(MAKE) --no-print-directory html; fi
 # (Order-only: the singlehtml build serves _build/static as the HTML does, so it must exist.)
 $(PDF): $(PDF_SOURCES) $(ENV_STAMP) | assets
 	bash tools/browser/ensure_debian_package.sh chromium chromium
+	@# --quiet: warnings and errors, not Sphinx's progress and the extensions' configuration
+	@# dumps. A build that warned drops Sphinx's environment, or the next one would not read
+	@# the pages that warned again (unchanged) and would pass (as build_book.py does).
 	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
-	  --warningiserror --nitpick --keep-going \
-	  $(if $(shell find $(SPHINX_EXT) book/_static book/_templates -newer $(SINGLEHTML)/index.html 2>/dev/null),--all)
+	  --warningiserror --nitpick --keep-going --quiet \
+	  $(if $(shell find $(SPHINX_EXT) book/_static book/_templates -newer $(SINGLEHTML)/index.html 2>/dev/null),--all) \
+	  || { rm -f $(PRINT_BUILD)/_build/.doctrees/environment.pickle; exit 1; }
 	$(PY) -m tools.pipeline.print_pdf $(SINGLEHTML) $@
 
 bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)

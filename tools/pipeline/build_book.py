@@ -38,7 +38,9 @@ REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), *sorted((SPHINX_EXT
 STATIC = ROOT / "book" / "_static"
 # Never an inputs digest: the page is re-executed on the next build, whatever changed.
 FAILED_DIGEST = stored_outputs.FAILED_DIGEST
-SPHINX_ARGS = ["--builder", "html", "--warningiserror", "--nitpick", "--keep-going"]
+# `jupyter-book build --builder html --warningiserror --nitpick --keep-going`, less its output:
+# warnings (errors here) and errors only (see quiet_html_build).
+SPHINX_OPTIONS = {"builder": "html", "warningiserror": True, "keep_going": True, "quiet": True}
 
 
 def sync_outputs(runs: list | None = None) -> list[str]:
@@ -85,17 +87,38 @@ def needs_full_rebuild() -> bool:
 
 
 def build_html() -> int:
-    from jupyter_book.cli.main import main as jupyter_book
+    status = quiet_html_build(ROOT, fresh=needs_full_rebuild())
+    print(f"{'built' if status == 0 else 'FAILED':>9}  {shown(HTML / 'index.html')}", flush=True)
+    return status
 
-    args = ["build", str(ROOT), *SPHINX_ARGS, *(["--all"] if needs_full_rebuild() else [])]
-    try:
-        jupyter_book.main(args, standalone_mode=False)
-    except SystemExit as exit:
-        return int(exit.code or 0)
-    except RuntimeError as error:  # Jupyter Book's own "there was an error" box
-        print(error, file=sys.stderr)
+
+def quiet_html_build(book: Path, fresh: bool = False) -> int:
+    """Build ``book``'s HTML as `jupyter-book build` does, printing only warnings and errors.
+
+    `jupyter-book build` prints its folders and a closing box, and Sphinx's status stream
+    carries each page read and written and the extensions' configuration dumps (myst's and
+    myst-nb's whole configuration, "Using jupyter-cache at", although nothing executes
+    here). So we call what the command calls, Jupyter Book's ``build_sphinx`` with the
+    book's _config.yml and _toc.yml, in Sphinx's quiet mode: no status stream, while every
+    warning and error (each with its page and line) still goes to stderr.
+    """
+    from jupyter_book.sphinx import build_sphinx
+
+    overrides = {"external_toc_path": str(book / "_toc.yml"), "nitpicky": True, "latex_individualpages": False}
+    result = build_sphinx(book, book / "_build" / "html", noconfig=True, path_config=str(book / "_config.yml"),
+                          confoverrides=overrides, freshenv=fresh, **SPHINX_OPTIONS)
+    if result:
+        # Sphinx warns about a page only when it reads it, and the next build would not read
+        # the pages that warned (unchanged since): it would pass. Without the environment
+        # it keeps between builds (Jupyter Book's _build/.doctrees), the next build reads
+        # every page again, and reports the same problems until they are fixed.
+        (book / "_build" / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
+    if isinstance(result, BaseException):  # Sphinx has printed it (its handler), with the cause
         return 1
-    return 0
+    if result:
+        print("error: the HTML build stopped at the warnings above (warnings are errors in this book)",
+              file=sys.stderr)
+    return int(result)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,9 +20,11 @@ chapter to one PDF (tools/pipeline/print_pdf.py). When that file exists as the H
 the HTML build copies it next to index.html and every page's download menu
 (sphinx-book-theme's header dropdown: .ipynb, .md, and .pdf, which prints the page from
 the browser and which we relabel "Print this page") gets one more entry, "Chapter PDF",
-linking to it. When it does not exist, the entry is left out, so `make html` alone
-never writes a dead link. `make test` builds the PDF before the HTML, so the tested
-and published site has both.
+linking to it. When it does not exist, the entry is left out (and an earlier copy is
+removed), so `make html` alone never writes a dead link. `make test` builds the PDF before
+the HTML, so the tested and published site has both; `make pdf` after `make html` rebuilds
+an existing site that does not publish this PDF yet (the Makefile's ``pdf`` target), so
+either order ends with a site that links the PDF it serves.
 
 Why a hook, not a template: the theme builds the dropdown's entries in Python
 (``context["header_buttons"]``, filled by its own html-page-context handler at
@@ -81,9 +83,13 @@ def add_pdf_download_button(app, pagename, templatename, context, doctree) -> No
 
 
 def copy_pdf_into_site(app, exception) -> None:
-    if exception is not None or not links_the_pdf(app):
+    if exception is not None or app.builder.name not in LINKING_BUILDERS:
         return
     target = Path(app.outdir, pdf_source(app).name)
+    if not links_the_pdf(app):
+        # A copy an earlier build published, of a PDF since removed: no page links it now.
+        target.unlink(missing_ok=True)
+        return
     partial = target.with_name(target.name + ".part")
     shutil.copyfile(pdf_source(app), partial)
     os.replace(partial, target)  # never a half-copied PDF in the site

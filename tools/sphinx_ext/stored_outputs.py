@@ -9,6 +9,12 @@ by jupytext and each code cell gets the outputs of its stored counterpart, match
 one (tools/pipeline/stored_outputs.py, :func:`page_with_stored_outputs`); code that disagrees stops
 the build naming the page, the cell and the fix (``make outputs``). MyST-NB then reads
 the resulting notebook through :func:`read_page`.
+
+A notebook has no line numbers, so MyST-NB numbers a cell's lines from ``10000 × (its index
++ 1)`` (a duplicate label was reported at "line 30005"), unless the notebook carries a
+``source_map``: where each cell starts in its text file, which MyST-NB's own reader of MyST
+notebooks records. We record it the same way (:func:`cell_lines`), so every warning names
+the .md's line: a markdown cell's own line, a code cell's opening fence.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from myst_nb.core.read import read_myst_markdown_notebook
 from sphinx.errors import ExtensionError
 
 from tools.pipeline.stored_outputs import REGENERATE, page_with_stored_outputs, stored_path
@@ -26,7 +33,9 @@ def read_page(text: str):
     """MyST-NB reader for .md sources: a notebook (JSON) or MyST markdown."""
     if text.lstrip().startswith("{"):
         return nbformat.reads(text, as_version=4)
-    return jupytext.reads(text, fmt="md:myst")
+    nb = jupytext.reads(text, fmt="md:myst")  # a page with no stored notebook yet
+    nb.metadata["source_map"] = cell_lines(text, nb)
+    return nb
 
 
 def use_stored_outputs(app, docname: str, source: list[str]) -> None:
@@ -39,7 +48,31 @@ def use_stored_outputs(app, docname: str, source: list[str]) -> None:
     # Sphinx re-reads a page when its .md changes; the outputs live in the .ipynb, so
     # a re-executed notebook must make the page outdated too.
     app.env.note_dependency(str(stored_path(md)))
+    nb.metadata["source_map"] = cell_lines(md.read_text(encoding="utf-8"), nb, md)
     source[0] = nbformat.writes(nb) + "\n"
+
+
+def cell_lines(text: str, nb, md: Path | None = None) -> list[int]:
+    """MyST-NB's ``source_map`` for nb, read from its page's text: where each cell starts.
+
+    MyST-NB reports line ``start + 2 + (the line within the cell, from 0)``; we choose
+    each start so that this is the .md's line. (Its reader's starts are one line off
+    for a markdown cell after two blank lines, and name a code cell's second line.)
+    """
+    by_myst_nb = read_myst_markdown_notebook(text, add_source_map=True)
+    if [cell.source for cell in by_myst_nb.cells] != [cell.source for cell in nb.cells]:
+        raise ExtensionError(f"{md or 'a page'}: MyST-NB and jupytext split it into different cells, "
+                             "so its warnings could not name the page's lines")
+    lines = text.splitlines()
+    starts = []
+    for cell, start in zip(by_myst_nb.cells, by_myst_nb.metadata["source_map"]):
+        if cell.cell_type == "code":
+            fence = start - 1
+            starts.append(fence - 1)
+        else:  # the cell's first line of text, at or after where MyST-NB starts it
+            first = cell.source.splitlines()[0] if cell.source else None
+            starts.append(lines.index(first, start) - 1 if first in lines[start:] else start)
+    return starts
 
 
 def setup(app):
