@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 from tools.pipeline import build_lib, change_report, draw_diagrams, stored_outputs
