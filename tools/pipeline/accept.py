@@ -118,6 +118,12 @@ def departures_reference(lost: list[str]) -> str:
         + "".join(f"{line}\n" for line in lost)
 
 
+def recorded_departures() -> list[str]:
+    """The departures from the chapter as delivered that `make accept` last recorded."""
+    path = REFERENCE / DEPARTURES
+    return path.read_text().splitlines()[1:] if path.exists() else []  # after its header line
+
+
 def current_reference(pages: list[Path] | None = None) -> dict[str, str]:
     """File name in tests/book_as_accepted/ -> what it must hold for the book as it is now."""
     book = {md: page_lines(md) for md in (pages or pages_in_toc_order())}
@@ -126,9 +132,10 @@ def current_reference(pages: list[Path] | None = None) -> dict[str, str]:
     return files
 
 
-def section_of(lines: list[str], index: int) -> str:
-    """The '--- ' line above lines[index]: where that line comes from ("cell 6 printed (stdout)")."""
-    return next((line[4:] for line in reversed(lines[:index]) if line.startswith("--- ")), "")
+def where(lines: list[str], index: int) -> str:
+    """The '--- ' line above lines[index], where that line comes from: " (cell 6 printed (stdout))"."""
+    section = next((line[4:] for line in reversed(lines[:index]) if line.startswith("--- ")), "")
+    return f" ({section})" if section else ""
 
 
 def excerpt(old: str, new: str, margin: int = 50) -> tuple[str, str]:
@@ -155,36 +162,36 @@ def changes(accepted: str, now: str, limit: int = 12) -> list[str]:
         pairs = list(zip(old[i1:i2], new[j1:j2])) if tag == "replace" else []
         for offset, (a, b) in enumerate(pairs):
             a, b = excerpt(a, b)
-            out.append(f"line {j1 + offset + 1} ({section_of(new, j1 + offset)}):\n    - {a}\n    + {b}")
-        out.extend(f"line {i + 1} removed ({section_of(old, i)}): - {excerpt(old[i], '')[0][:200]}"
-                   for i in range(i1 + len(pairs), i2))
-        out.extend(f"line {j + 1} added ({section_of(new, j)}): + {excerpt('', new[j])[1][:200]}"
-                   for j in range(j1 + len(pairs), j2))
+            out.append(f"line {j1 + offset + 1}{where(new, j1 + offset)}:\n    - {a}\n    + {b}")
+        out.extend(f"line {i + 1} removed{where(old, i)}: - {old[i][:200]}" for i in range(i1 + len(pairs), i2))
+        out.extend(f"line {j + 1} added{where(new, j)}: + {new[j][:200]}" for j in range(j1 + len(pairs), j2))
     if len(out) > limit:
         out[limit:] = [f"... and {len(out) - limit} more (git diff tests/book_as_accepted/ shows all)"]
     return out
 
 
+def problem(name: str, now: str | None) -> str | None:
+    """How tests/book_as_accepted/<name> differs from what the book makes now (None: it does not)."""
+    path = REFERENCE / name
+    accepted = path.read_text() if path.exists() else ""
+    if now is None:
+        return f"{shown(path)} is the reference of no page of _toc.yml."
+    if accepted == now:
+        return None
+    if name == DEPARTURES:
+        lost = set(now.splitlines()[1:]) - set(accepted.splitlines()[1:])
+        back = set(accepted.splitlines()[1:]) - set(now.splitlines()[1:])
+        return (f"{shown(DELIVERED)}: the book departs from the chapter as delivered where no departure was "
+                "accepted:" + "".join(f"\n  no longer in the book: {line}" for line in sorted(lost))
+                + "".join(f"\n  accepted as a departure, yet in the book again: {line}" for line in sorted(back)))
+    return (f"book/{name.removesuffix('.txt')}.md differs from its accepted text, {shown(path)}, at "
+            + "\n".join(changes(accepted, now, limit=3)))
+
+
 def problems(files: dict[str, str]) -> list[str]:
-    """How tests/book_as_accepted/ differs from what the book makes now, file by file."""
-    found = []
-    for name in sorted(set(files) | {p.name for p in REFERENCE.glob("*.txt")}):
-        path = REFERENCE / name
-        accepted = path.read_text() if path.exists() else ""
-        now = files.get(name)
-        if now is None:
-            found.append(f"{shown(path)} is the reference of no page of _toc.yml.")
-        elif name == DEPARTURES and accepted != now:
-            lost = set(now.splitlines()[1:]) - set(accepted.splitlines())
-            back = set(accepted.splitlines()[1:]) - set(now.splitlines())
-            found.append(f"{shown(DELIVERED)}: the book departs from the chapter as delivered where no "
-                         f"departure was accepted:\n" + "\n".join(f"  no longer in the book: {line}" for line in sorted(lost))
-                         + "".join(f"\n  accepted as a departure, yet in the book again: {line}" for line in sorted(back)))
-        elif accepted != now:
-            page = f"book/{name.removesuffix('.txt')}.md"
-            found.append(f"{page} differs from its accepted text, {shown(path)}, at "
-                         + "\n".join(changes(accepted, now, limit=3)))
-    return found
+    """Every difference between tests/book_as_accepted/ and the book as it is now."""
+    names = sorted(set(files) | {p.name for p in REFERENCE.glob("*.txt")})
+    return [found for name in names if (found := problem(name, files.get(name)))]
 
 
 def accept(files: dict[str, str]) -> list[str]:

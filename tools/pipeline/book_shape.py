@@ -159,6 +159,22 @@ def mermaid_diagrams() -> int:
     return count
 
 
+def citations() -> int:
+    """Works cited, counted per citation ({cite:p}`a,b` cites two), in the notebook pages' text
+    and figure captions: each becomes a link to the page's References."""
+    texts = []
+    for md in notebook_pages():
+        for cell in read_page(md).cells:
+            if cell.cell_type == "markdown":
+                texts.append(cell.source)
+                texts += [t.attrs["caption"] for t in parser().parse(cell.source) if "caption" in t.attrs]
+            else:
+                texts.append(cell.metadata.get("mystnb", {}).get("figure", {}).get("caption", ""))
+    roles = [child for text in texts for token in parser().parse(text) if token.type == "inline"
+             for child in token.children or [] if child.type == "myst_role"]
+    return sum(len(role.content.split(",")) for role in roles if role.meta["name"] in ("cite:p", "cite:t"))
+
+
 def stored_outputs(md: Path, kind: str) -> list:
     """A page's stored outputs of one kind: "printed" (streams) or "figure" (an image)."""
     notebook = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
