@@ -122,7 +122,7 @@ def run(copy: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return done
 
 
-def test_make_accept_records_a_reworded_sentence_and_the_fidelity_tests_pass_again(tmp_path):
+def test_on_a_scratch_copy_make_accept_records_a_reworded_sentence_and_the_fidelity_tests_pass_again(tmp_path):
     copy = scratch_copy(tmp_path)
     page = copy / "book" / "15_09_permissions_and_hostile_evidence.md"
     page.write_text(page.read_text().replace("Retrieved content is untrusted input.",
@@ -141,9 +141,8 @@ def test_make_accept_records_a_reworded_sentence_and_the_fidelity_tests_pass_aga
     assert "Departures from the chapter as delivered (tests/book_as_accepted/departures_from_delivered.txt): 1\n" \
            "  Retrieved content is untrusted input." in accepted
     assert (copy / "tests" / "chapter15_as_delivered.txt").read_bytes() == accept.DELIVERED.read_bytes()
-    run(copy, "-m", "tools.pipeline.accept", "--check")
     run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site", "tests/test_fidelity.py",
-        "-k", "not scratch and not make_accept and not exercise_8 and not depart_from")
+        "-k", "not scratch and not depart_from")  # (that one rewords the same sentence in memory)
     assert run(copy, "-m", "tools.pipeline.accept").stdout.startswith("nothing changed\n")
 
 
