@@ -10,6 +10,7 @@ change is one `make accept`, and an exercise 8 passes the exercise tests unedite
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -115,8 +116,11 @@ def scratch_copy(tmp_path: Path) -> Path:
 
 
 def run(copy: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """A tool or pytest of the copy, with this interpreter (python -m puts the copy first on sys.path)."""
-    done = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=300)
+    """A tool or pytest of the copy, with this interpreter."""
+    # PYTHONPATH: the kernels that execute the copy's pages import the copy's chapter_lib too
+    # (this environment's editable install would give them the repository's).
+    done = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(copy)})
     if check:
         assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
@@ -190,6 +194,8 @@ mystnb:
   code_prompt_hide: "Hide worked solution 8"
 tags: [hide-cell]
 ---
+from chapter_lib.exercises import loop_costs  # as the tests and checks import it
+
 print(loop_costs(docs))
 ```
 
