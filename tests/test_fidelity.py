@@ -143,7 +143,7 @@ def test_on_a_scratch_copy_make_accept_records_a_reworded_sentence_and_the_fidel
     assert "(cell 3 (markdown)):\n    - Retrieved content is untrusted input." in accepted
     assert "    + Retrieved content is hostile input." in accepted
     assert "Departures from the chapter as delivered (tests/book_as_accepted/departures_from_delivered.txt): 1\n" \
-           "  Retrieved content is untrusted input." in accepted
+           "  new: Retrieved content is untrusted input." in accepted
     assert (copy / "tests" / "chapter15_as_delivered.txt").read_bytes() == accept.DELIVERED.read_bytes()
     run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site", "tests/test_fidelity.py",
         "-k", "not scratch and not depart_from")  # (that one rewords the same sentence in memory)

@@ -207,7 +207,9 @@ def accept(files: dict[str, str]) -> list[str]:
         if accepted == now:
             continue
         path.write_text(now)
-        label = "departures from the chapter as delivered" if name == DEPARTURES else f"book/{name[:-4]}.md"
+        if name == DEPARTURES:
+            continue  # listed in full by main(), with what is new
+        label = f"book/{name[:-4]}.md"
         if not accepted:
             report.append(f"{label}: recorded in {shown(path)} ({len(now.splitlines())} lines)")
             continue
@@ -240,11 +242,17 @@ def main(argv: list[str] | None = None) -> int:
               "the reader's notebooks, which must be what the pages make.", file=sys.stderr)
         return 1
     files = current_reference()
+    before = recorded_departures()
     report = accept(files)
+    lost = recorded_departures()
+    if lost != before:
+        report.append("departures from the chapter as delivered: changed (below)")
     print("\n".join(report) if report else "nothing changed")
-    lost = files[DEPARTURES].splitlines()[1:]
     print(f"Departures from the chapter as delivered ({shown(REFERENCE / DEPARTURES)}): "
-          + (f"{len(lost)}\n" + "\n".join(f"  {line}" for line in lost) if lost else "none"))
+          + (f"{len(lost)}" if lost else "none"))
+    print("".join(f"  {'new: ' if line not in before else ''}{line}\n" for line in lost)
+          + "".join(f"  no longer a departure (back in the book): {line}\n" for line in before if line not in lost),
+          end="")
     return 0
 
 
