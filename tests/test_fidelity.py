@@ -69,35 +69,60 @@ def test_the_chapter_as_delivered_is_unchanged_byte_for_byte():
     assert accept.delivered_lines() and accept.delivered_exercises(), "its text and Exercises section are read"
 
 
-def edited(book, stem: str, old: str, new: str) -> dict:
-    """The book with old replaced by new in one page's lines (in memory)."""
-    md = ROOT / "book" / f"{stem}.md"
-    changed = dict(book)
-    changed[md] = [Line(line.kind, line.text.replace(old, new)) for line in book[md]]
-    assert changed[md] != book[md], f"{old!r} is not on {stem}"
-    return changed
+DELIVERED_SAMPLE = """15  A chapter
+
+A paragraph that says “one thing” and cites (Liu et al., 2024).
+
+def f(k=3):
+    return k
+d01 -> printed by f  
+
+NoteIn the interview
+
+1. Read the traces side by side.
+
+Asai, Akari, et al. 2024. “A reference.” Somewhere.
+"""
+SAMPLE_BOOK = [
+    Line("prose", "# 15 A chapter"),
+    Line("prose", "A paragraph that says “one thing” and cites (Liu et al. 2024)."),
+    Line("code", "def f(k=3):"), Line("code", "    return k"),
+    Line("printed", "d01 -> printed by f  "),
+    Line("prose", "> In the interview"),
+    Line("prose", "1. Read the traces side by side."),
+]
 
 
-def test_a_reworded_sentence_a_changed_print_and_changed_code_each_depart_from_the_delivered_chapter(book):
-    """(b) can fail: each kind of line is looked for where the reader finds it."""
-    assert accept.departures(book) == []
-    prose = accept.departures(edited(book, "15_09_permissions_and_hostile_evidence",
-                                     "Retrieved content is untrusted input.", "Retrieved content is hostile input."))
-    assert len(prose) == 1 and prose[0].startswith("Retrieved content is untrusted input.")
-    printed = accept.departures(edited(book, "15_02_one_shot_rag", "multi-hop k=7: answer=", "multi-hop k=7: answer: "))
-    assert printed == ["multi-hop k=7: answer='us-east-2'  docs_read=7"]
-    code = accept.departures(edited(book, "15_01_corpus_and_search_stub", "    trusted: bool = True", "    trusted: bool = False"))
-    assert code == ["    trusted: bool = True"]
+@pytest.mark.parametrize("changed, departed", [
+    (None, []),
+    (1, "A paragraph that says “one thing” and cites (Liu et al., 2024)."),  # a reworded sentence
+    (3, "    return k"),  # changed code
+    (4, "d01 -> printed by f  "),  # a changed print
+    (5, "NoteIn the interview"),
+    (6, "1. Read the traces side by side."),
+])
+def test_a_changed_line_of_each_kind_is_a_departure_from_the_delivered_chapter(tmp_path, changed, departed):
+    """(b) can fail: each kind of line is looked for where a reader finds it, verbatim or as prose."""
+    delivered = tmp_path / "delivered.txt"
+    delivered.write_text(DELIVERED_SAMPLE)
+    lines = list(SAMPLE_BOOK)
+    if changed is not None:
+        lines[changed] = Line(lines[changed].kind, lines[changed].text.replace("e", "E", 1))
+    found = accept.departures({tmp_path / "page.md": lines}, delivered)
+    assert found == ([departed] if departed else [])
 
 
 def test_a_difference_names_the_page_the_line_and_both_versions(now):
-    name = "15_02_one_shot_rag.txt"
-    changed = now[name].replace("multi-hop k=7: answer='us-east-2'", "multi-hop k=7: answer='us-west-2'")
+    """A changed printed line (the first the book prints), as a fidelity failure reports it."""
+    name, lines, index = next((name, text.splitlines(), i) for name, text in now.items()
+                              for i, line in enumerate(text.splitlines()) if line.startswith("--- ") and " printed " in line)
+    section, old = lines[index][4:], lines[index + 1]
+    changed = "\n".join(lines[:index + 1] + [old + " (changed)"] + lines[index + 2:]) + "\n"
     found = accept.problem(name, changed)
-    line = changed.splitlines().index("multi-hop k=7: answer='us-west-2'  docs_read=7") + 1
-    assert found.startswith(f"book/15_02_one_shot_rag.md differs from its accepted text, tests/book_as_accepted/{name}")
-    assert f"line {line} (cell 10 printed (stdout))" in found
-    assert "- multi-hop k=7: answer='us-east-2'" in found and "+ multi-hop k=7: answer='us-west-2'" in found
+    assert found.startswith(f"book/{name[:-4]}.md differs from its accepted text, tests/book_as_accepted/{name}")
+    shown_old, shown_new = accept.excerpt(old, old + " (changed)")  # a long line: around the change
+    assert f"line {index + 2} ({section}):\n    - {shown_old}\n    + {shown_new}" in found
+    assert shown_new.endswith("(changed)")
 
 
 # --------------------------------------------------------------------------
