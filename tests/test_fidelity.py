@@ -171,7 +171,7 @@ def test_on_a_scratch_copy_make_accept_records_a_reworded_sentence_and_the_fidel
            "  new: Retrieved content is untrusted input." in accepted
     assert (copy / "tests" / "chapter15_as_delivered.txt").read_bytes() == accept.DELIVERED.read_bytes()
     run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site", "tests/test_fidelity.py",
-        "-k", "not scratch and not depart_from")  # (that one rewords the same sentence in memory)
+        "-k", "not scratch")
     assert run(copy, "-m", "tools.pipeline.accept").stdout.startswith("nothing changed\n")
 
 
