@@ -152,9 +152,18 @@ def excerpt(old: str, new: str, margin: int = 50) -> tuple[str, str]:
 
 def changes(accepted: str, now: str, limit: int = 12) -> list[str]:
     """What differs between two versions of a reference file, for a person: each changed line
-    with its line number and section, a long line cut to its changed part."""
+    with its line number and section, a long line cut to its changed part; a run of added or
+    removed lines as its first few."""
     old, new = accepted.splitlines(), now.splitlines()
     out = []
+
+    def run(kind, sign, lines, first, section):
+        span = f"line {first + 1}" if len(lines) == 1 else f"lines {first + 1}-{first + len(lines)}"
+        out.append(f"{span} {kind}{section}:")
+        out.extend(f"    {sign} {line[:160]}" + ("…" if len(line) > 160 else "") for line in lines[:6])
+        if len(lines) > 6:
+            out.append(f"    ({len(lines) - 6} more)")
+
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -163,10 +172,12 @@ def changes(accepted: str, now: str, limit: int = 12) -> list[str]:
         for offset, (a, b) in enumerate(pairs):
             a, b = excerpt(a, b)
             out.append(f"line {j1 + offset + 1}{where(new, j1 + offset)}:\n    - {a}\n    + {b}")
-        out.extend(f"line {i + 1} removed{where(old, i)}: - {old[i][:200]}" for i in range(i1 + len(pairs), i2))
-        out.extend(f"line {j + 1} added{where(new, j)}: + {new[j][:200]}" for j in range(j1 + len(pairs), j2))
+        for kind, sign, lines, first in (("removed", "-", old, i1 + len(pairs)), ("added", "+", new, j1 + len(pairs))):
+            last = i2 if kind == "removed" else j2
+            if first < last:  # (a run that opens a section needs no section named before it)
+                run(kind, sign, lines[first:last], first, "" if lines[first].startswith("--- ") else where(lines, first))
     if len(out) > limit:
-        out[limit:] = [f"... and {len(out) - limit} more (git diff tests/book_as_accepted/ shows all)"]
+        out[limit:] = [f"... and more: git diff tests/book_as_accepted/ shows all"]
     return out
 
 
