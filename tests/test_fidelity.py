@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.pipeline import accept
+from tools.pipeline import accept, book_shape
 from tools.pipeline.book_text import Line, page_lines
 from tools.pipeline.pages import ROOT, pages_in_toc_order
 
@@ -175,38 +175,38 @@ def test_on_a_scratch_copy_make_accept_records_a_reworded_sentence_and_the_fidel
     assert run(copy, "-m", "tools.pipeline.accept").stdout.startswith("nothing changed\n")
 
 
-EXERCISE_8 = '''
+NEXT_EXERCISE = '''
 +++
 
-## Exercise 8
+## Exercise @N@
 
 Count what the loop spends. For each question in `questions()`, report how many searches the agentic loop makes and how many documents it reads.
 
 ```{code-cell} ipython3
-# Exercise 8: start here. Setup (ours): the loop and the question set.
+# Exercise @N@: start here. Setup (ours): the loop and the question set.
 from chapter_lib import agentic, corpus, questions
 
 docs = corpus()
 print([q[0] for q in questions()])
 ```
 
-````{dropdown} Hint 1 of 1 for exercise 8
+````{dropdown} Hint 1 of 1 for exercise @N@
 Each result of `agentic` carries `searches` and `docs_read`.
 ````
 
 ```{code-cell} ipython3
 ---
 mystnb:
-  code_prompt_show: "Worked solution 8: show the code"
+  code_prompt_show: "Worked solution @N@: show the code"
   code_prompt_hide: "Hide the code"
 tags: [hide-cell]
 ---
-# @solution 8
-# Worked solution 8 (ours): the loop's searches and reads, per question.
+# @solution @N@
+# Worked solution @N@ (ours): the loop's searches and reads, per question.
 from chapter_lib import agentic, corpus, questions
 
 
-def loop_costs(docs=None):
+def loop_costs_@N@(docs=None):
     """Question id -> (searches, documents read) of the agentic loop."""
     docs = docs or corpus()
     return {q[0]: (r.searches, r.docs_read) for q in questions() for r in [agentic(docs, *q[1:5])]}
@@ -215,37 +215,37 @@ def loop_costs(docs=None):
 ```{code-cell} ipython3
 ---
 mystnb:
-  code_prompt_show: "Worked solution 8: show the costs"
-  code_prompt_hide: "Hide worked solution 8"
+  code_prompt_show: "Worked solution @N@: show the costs"
+  code_prompt_hide: "Hide worked solution @N@"
 tags: [hide-cell]
 ---
-from chapter_lib.exercises import loop_costs  # as the tests and checks import it
+from chapter_lib.exercises import loop_costs_@N@ as loop_costs  # as the tests and checks import it
 
 print(loop_costs(docs))
 ```
 
-````{dropdown} Worked solution 8: the answer in words
+````{dropdown} Worked solution @N@: the answer in words
 A one-hop question costs one search; a chain costs one search per hop it follows.
 ````
 '''
 
 
-def test_a_scratch_exercise_8_passes_the_exercise_tests_without_editing_any_test(tmp_path):
-    """The recipe of MAINTAINING.md, "Add an exercise", on a copy: no test names a count."""
+def test_a_scratch_exercise_8_the_next_one_passes_the_exercise_tests_without_editing_any_test(tmp_path):
+    """The recipe of MAINTAINING.md, "Add an exercise", on a copy: no test names a count.
+    The next exercise after the last (exercise 8 on the chapter as delivered)."""
+    n = book_shape.exercise_numbers()[-1] + 1
     copy = scratch_copy(tmp_path)
     page = copy / "book" / "15_11_exercises.md"
-    page.write_text(page.read_text() + EXERCISE_8)
+    page.write_text(page.read_text() + NEXT_EXERCISE.replace("@N@", str(n)))
     init = copy / "chapter_lib" / "exercises" / "__init__.py"
-    init.write_text(init.read_text().replace(
-        "from chapter_lib.exercises.check_3", "from chapter_lib.exercises.solution_8 import *  # noqa: F401,F403\n"
-        "from chapter_lib.exercises.check_3", 1))
+    init.write_text(init.read_text() + f"from chapter_lib.exercises.solution_{n} import *  # noqa: F401,F403\n")
     run(copy, "-m", "tools.pipeline.build_lib")
-    assert (copy / "chapter_lib" / "exercises" / "solution_8.py").exists()
+    assert (copy / "chapter_lib" / "exercises" / f"solution_{n}.py").exists()
     run(copy, "-m", "tools.pipeline.stored_outputs", "sync", str(page))  # executes 15.11 alone
     accepted = run(copy, "-m", "tools.pipeline.accept").stdout
-    assert "line " in accepted and "## Exercise 8" in accepted
+    assert f"+ ## Exercise {n}" in accepted, accepted
     shape = run(copy, "-m", "tools.pipeline.book_shape").stdout
-    assert " 8 exercises (" in shape and "8 worked solutions" in shape, shape
+    assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
     tests = run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site",
                 "tests/test_exercises.py", "tests/test_myst_to_notebook.py", "tests/test_fidelity.py",
                 "tests/test_stored_outputs.py", "-k", "not scratch and not nbval and not inputs_digest")
