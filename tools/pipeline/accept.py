@@ -32,8 +32,13 @@ book and the departures with the list recorded. A reworded sentence fails both u
 `make accept`; afterwards the reference shows the new sentence and the departures list
 the delivered line it replaced.
 
+One text file per page, one line per block of prose, code line or printed line: the diff
+of a commit shows exactly what the author accepted, and a failure can name the line.
+The chapter as delivered itself is held unchanged by its digest (tests/test_fidelity.py).
+
 `make accept` reads the committed reader's notebooks, so it first requires them to be what
-the pages make (else: run `make outputs` or `make book` first).
+the pages make (else: run `make outputs` or `make book` first); ``--check`` relies on
+`make test-sources`' step before it (``stored_outputs check``) for the same.
 """
 
 from __future__ import annotations
