@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tools.pipeline import accept, book_shape
-from tools.pipeline.book_text import Line, page_lines
+from tools.pipeline.book_text import NO_NEWLINE, Line, markdown_lines, page_lines, verbatim
 from tools.pipeline.pages import ROOT, pages_in_toc_order
 
 PAGES = pages_in_toc_order()
@@ -33,6 +33,21 @@ def book():
 @pytest.fixture(scope="module")
 def now():
     return accept.current_reference()
+
+
+def test_markdown_reads_as_the_rendered_page_shows_it():
+    """tools/pipeline/book_text.py: one line per block, inline markup dropped, code kept."""
+    markdown = (
+        "## Exercise 2\n\nA *paragraph* with `code` and a [link](#references)\non two lines.\n\n"
+        "> **In the interview**\n>\n> Q. Why?\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n| 1 | `2` |\n\n"
+        "<details>\n<summary>Hint 1 of 2 for exercise 2</summary>\n\nInside the hint.\n\n</details>\n\n"
+        "```mermaid\nflowchart LR\n  A --> B\n```\n")
+    assert markdown_lines(markdown) == [Line("prose", text) for text in (
+        "## Exercise 2", "A paragraph with code and a link on two lines.", "> In the interview", "> Q. Why?",
+        "1. first", "2. second", "a | b", "1 | 2", "Hint 1 of 2 for exercise 2", "Inside the hint.")] + [
+        Line("code", "flowchart LR"), Line("code", "  A --> B")]
+    assert verbatim("a\nb") == [Line("printed", "a"), Line("printed", "b"), Line("printed", NO_NEWLINE)]
+    assert verbatim("a\n\n") == [Line("printed", "a"), Line("printed", "")]
 
 
 @pytest.mark.parametrize("md", PAGES, ids=lambda p: p.stem)
