@@ -4,21 +4,16 @@ tools/pipeline/accept.py says why and how: (a) every page's text and printed out
 tests/book_as_accepted/<page>.txt (`make accept` writes them); (b) every line of
 tests/chapter15_as_delivered.txt is in the book, except the departures `make accept`
 recorded, and the record is exact. Then, on scratch copies of the repository: an intended
-change is one `make accept`, and an exercise 8 passes the exercise tests unedited.
+change is one `make accept` (an added exercise: tests/test_book_shape.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tools.pipeline import accept, book_shape
+from tools.pipeline import accept
 from tools.pipeline.book_text import NO_NEWLINE, Line, markdown_lines, page_lines, verbatim
 from tools.pipeline.pages import ROOT, pages_in_toc_order
 
@@ -144,124 +139,25 @@ def test_a_difference_names_the_page_the_line_and_both_versions(now):
 # On a scratch copy of the repository
 # --------------------------------------------------------------------------
 
-NOT_COPIED = shutil.ignore_patterns(".venv", "_build", "node_modules", ".git", "__pycache__", ".pytest_cache",
-                                    ".hypothesis", "*.egg-info", ".ipynb_checkpoints")
-
-
-def scratch_copy(tmp_path: Path) -> Path:
-    """The repository's sources (not its environment or builds), where a test may change them."""
-    copy = tmp_path / "book-copy"
-    shutil.copytree(ROOT, copy, ignore=NOT_COPIED)
-    return copy
-
-
-def run(copy: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """A tool or pytest of the copy, with this interpreter."""
-    # PYTHONPATH: the kernels that execute the copy's pages import the copy's chapter_lib too
-    # (this environment's editable install would give them the repository's).
-    done = subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(copy)})
-    if check:
-        assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
-
-
-def test_on_a_scratch_copy_make_accept_records_a_reworded_sentence_and_the_fidelity_tests_pass_again(tmp_path):
-    copy = scratch_copy(tmp_path)
+def test_on_a_scratch_copy_make_accept_records_a_reworded_sentence_and_the_fidelity_tests_pass_again(scratch_repository):
+    copy, run = scratch_repository.path, scratch_repository.run
     page = copy / "book" / "15_09_permissions_and_hostile_evidence.md"
     page.write_text(page.read_text().replace("Retrieved content is untrusted input.",
                                              "Retrieved content is hostile input."))
-    run(copy, "-m", "tools.pipeline.stored_outputs", "sync", str(page))  # prose only: nothing executes
-    check = run(copy, "-m", "tools.pipeline.accept", "--check", check=False)
+    run("-m", "tools.pipeline.stored_outputs", "sync", str(page))  # prose only: nothing executes
+    check = run("-m", "tools.pipeline.accept", "--check", check=False)
     assert check.returncode == 1
     assert "book/15_09_permissions_and_hostile_evidence.md differs from its accepted text" in check.stderr
     assert "+ Retrieved content is hostile input." in check.stderr and "`make accept`" in check.stderr
     assert "no longer in the book: Retrieved content is untrusted input." in check.stderr
 
-    accepted = run(copy, "-m", "tools.pipeline.accept").stdout
+    accepted = run("-m", "tools.pipeline.accept").stdout
     assert "book/15_09_permissions_and_hostile_evidence.md (tests/book_as_accepted/" in accepted
     assert "(cell 3 (markdown)):\n    - Retrieved content is untrusted input." in accepted
     assert "    + Retrieved content is hostile input." in accepted
     assert "Departures from the chapter as delivered (tests/book_as_accepted/departures_from_delivered.txt): 1\n" \
            "  new: Retrieved content is untrusted input." in accepted
     assert (copy / "tests" / "chapter15_as_delivered.txt").read_bytes() == accept.DELIVERED.read_bytes()
-    run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site", "tests/test_fidelity.py",
+    run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site", "tests/test_fidelity.py",
         "-k", "not scratch")
-    assert run(copy, "-m", "tools.pipeline.accept").stdout.startswith("nothing changed\n")
-
-
-NEXT_EXERCISE = '''
-+++
-
-## Exercise @N@
-
-Count what the loop spends. For each question in `questions()`, report how many searches the agentic loop makes and how many documents it reads.
-
-```{code-cell} ipython3
-# Exercise @N@: start here. Setup (ours): the loop and the question set.
-from chapter_lib import agentic, corpus, questions
-
-docs = corpus()
-print([q[0] for q in questions()])
-```
-
-````{dropdown} Hint 1 of 1 for exercise @N@
-Each result of `agentic` carries `searches` and `docs_read`.
-````
-
-```{code-cell} ipython3
----
-mystnb:
-  code_prompt_show: "Worked solution @N@: show the code"
-  code_prompt_hide: "Hide the code"
-tags: [hide-cell]
----
-# @solution @N@
-# Worked solution @N@ (ours): the loop's searches and reads, per question.
-from chapter_lib import agentic, corpus, questions
-
-
-def loop_costs_@N@(docs=None):
-    """Question id -> (searches, documents read) of the agentic loop."""
-    docs = docs or corpus()
-    return {q[0]: (r.searches, r.docs_read) for q in questions() for r in [agentic(docs, *q[1:5])]}
-```
-
-```{code-cell} ipython3
----
-mystnb:
-  code_prompt_show: "Worked solution @N@: show the costs"
-  code_prompt_hide: "Hide worked solution @N@"
-tags: [hide-cell]
----
-from chapter_lib.exercises import loop_costs_@N@ as loop_costs  # as the tests and checks import it
-
-print(loop_costs(docs))
-```
-
-````{dropdown} Worked solution @N@: the answer in words
-A one-hop question costs one search; a chain costs one search per hop it follows.
-````
-'''
-
-
-def test_a_scratch_exercise_8_the_next_one_passes_the_exercise_tests_without_editing_any_test(tmp_path):
-    """The recipe of MAINTAINING.md, "Add an exercise", on a copy: no test names a count.
-    The next exercise after the last (exercise 8 on the chapter as delivered)."""
-    n = book_shape.exercise_numbers()[-1] + 1
-    copy = scratch_copy(tmp_path)
-    page = copy / "book" / "15_11_exercises.md"
-    page.write_text(page.read_text() + NEXT_EXERCISE.replace("@N@", str(n)))
-    init = copy / "chapter_lib" / "exercises" / "__init__.py"
-    init.write_text(init.read_text() + f"from chapter_lib.exercises.solution_{n} import *  # noqa: F401,F403\n")
-    run(copy, "-m", "tools.pipeline.build_lib")
-    assert (copy / "chapter_lib" / "exercises" / f"solution_{n}.py").exists()
-    run(copy, "-m", "tools.pipeline.stored_outputs", "sync", str(page))  # executes 15.11 alone
-    accepted = run(copy, "-m", "tools.pipeline.accept").stdout
-    assert f"+ ## Exercise {n}" in accepted, accepted
-    shape = run(copy, "-m", "tools.pipeline.book_shape").stdout
-    assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
-    tests = run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site",
-                "tests/test_exercises.py", "tests/test_myst_to_notebook.py", "tests/test_fidelity.py",
-                "tests/test_stored_outputs.py", "-k", "not scratch and not nbval and not inputs_digest")
-    assert " passed" in tests.stdout and " failed" not in tests.stdout
+    assert run("-m", "tools.pipeline.accept").stdout.startswith("nothing changed\n")
