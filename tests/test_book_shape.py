@@ -27,7 +27,8 @@ def test_every_exercise_has_a_start_cell_hints_a_worked_solution_and_checks_that
 
 def test_nested_hints_are_found_where_the_html_finds_them(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n  language: python\n---\n\n# Exercises\n\n## Exercise 1\n\nDo `it`.\n\n"
+    page.write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n  language: python\n---\n\n"
+                    "# Exercises\n\n## Exercise 1\n\nDo `it`.\n\n"
                     "```{code-cell} ipython3\n# Exercise 1: start here\nfrom chapter_lib.exercises import check_router\n```\n\n"
                     "`````{dropdown} Hint 1 of 2 for exercise 1\nFirst.\n\n"
                     "````{dropdown} Hint 2 of 2 for exercise 1\nSecond.\n````\n`````\n\n"
@@ -117,6 +118,7 @@ def test_a_scratch_exercise_8_the_next_one_passes_the_exercise_tests_without_edi
     shape = run("-m", "tools.pipeline.book_shape").stdout
     assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
     tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site",
-                "tests/test_exercises.py", "tests/test_myst_to_notebook.py", "tests/test_fidelity.py", "tests/test_book_shape.py",
+                "tests/test_exercises.py", "tests/test_myst_to_notebook.py", "tests/test_fidelity.py",
+                "tests/test_book_shape.py",
                 "tests/test_stored_outputs.py", "-k", "not scratch and not nbval and not inputs_digest")
     assert " passed" in tests.stdout and " failed" not in tests.stdout

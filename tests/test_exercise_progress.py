@@ -92,7 +92,8 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     runner.open(EXERCISES)
     runner.page.evaluate("() => localStorage.clear()")
     runner.open(EXERCISES)
-    assert progress(runner) == {"summary": f"0 of {EXERCISES_COUNT} exercises done", "marked": [], "toggles": WITHOUT_CHECK,
+    assert progress(runner) == {"summary": f"0 of {EXERCISES_COUNT} exercises done", "marked": [],
+                                "toggles": WITHOUT_CHECK,
                                 "sidebar": None, "note": None}
     runner.start()
     start = next(c for c in runner.cells() if c["source"].startswith("# Exercise 3: start here"))
@@ -107,7 +108,8 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     right = runner.type_and_run(start["number"], setup + RIGHT)
     assert "PASS  exercise 3" in right["outputs"][0][1], right["outputs"]
     after = progress(runner)
-    assert after["marked"] == [3] and after["summary"] == f"1 of {EXERCISES_COUNT} exercises done" and after["sidebar"] == f"1/{EXERCISES_COUNT} done"
+    assert after["marked"] == [3] and after["summary"] == f"1 of {EXERCISES_COUNT} exercises done"
+    assert after["sidebar"] == f"1/{EXERCISES_COUNT} done"
     runner.page.locator("#exercise-3").scroll_into_view_if_needed()
     runner.page.screenshot(path=OUT / "15_11-exercise-3-done.png")
     # Exercises without a check: "Mark as done".
