@@ -127,6 +127,10 @@ $(BOOK_STAMP): $(ENV_STAMP) $(ASSETS) $(BOOK_INPUTS)
 	@$(MAKE) --no-print-directory $(WHEEL) && cp $(WHEEL) _build/html/_static/runner/
 	@touch $@
 
+.PHONY: accept
+accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
+	$(PY) -m tools.pipeline.accept
+
 test: test-sources test-notebooks  ## every check, on what is committed
 	@$(MAKE) --no-print-directory pdf
 	@$(MAKE) --no-print-directory html
@@ -136,6 +140,7 @@ test-sources: env assets
 	$(PY) -m tools.pipeline.build_lib --check
 	$(PY) -m tools.pipeline.stored_outputs check
 	$(PY) -m tools.pipeline.draw_diagrams check
+	$(PY) -m tools.pipeline.accept --check
 
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests

@@ -1,11 +1,16 @@
 """Shared fixtures."""
 
 import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-SITE = Path(__file__).resolve().parent.parent / "_build" / "html"
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +53,30 @@ def open_page(browser_on_site):
 
     return open_
 
+
+
+@dataclass(frozen=True)
+class ScratchRepository:
+    """A copy of the repository's sources (not its environment or builds), to change freely."""
+
+    path: Path
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """``python *args`` in the copy (a tool, pytest), with this environment's interpreter.
+
+        PYTHONPATH: the kernels that execute the copy's pages import the copy's chapter_lib
+        too (this environment's editable install would give them the repository's)."""
+        done = subprocess.run([sys.executable, *args], cwd=self.path, capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "PYTHONPATH": str(self.path)})
+        if check:
+            assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        return done
+
+
+@pytest.fixture
+def scratch_repository(tmp_path) -> ScratchRepository:
+    copy = tmp_path / "repository"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
+        ".venv", "_build", "node_modules", ".git", "__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info",
+        ".ipynb_checkpoints"))
+    return ScratchRepository(copy)

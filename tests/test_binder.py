@@ -46,6 +46,7 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
+from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_page
 from tools.pipeline.stored_outputs import stored_path
 from tools.browser.chromium import keep_on_host, open_context
@@ -493,31 +494,33 @@ def test_jupyterlab_shows_the_worked_solutions_folded(lab, browser):
     wait_until_idle_and_painted(page)
     stored = json.loads((ROOT / EXERCISES_PAGE).read_text())
     collapsed = [c for c in stored["cells"] if c["metadata"].get("jp-MarkdownHeadingCollapsed")]
-    assert ["".join(c["source"]) for c in collapsed] == [f"### Worked solution {n}" for n in range(1, 8)]
-    headings = panel.locator(".jp-MarkdownCell h3", has_text=re.compile(r"^Worked solution \d"))
-    expect(headings).to_have_count(7)
-    hints = panel.locator(".jp-RenderedMarkdown details > summary", has_text=re.compile(r"^Hint 1 of \d for exercise \d$"))
-    expect(hints).to_have_count(7)
+    numbers = book_shape.exercise_numbers()
+    assert ["".join(c["source"]) for c in collapsed] == [f"### Worked solution {n}" for n in numbers]
+    headings = panel.locator(".jp-MarkdownCell h3", has_text=re.compile(r"^Worked solution \d+"))
+    expect(headings).to_have_count(len(numbers))
+    hints = panel.locator(".jp-RenderedMarkdown details > summary", has_text=re.compile(r"^Hint 1 of \d+ for exercise \d+$"))
+    expect(hints).to_have_count(len(numbers))
     assert_reads_like_the_book(page, panel, EXERCISES_PAGE)
     # Run All, as a reader who runs everything to get set up.
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     page.locator(".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
     # Cells inside a collapsed section run too, but are not drawn: their prompts stay blank.
-    # So: every drawn prompt numbered, the last one (exercise 7's start) included, and the
-    # kernel idle again.
+    # So: every drawn prompt numbered, the last one (the last exercise's start) included, and
+    # the kernel idle again. Drawn: our install cell and each exercise's start cell.
     page.wait_for_function(
-        """() => {
+        """(starts) => {
             const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
                 .filter((p) => p.offsetParent !== null);
-            return prompts.length > 7 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
+            return prompts.length > starts && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
         }""",
+        arg=len(numbers),
         timeout=RUN_ALL_TIMEOUT_MS,
     )
     page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=RUN_ALL_TIMEOUT_MS)
     # The sections are still collapsed, and scrolling the whole notebook shows the start
     # cells' printouts (they ran) but nothing a worked solution printed.
     collapsed_buttons = panel.locator(".jp-MarkdownCell:has(h3) .jp-collapseHeadingButton.jp-mod-collapsed")
-    expect(collapsed_buttons).to_have_count(7)
+    expect(collapsed_buttons).to_have_count(len(numbers))
     seen = page.evaluate("""async () => {
         const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
         const texts = new Set();

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tools.checks.run_check import BrowserRunner
+from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT
 
 pytestmark = pytest.mark.site
@@ -22,6 +23,9 @@ pytestmark = pytest.mark.site
 OUT = ROOT / "_build" / "browser-run"
 EXERCISES = "book/15_11_exercises.html"
 OTHER_PAGE = "book/15_02_one_shot_rag.html"
+EXERCISES_COUNT = len(book_shape.exercises())
+WITHOUT_CHECK = len(book_shape.exercises()) - len(book_shape.checks())  # "Mark as done" instead
+LAST_WITHOUT_CHECK = [n for n in book_shape.exercise_numbers() if n not in book_shape.checks()][-1]
 PROGRESS_READY = "() => document.documentElement.dataset.exerciseProgress !== undefined"
 
 RIGHT = '''
@@ -88,7 +92,8 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     runner.open(EXERCISES)
     runner.page.evaluate("() => localStorage.clear()")
     runner.open(EXERCISES)
-    assert progress(runner) == {"summary": "0 of 7 exercises done", "marked": [], "toggles": 3,
+    assert progress(runner) == {"summary": f"0 of {EXERCISES_COUNT} exercises done", "marked": [],
+                                "toggles": WITHOUT_CHECK,
                                 "sidebar": None, "note": None}
     runner.start()
     start = next(c for c in runner.cells() if c["source"].startswith("# Exercise 3: start here"))
@@ -103,7 +108,8 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     right = runner.type_and_run(start["number"], setup + RIGHT)
     assert "PASS  exercise 3" in right["outputs"][0][1], right["outputs"]
     after = progress(runner)
-    assert after["marked"] == [3] and after["summary"] == "1 of 7 exercises done" and after["sidebar"] == "1/7 done"
+    assert after["marked"] == [3] and after["summary"] == f"1 of {EXERCISES_COUNT} exercises done"
+    assert after["sidebar"] == f"1/{EXERCISES_COUNT} done"
     runner.page.locator("#exercise-3").scroll_into_view_if_needed()
     runner.page.screenshot(path=OUT / "15_11-exercise-3-done.png")
     # Exercises without a check: "Mark as done".
@@ -111,8 +117,8 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     assert progress(runner)["marked"] == [1, 3]
     # Reload: the marks are there before Python starts.
     runner.open(EXERCISES)
-    assert progress(runner) == {"summary": "2 of 7 exercises done", "marked": [1, 3], "toggles": 3,
-                                "sidebar": "2/7 done", "note": None}
+    assert progress(runner) == {"summary": f"2 of {EXERCISES_COUNT} exercises done", "marked": [1, 3],
+                                "toggles": WITHOUT_CHECK, "sidebar": f"2/{EXERCISES_COUNT} done", "note": None}
     runner.page.locator(".exercise-progress").scroll_into_view_if_needed()
     runner.page.screenshot(path=OUT / "15_11-progress-after-reload.png")
     # The progress leaves with the reader's notebook.
@@ -120,16 +126,16 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     with runner.page.expect_download() as download:
         runner.page.get_by_role("button", name="Download as notebook").click()
     notebook = json.loads(Path(download.value.path()).read_text())
-    assert notebook["metadata"]["chapter15"]["progress"] == {"total": 7, "done": {"1": "marked", "3": "check"}}
+    assert notebook["metadata"]["chapter15"]["progress"] == {"total": EXERCISES_COUNT, "done": {"1": "marked", "3": "check"}}
     cell = next(c for c in notebook["cells"] if "progress" in c["metadata"].get("tags", []))
-    assert "2 of 7 exercises done" in "".join(cell["source"])
+    assert f"2 of {EXERCISES_COUNT} exercises done" in "".join(cell["source"])
     # Another page shows the count beside 15.11's sidebar entry.
     runner.open(OTHER_PAGE)
-    assert progress(runner)["sidebar"] == "2/7 done"
+    assert progress(runner)["sidebar"] == f"2/{EXERCISES_COUNT} done"
     # Cleared: nothing done, anywhere.
     runner.open(EXERCISES)
     runner.page.get_by_role("button", name="Clear my progress").click()
-    assert progress(runner)["summary"] == "0 of 7 exercises done" and progress(runner)["sidebar"] is None
+    assert progress(runner)["summary"] == f"0 of {EXERCISES_COUNT} exercises done" and progress(runner)["sidebar"] is None
     assert runner.problems() == []
 
 
@@ -139,7 +145,7 @@ def test_an_unreadable_entry_is_set_aside_with_a_notice(runner):
     runner.page.evaluate("([key]) => localStorage.setItem(key, '{not json')", [key])
     runner.open(EXERCISES)
     state = progress(runner)
-    assert state["summary"] == "0 of 7 exercises done" and "could not be read" in state["note"]
+    assert state["summary"] == f"0 of {EXERCISES_COUNT} exercises done" and "could not be read" in state["note"]
     runner.page.locator("#exercise-2 .exercise-mark-done").click()
     assert json.loads(runner.page.evaluate("([key]) => localStorage.getItem(key)", [key]))["done"] == {"2": "marked"}
     runner.page.evaluate("() => localStorage.clear()")
@@ -154,8 +160,8 @@ def test_blocked_storage_leaves_a_working_page_that_says_so(runner):
         page.goto(runner.page.url.rsplit("/book/", 1)[0] + "/" + EXERCISES, wait_until="load")
         blocked = type("Blocked", (), {"page": page})()
         state = progress(blocked)
-        assert state["summary"] == "0 of 7 exercises done" and "does not let the page keep" in state["note"]
-        page.locator("#exercise-7 .exercise-mark-done").click()
-        assert progress(blocked)["marked"] == [7]
+        assert state["summary"] == f"0 of {EXERCISES_COUNT} exercises done" and "does not let the page keep" in state["note"]
+        page.locator(f"#exercise-{LAST_WITHOUT_CHECK} .exercise-mark-done").click()
+        assert progress(blocked)["marked"] == [LAST_WITHOUT_CHECK]
     finally:
         page.close()

@@ -1,6 +1,9 @@
-"""The stored notebooks (book/*.ipynb): paired with their .md, honest, and clean."""
+"""The stored notebooks (book/*.ipynb): paired with their .md, honest, and clean.
 
-import json
+What they print, character for character, is held to the accepted reference
+(tests/book_as_accepted/, `make accept`) by tests/test_fidelity.py.
+"""
+
 import re
 import shutil
 import subprocess
@@ -9,12 +12,8 @@ import sys
 import nbformat
 import pytest
 
-from tools.pipeline import stored_outputs
+from tools.pipeline import book_shape, stored_outputs
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
-
-PRINTED = json.loads((ROOT / "tests" / "chapter_printed_outputs.json").read_text())
-# The exercises page (ours) prints too; the chapter printed nothing there.
-CHAPTER_PAGES = [md for md in notebook_pages() if PRINTED.get(md.stem)]
 
 
 def stored(md):
@@ -26,19 +25,14 @@ def test_every_page_and_its_stored_notebook_hold_the_same_cells(md):
     assert stored_outputs.pairing_problems(md) == []
 
 
-@pytest.mark.parametrize("md", CHAPTER_PAGES, ids=lambda p: p.stem)
-def test_stored_outputs_are_the_chapters_printed_outputs(md):
-    """Character for character; nothing the chapter prints is missing or sanitised."""
-    streams = [o.text for c in stored(md).cells if c.cell_type == "code"
-               for o in c.outputs if o.output_type == "stream"]
-    assert streams == PRINTED[md.stem]
-
-
-def test_the_chapter_prints_sixteen_blocks_and_draws_three_figures():
-    assert sum(len(blocks) for blocks in PRINTED.values()) == 16
-    figures = [o for md in CHAPTER_PAGES for c in stored(md).cells if c.cell_type == "code"
-               for o in c.outputs if "image/png" in o.get("data", {})]
-    assert len(figures) == 3
+@pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
+def test_every_figure_cell_stores_its_figure_and_no_other_cell_draws_one(md):
+    """Each code cell with a captioned figure (mystnb.figure) stores one PNG (the HTML's) and
+    one SVG (the PDF's); the page stores no figure beyond those."""
+    declared = book_shape.figure_cells(md)
+    drawn = book_shape.stored_outputs(md, "figure")
+    assert len(drawn) == len(declared), f"{md.stem}: {len(drawn)} figures stored, {len(declared)} declared"
+    assert all({"image/png", "image/svg+xml"} <= set(o.data) for o in drawn), md.stem
 
 
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)

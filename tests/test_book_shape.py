@@ -1,0 +1,124 @@
+"""The book's shape (tools/pipeline/book_shape.py): what the tests count, read from the pages.
+
+And the proof that no test writes a count: on a scratch copy, one more exercise (exercise 8
+on the chapter as delivered) passes the exercise, notebook, shape and fidelity tests unedited.
+"""
+
+import chapter_lib.exercises
+
+from tools.pipeline import book_shape, myst_to_notebook
+from tools.pipeline.pages import notebook_pages, pages_in_toc_order
+
+
+def test_the_pages_are_the_tocs_and_the_exercises_are_numbered_in_order():
+    assert book_shape.pages() == pages_in_toc_order()
+    numbers = book_shape.exercise_numbers()
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert book_shape.exercises_page() in notebook_pages()
+
+
+def test_every_exercise_has_a_start_cell_hints_a_worked_solution_and_checks_that_exist():
+    for n, exercise in book_shape.exercises().items():
+        assert exercise.start.source.startswith(f"# Exercise {n}: start here"), n
+        assert exercise.hints and exercise.saved_solution is not None and exercise.solution, n
+        for check in exercise.checks:  # a check a start cell imports is one the package has
+            assert callable(getattr(chapter_lib.exercises, check, None)), (n, check)
+
+
+def test_nested_hints_are_found_where_the_html_finds_them(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n  language: python\n---\n\n"
+                    "# Exercises\n\n## Exercise 1\n\nDo `it`.\n\n"
+                    "```{code-cell} ipython3\n# Exercise 1: start here\nfrom chapter_lib.exercises import check_router\n```\n\n"
+                    "`````{dropdown} Hint 1 of 2 for exercise 1\nFirst.\n\n"
+                    "````{dropdown} Hint 2 of 2 for exercise 1\nSecond.\n````\n`````\n\n"
+                    "## Exercise 10\n\nThen this.\n")
+    exercises = book_shape.read_exercises(page)
+    assert list(exercises) == [1, 10]
+    assert exercises[1].hints == [(1, 2), (2, 2)] and exercises[1].checks == ["check_router"]
+    assert exercises[1].text == "Do `it`." and exercises[1].plain_text == "Do it."
+    assert exercises[10].hints == [] and exercises[10].start is None
+
+
+def test_the_figures_and_citations_are_counted_as_the_notebooks_number_and_link_them():
+    assert book_shape.figures() == myst_to_notebook.figure_numbers()
+    assert list(book_shape.figures().values()) == [f"Figure 15.{n}" for n in range(1, len(book_shape.figures()) + 1)]
+    assert book_shape.citations() > 0 and book_shape.mermaid_diagrams() > 0
+
+
+NEXT_EXERCISE = '''
++++
+
+## Exercise @N@
+
+Count what the loop spends. For each question in `questions()`, report how many searches the agentic loop makes and how many documents it reads.
+
+```{code-cell} ipython3
+# Exercise @N@: start here. Setup (ours): the loop and the question set.
+from chapter_lib import agentic, corpus, questions
+
+docs = corpus()
+print([q[0] for q in questions()])
+```
+
+````{dropdown} Hint 1 of 1 for exercise @N@
+Each result of `agentic` carries `searches` and `docs_read`.
+````
+
+```{code-cell} ipython3
+---
+mystnb:
+  code_prompt_show: "Worked solution @N@: show the code"
+  code_prompt_hide: "Hide the code"
+tags: [hide-cell]
+---
+# @solution @N@
+# Worked solution @N@ (ours): the loop's searches and reads, per question.
+from chapter_lib import agentic, corpus, questions
+
+
+def loop_costs_@N@(docs=None):
+    """Question id -> (searches, documents read) of the agentic loop."""
+    docs = docs or corpus()
+    return {q[0]: (r.searches, r.docs_read) for q in questions() for r in [agentic(docs, *q[1:5])]}
+```
+
+```{code-cell} ipython3
+---
+mystnb:
+  code_prompt_show: "Worked solution @N@: show the costs"
+  code_prompt_hide: "Hide worked solution @N@"
+tags: [hide-cell]
+---
+from chapter_lib.exercises import loop_costs_@N@ as loop_costs  # as the tests and checks import it
+
+print(loop_costs(docs))
+```
+
+````{dropdown} Worked solution @N@: the answer in words
+A one-hop question costs one search; a chain costs one search per hop it follows.
+````
+'''
+
+
+def test_a_scratch_exercise_8_the_next_one_passes_the_exercise_tests_without_editing_any_test(scratch_repository):
+    """The recipe of MAINTAINING.md, "Add an exercise", on a copy: no test names a count.
+    The next exercise after the last (exercise 8 on the chapter as delivered)."""
+    n = book_shape.exercise_numbers()[-1] + 1
+    copy, run = scratch_repository.path, scratch_repository.run
+    page = copy / "book" / "15_11_exercises.md"
+    page.write_text(page.read_text() + NEXT_EXERCISE.replace("@N@", str(n)))
+    init = copy / "chapter_lib" / "exercises" / "__init__.py"
+    init.write_text(init.read_text() + f"from chapter_lib.exercises.solution_{n} import *  # noqa: F401,F403\n")
+    run("-m", "tools.pipeline.build_lib")
+    assert (copy / "chapter_lib" / "exercises" / f"solution_{n}.py").exists()
+    run("-m", "tools.pipeline.stored_outputs", "sync", str(page))  # executes 15.11 alone
+    accepted = run("-m", "tools.pipeline.accept").stdout
+    assert f"+ ## Exercise {n}" in accepted, accepted
+    shape = run("-m", "tools.pipeline.book_shape").stdout
+    assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
+    tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site",
+                "tests/test_exercises.py", "tests/test_myst_to_notebook.py", "tests/test_fidelity.py",
+                "tests/test_book_shape.py",
+                "tests/test_stored_outputs.py", "-k", "not scratch and not nbval and not inputs_digest")
+    assert " passed" in tests.stdout and " failed" not in tests.stdout

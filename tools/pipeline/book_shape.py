@@ -1,0 +1,204 @@
+"""The book's shape, read from _toc.yml and the pages: what the tests count, never a constant.
+
+Pages come from _toc.yml (tools/pipeline/pages.py). The exercises are the ``## Exercise N``
+sections of the page that has them, each read with myst-parser's own markdown-it (the
+parser the HTML book uses, tools/pipeline/myst_to_notebook.py), so a hint nested in a hint
+is found where Sphinx finds it:
+
+* its text, the first paragraph under the heading;
+* its start cell, the first code cell (``# Exercise N: start here``);
+* its hints, the ``{dropdown} Hint i of n for exercise N`` directives before its solution;
+* its worked solution, the hidden (``hide-cell``) code cells after the start cell, the
+  first of which is marked ``# @solution N`` (it becomes chapter_lib/exercises/solution_N.py);
+* its checks, the ``check_*`` functions its start cell imports (an exercise without a check
+  gets "Mark as done" in the page, tools/sphinx_ext/runner/progress.mjs).
+
+Figures are the captioned figures of the notebook pages (numbered as the HTML numbers
+them); printed blocks and drawn figures are the outputs the reader's notebooks store.
+Adding an exercise, a hint or a figure changes these counts, and every test that counts
+follows.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import nbformat
+
+from tools.pipeline.book_text import inline_text
+from tools.pipeline.myst_to_notebook import figure_numbers, parser
+from tools.pipeline.pages import notebook_pages, pages_in_toc_order, read_page
+
+EXERCISE_HEADING = re.compile(r"Exercise (\d+)")
+HINT_TITLE = re.compile(r"Hint (\d+) of (\d+) for exercise (\d+)")
+
+
+@dataclass
+class Exercise:
+    number: int
+    text: str = ""  # its first paragraph, as the page writes it (markup kept)
+    plain_text: str = ""  # the same as a reader reads it (code spans without backticks)
+    code: list = field(default_factory=list)  # its code cells, in page order
+    markdown: str = ""  # its markdown, in page order
+    markdown_before_solution: str = ""
+    hints: list[tuple[int, int]] = field(default_factory=list)  # (i, n) of "Hint i of n", in order
+
+    @property
+    def start(self):
+        return self.code[0] if self.code else None
+
+    @property
+    def solution(self) -> list:
+        return [c for c in self.code[1:] if "hide-cell" in c.metadata.get("tags", [])]
+
+    @property
+    def saved_solution(self):
+        """The ``# @solution N`` cell (made into chapter_lib/exercises/solution_N.py), or None."""
+        return next((c for c in self.code if c.source.startswith(f"# @solution {self.number}\n")), None)
+
+    @property
+    def checks(self) -> list[str]:
+        """The reader checks its start cell imports (``check_router``, ...)."""
+        if self.start is None:
+            return []
+        imported = [alias.asname or alias.name for node in ast.walk(ast.parse(self.start.source))
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names]
+        return sorted(name for name in imported if name.startswith("check_"))
+
+
+def pages() -> list[Path]:
+    return pages_in_toc_order()
+
+
+def directives(markdown: str, name: str):
+    """Every ``{name}`` directive in markdown, nested ones included, as (argument, content)."""
+    for token in parser().parse(markdown):
+        if token.type in ("fence", "colon_fence") and token.info.strip().startswith("{"):
+            directive, _, argument = token.info.strip()[1:].partition("}")
+            if directive == name:
+                yield argument.strip(), token.content
+            yield from directives(token.content, name)
+
+
+def read_exercises(md: Path) -> dict[int, Exercise]:
+    """The page's exercises by number, in page order (empty for a page without)."""
+    found: dict[int, Exercise] = {}
+    current: Exercise | None = None
+    for cell in read_page(md).cells:
+        if cell.cell_type == "code":
+            if current is not None:
+                current.code.append(cell)
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        tokens = parser().parse(cell.source)
+        lines = cell.source.split("\n")
+        starts = [0] + [t.map[0] for t, title in zip(tokens, tokens[1:])
+                        if t.type == "heading_open" and t.tag == "h2" and EXERCISE_HEADING.fullmatch(title.content)]
+        for begin, end in zip(starts, starts[1:] + [len(lines)]):  # the cell, cut at each heading
+            chunk = "\n".join(lines[begin:end])
+            chunk_tokens = parser().parse(chunk)
+            if chunk_tokens and chunk_tokens[0].type == "heading_open" and chunk_tokens[0].tag == "h2" \
+                    and (heading := EXERCISE_HEADING.fullmatch(chunk_tokens[1].content)):
+                current = found.setdefault(int(heading.group(1)), Exercise(int(heading.group(1))))
+                paragraph = next((t for t in chunk_tokens[3:] if t.type == "inline"), None)
+                if paragraph is not None:
+                    current.text, current.plain_text = paragraph.content, inline_text(paragraph)
+            if current is None:
+                continue
+            current.markdown += chunk + "\n"
+            if not current.solution:
+                current.markdown_before_solution += chunk + "\n"
+                for title, _ in directives(chunk, "dropdown"):
+                    hint = HINT_TITLE.fullmatch(title)
+                    if hint and int(hint.group(3)) == current.number:
+                        current.hints.append((int(hint.group(1)), int(hint.group(2))))
+    return found
+
+
+@cache
+def exercises_page() -> Path:
+    """The page holding the ``## Exercise N`` sections (the last, if several had them)."""
+    return [md for md in notebook_pages() if read_exercises(md)][-1]
+
+
+def exercises() -> dict[int, Exercise]:
+    return read_exercises(exercises_page())
+
+
+def exercise_numbers() -> list[int]:
+    return list(exercises())
+
+
+def checks() -> dict[int, list[str]]:
+    """Exercise number -> its reader checks, for the exercises that have one."""
+    return {n: e.checks for n, e in exercises().items() if e.checks}
+
+
+def hidden_cells(md: Path) -> list:
+    """A page's folded code cells (worked solutions): ``hide-cell``."""
+    return [c for c in read_page(md).cells if c.cell_type == "code" and "hide-cell" in c.metadata.get("tags", [])]
+
+
+def figures() -> dict[str, str]:
+    """Every captioned figure of the book: label -> "Figure 15.N", in reading order."""
+    return figure_numbers()
+
+
+def mermaid_diagrams() -> int:
+    """The mermaid diagrams of the pages (drawn at build time: tools/pipeline/draw_diagrams.py)."""
+    count = 0
+    for md in pages():
+        for cell in read_page(md).cells:
+            if cell.cell_type == "markdown":
+                count += sum(1 for t in parser().parse(cell.source) if t.type == "fence" and t.info.strip() == "mermaid")
+    return count
+
+
+def citations() -> int:
+    """Works cited, counted per citation ({cite:p}`a,b` cites two), in the notebook pages' text
+    and figure captions: each becomes a link to the page's References."""
+    texts = []
+    for md in notebook_pages():
+        for cell in read_page(md).cells:
+            if cell.cell_type == "markdown":
+                texts.append(cell.source)
+                texts += [t.attrs["caption"] for t in parser().parse(cell.source) if "caption" in t.attrs]
+            else:
+                texts.append(cell.metadata.get("mystnb", {}).get("figure", {}).get("caption", ""))
+    roles = [child for text in texts for token in parser().parse(text) if token.type == "inline"
+             for child in token.children or [] if child.type == "myst_role"]
+    return sum(len(role.content.split(",")) for role in roles if role.meta["name"] in ("cite:p", "cite:t"))
+
+
+def stored_outputs(md: Path, kind: str) -> list:
+    """A page's stored outputs of one kind: "printed" (streams) or "figure" (an image)."""
+    notebook = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    if kind == "printed":
+        return [o for o in outputs if o.output_type == "stream"]
+    return [o for o in outputs if any(mime.startswith("image/") for mime in o.get("data", {}))]
+
+
+def figure_cells(md: Path) -> list:
+    """A page's code cells that draw a captioned figure (``mystnb.figure``)."""
+    return [c for c in read_page(md).cells if c.cell_type == "code" and "figure" in c.metadata.get("mystnb", {})]
+
+
+def summary() -> str:
+    """One line, for a person (and the scratch-exercise test): the shape in numbers."""
+    numbers = exercise_numbers()
+    every = exercises()
+    return (f"{len(pages())} pages ({len(notebook_pages())} notebooks), {len(numbers)} exercises "
+            f"({sum(len(e.hints) for e in every.values())} hints, {len(checks())} with a check, "
+            f"{sum(e.saved_solution is not None for e in every.values())} worked solutions), "
+            f"{len(figures())} figures, "
+            f"{sum(len(stored_outputs(md, 'printed')) for md in notebook_pages())} printed blocks")
+
+
+if __name__ == "__main__":
+    print(summary())
