@@ -191,7 +191,7 @@ def execute(md: Path, nb) -> None:
     if draws_figures(nb):
         # On a new machine matplotlib builds its font cache at first import and says so on
         # stderr: built here first, that note never becomes one of the page's outputs.
-        import matplotlib.font_manager  # noqa: F401
+        import matplotlib.font_manager  # noqa: F401 (imported for its side effect)
     install = page_install_cell(nb)
     page_cells = nb.cells
     if install is not None:
