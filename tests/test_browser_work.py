@@ -11,6 +11,8 @@
   cell runs the earlier ones first.
 * Kept work: edit, reload, edit restored and marked, Reset restores; a changed book cell
   under a saved edit (a test copy of the site, altered) is reported with both versions;
+  two tabs editing different cells keep both edits (each tab shows the other's), two tabs
+  editing one cell keep the later save and offer the other version in the tab that lost it;
   blocked storage and a malformed entry leave a working page; added cells run, are kept
   and can be deleted.
 * The downloaded notebook passes nbformat.validate and runs with nbclient in the book's
@@ -314,6 +316,82 @@ def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
             assert cell(page, 4)["source"] == book + "\nprint('mine')"
         finally:
             page.close()
+
+
+def append_line(page, number: int, line: str) -> None:
+    editor(page, number).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\n" + line)
+
+
+def test_two_tabs_editing_different_cells_keep_both(page_started):
+    """Tab A edits cell 1, tab B (opened before A saved) cell 3: each tab shows the other's
+    edit, and after both reload both edits are there (each tab writes only its own cells)."""
+    runner, first = page_started, page_started.page
+    second = runner.context.new_page()
+    try:
+        open_and_start(second, f"{runner.origin}/{PAGE}")
+        book = [cell(first, n)["source"] for n in (1, 3)]
+        append_line(first, 1, "# from tab A")
+        append_line(second, 3, "# from tab B")
+        first.wait_for_timeout(800)  # both saved (300 ms after the last keystroke)
+        assert cell(first, 3)["source"] == book[1] + "\n# from tab B"  # heard the other tab
+        assert cell(second, 1)["source"] == book[0] + "\n# from tab A"
+        for page in (first, second):
+            open_and_start(page, f"{runner.origin}/{PAGE}")
+            assert cell(page, 1)["source"] == book[0] + "\n# from tab A"
+            assert cell(page, 3)["source"] == book[1] + "\n# from tab B"
+            assert "(2 cells) came back" in page.get_by_role("status").text_content()
+    finally:
+        second.close()
+    assert runner.problems() == []
+
+
+def test_two_tabs_editing_the_same_cell_offer_the_other_version(page_started):
+    """Both tabs edit cell 4: the later save is kept in both tabs, and the tab whose code was
+    replaced says so and offers its own back (the other tab is told in turn)."""
+    runner, first = page_started, page_started.page
+    second = runner.context.new_page()
+    try:
+        open_and_start(second, f"{runner.origin}/{PAGE}")
+        book = cell(first, 4)["source"]
+        append_line(first, 4, "print('A')")
+        first.wait_for_timeout(600)
+        assert cell(second, 4)["source"] == book + "\nprint('A')"  # not changed in B: taken quietly
+        assert not second.get_by_role("region", name="Cell 4 was changed in another tab").is_visible()
+        replace_text(second, 4, book + "\nprint('B')")
+        second.wait_for_timeout(600)
+        assert cell(first, 4)["source"] == book + "\nprint('B')"  # the later save
+        notice = first.get_by_role("region", name="Cell 4 was changed in another tab")
+        assert notice.is_visible()
+        notice.locator("summary").click()
+        assert "print('A')" in notice.locator("pre").text_content()
+        center(notice)
+        shoot(first, "two-tabs-conflict")
+        first.get_by_role("button", name="Take this tab's code of cell 4 back").click()
+        first.wait_for_timeout(600)
+        assert cell(first, 4)["source"] == book + "\nprint('A')"
+        assert cell(second, 4)["source"] == book + "\nprint('A')"
+        other = second.get_by_role("region", name="Cell 4 was changed in another tab")
+        assert other.is_visible() and "print('B')" in other.locator("pre").text_content()
+        # Typing in a cell while the other tab saves it: the typing stays, the other is offered.
+        second.get_by_role("button", name="Keep the other tab's code of cell 4").click()
+        editor(second, 4).click()
+        second.keyboard.press("Control+End")
+        second.keyboard.insert_text("\nprint('typing')")
+        # Tab A saves at once (as when it is left), while B's typing is not yet written.
+        first.evaluate("""(book) => { window.browserRun.cells[3].setSource(book + "\\nprint('A2')");
+            window.dispatchEvent(new Event("pagehide")); }""", book)
+        offered = second.get_by_role("region", name="Cell 4 was changed in another tab")
+        offered.wait_for(state="visible")
+        assert "print('A2')" in offered.locator("pre").text_content()
+        assert "print('typing')" in cell(second, 4)["source"]
+        second.wait_for_timeout(600)
+        open_and_start(first, f"{runner.origin}/{PAGE}")
+        assert "print('typing')" in cell(first, 4)["source"]  # the later save
+    finally:
+        second.close()
+    assert runner.problems() == []
 
 
 def test_blocked_storage_leaves_a_working_page(runner):

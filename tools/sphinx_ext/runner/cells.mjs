@@ -112,18 +112,29 @@ export class Cell {
 
   // The book's code changed under the reader's saved edit: say so, show it, offer both.
   showConflict(onKeep, onTake) {
+    this.offer({
+      region: `The book's code of ${this.label} changed`,
+      text: [`The book's code of ${this.label} has changed since you edited it. `,
+        "The editor shows your code; the book's new code is below."],
+      summary: "The book's code now", other: this.bookSource,
+      keep: ["Keep mine", `Keep mine: my code of ${this.label}`, onKeep],
+      take: ["Take the book's", `Take the book's code of ${this.label}`, onTake],
+    });
+  }
+
+  // Another version of this cell's code, offered above the editor: what happened (text),
+  // the other code (under summary), and two choices, each [text, accessible name, action].
+  offer({ region, text, summary, other, keep, take }) {
     const done = () => { this.conflict.hidden = true; this.conflict.replaceChildren(); };
+    const choice = ([words, label, action]) => button(words, () => { done(); action(); }, { label });
     this.conflict.replaceChildren(
-      el("p", {}, `The book's code of ${this.label} has changed since you edited it. `,
-        "The editor shows your code; the book's new code is below."),
-      el("details", {}, el("summary", {}, "The book's code now"), el("pre", {}, this.bookSource)),
-      el("div", { class: "browser-run-cell-bar" },
-        button("Keep mine", () => { done(); onKeep(); }, { label: `Keep mine: my code of ${this.label}` }),
-        button("Take the book's", () => { done(); onTake(); }, { label: `Take the book's code of ${this.label}` })),
+      el("p", {}, ...text),
+      el("details", {}, el("summary", {}, summary), el("pre", {}, other)),
+      el("div", { class: "browser-run-cell-bar" }, choice(keep), choice(take)),
     );
     this.conflict.hidden = false;
     this.conflict.setAttribute("role", "region");
-    this.conflict.setAttribute("aria-label", `The book's code of ${this.label} changed`);
+    this.conflict.setAttribute("aria-label", region);
   }
 }
 
