@@ -8,7 +8,9 @@
   also the editor's accessible description; after the start button, focus is on "Run all".
 * Floods: a 200,000-line print loop finishes, its output is shown bounded; Stop stops a
   second, endless one; after the restart the cells that ran say so, and running a later
-  cell runs the earlier ones first.
+  cell runs the earlier ones first. Stop never traps: a stopped cell is skipped (with a
+  notice) when a later cell runs; Stop (Ctrl+., from inside an editor too, or Tab from the
+  running cell) keeps the scroll position and the focus.
 * Kept work: edit, reload, edit restored and marked, Reset restores; a changed book cell
   under a saved edit (a test copy of the site, altered) is reported with both versions;
   two tabs editing different cells keep both edits (each tab shows the other's), two tabs
@@ -232,6 +234,57 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
     assert [cell(runner, n)["state"] for n in (1, 2, 3, 4)] == ["done"] * 4
     assert "NameError" not in json.dumps(cell(runner, 4)["outputs"])
     assert page_started.problems() == []
+
+
+# Where the reader is: a cell's top in the window (text above it may change length).
+JS_CELL_TOP = "(n) => window.browserRun.cells[n - 1].element.getBoundingClientRect().top"
+JS_FOCUS_IN_CELL = "(n) => window.browserRun.cells[n - 1].element.contains(document.activeElement)"
+
+
+def test_stop_never_traps_and_keeps_the_readers_place(page_started):
+    """An added cell with `while True: pass`, stopped by the shortcut from inside its editor:
+    the page keeps its scroll position and the focus; running cell 4 afterwards runs cells
+    1-3 first but not the stopped cell, and says it skipped it."""
+    runner, page = page_started, page_started.page
+    page.locator("div.cell").nth(2).get_by_role("button", name="Add a cell below cell 3").click()
+    page.keyboard.type("while True: pass")
+    stuck = page.locator("div.cell.browser-run-added")
+    center(stuck)
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    floating = page.get_by_role("region", name="Running")
+    assert "Ctrl+." in floating.text_content()  # the shortcut, on the Stop bar
+    # Tab from the running cell's controls reaches Stop at once.
+    stuck.get_by_role("button", name=re.compile(r"^Delete your cell")).focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "Stop"
+    editor_content = stuck.locator(".cm-content")
+    editor_content.click()
+    page.wait_for_timeout(300)
+    scrolled = page.evaluate(JS_CELL_TOP, 4)
+    page.keyboard.press("Control+.")  # from inside the editor
+    assert cell(runner, 4)["state"] == "stopped"
+    page.wait_for_function(IDLE, timeout=120_000)
+    assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2, "Stop moved the reader's place"
+    assert page.evaluate(JS_FOCUS_IN_CELL, 4), "Stop took the focus away from the editor"
+
+    run(page, 5, timeout=120_000)  # cell 4 of the book, the fifth cell of the page
+    assert [cell(runner, n)["state"] for n in (1, 2, 3, 4, 5)] == ["done", "done", "done", "stopped", "done"]
+    status = page.get_by_role("status").text_content()
+    assert "Skipped your cell 1 (added): it was stopped when it last ran" in status, status
+    center(page.locator("div.cell").nth(4).locator(".browser-run-cell-bar"))
+    page.evaluate("() => document.querySelector('.browser-run-bar').scrollIntoView({block: 'start'})")
+    shoot(page, "skip-notice-after-stop")
+    # Stopped by the button: the focus goes to the stopped cell's Run button, the page stays.
+    stuck.locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    scrolled = page.evaluate(JS_CELL_TOP, 4)
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function(IDLE, timeout=120_000)
+    assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2
+    assert page.evaluate("() => document.activeElement.textContent").startswith("Run your cell 1")
+    assert runner.problems() == []
 
 
 def test_input_says_it_is_not_available(page_started):

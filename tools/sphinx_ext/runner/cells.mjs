@@ -24,6 +24,7 @@ export class Cell {
     this.added = bookSource == null;
     this.runState = "idle";
     this.generation = -1; // which Python (worker) it last ran in
+    this.skipReason = null; // "was stopped", "raised an error": not run as a prerequisite
     div.classList.add("browser-run-cell");
     this.build(source ?? bookSource);
   }
@@ -47,7 +48,7 @@ export class Cell {
     this.stateText = el("span", { class: "browser-run-cell-state" });
     this.editedMark = el("span", { class: "browser-run-edited", hidden: true }, "edited (kept in this browser)");
     const controls = [
-      button(`Run ${this.label}`, () => this.actions.run(this), { cls: "browser-run-run" }),
+      (this.runButton = button(`Run ${this.label}`, () => this.actions.run(this), { cls: "browser-run-run" })),
       this.added ? null : (this.resetButton = button("Reset", () => this.actions.reset(this),
         { label: `Reset ${this.label} to the book's code`, cls: "browser-run-reset" })),
       button("Add a cell", () => this.actions.add(this), { label: `Add a cell below ${this.label}`, cls: "browser-run-add" }),
@@ -55,7 +56,7 @@ export class Cell {
       this.editedMark,
       this.stateText,
     ].filter(Boolean);
-    const bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
+    const bar = this.bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
     const outputArea = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of ${this.label}` });
     this.output = new CellOutput(outputArea, this.label);
 
@@ -77,6 +78,7 @@ export class Cell {
   }
 
   changed() {
+    this.skipReason = null; // edited: it runs as a prerequisite again (runner.mjs)
     this.markEdited();
     this.actions.changed(this);
   }
