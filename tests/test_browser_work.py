@@ -9,7 +9,8 @@
 * Floods: a 200,000-line print loop finishes, its output is shown bounded; Stop stops a
   second, endless one; after the restart the cells that ran say so, and running a later
   cell runs the earlier ones first. Stop never traps: a stopped cell is skipped (with a
-  notice) when a later cell runs; Stop (Ctrl+., from inside an editor too, or Tab from the
+  notice) when a later cell runs; on 15.11 an exercise's cells run only that exercise's
+  cells first; Stop (Ctrl+., from inside an editor too, or Tab from the
   running cell) keeps the scroll position and the focus.
 * Kept work: edit, reload, edit restored and marked, Reset restores; a changed book cell
   under a saved edit (a test copy of the site, altered) is reported with both versions;
@@ -284,6 +285,36 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     page.wait_for_function(IDLE, timeout=120_000)
     assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2
     assert page.evaluate("() => document.activeElement.textContent").startswith("Run your cell 1")
+    assert runner.problems() == []
+
+
+EXERCISES = "book/15_11_exercises.html"
+JS_SECTIONS = """() => window.browserRun.cells.map((c) => [c.element.closest('section[id^="exercise-"]')?.id ?? null,
+    c.element.dataset.runState || 'idle'])"""
+
+
+def test_an_exercise_runs_only_its_own_cells_first(runner):
+    """On 15.11, running exercise 3's start cell runs no cell of exercises 1-2 (their worked
+    solutions, matplotlib among them); a cell added below it runs the start cell first, and
+    nothing else."""
+    runner.open(EXERCISES)
+    runner.page.evaluate("() => localStorage.clear()")
+    runner.open(EXERCISES)
+    runner.start()
+    page = runner.page
+    cells = runner.cells()
+    start = next(c for c in cells if c["source"].startswith("# Exercise 3: start here"))["number"]
+    page.locator("div.cell").nth(start - 1).get_by_role("button", name=f"Add a cell below cell {start}").click()
+    page.keyboard.type("print(type(assess).__name__)")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(CELL_FINISHED, arg=start + 1, timeout=120_000)
+    page.wait_for_function(IDLE, timeout=60_000)
+    added = cell(runner, start + 1)
+    assert added["outputs"][-1] == ["stdout", "function\n"], added  # the start cell ran first
+    states = page.evaluate(JS_SECTIONS)
+    ran = [(n + 1, section) for n, (section, state) in enumerate(states) if state != "idle"]
+    assert ran == [(start, "exercise-3"), (start + 1, "exercise-3")], ran
+    assert not page.evaluate("() => performance.getEntriesByType('resource').some((e) => e.name.includes('matplotlib'))")
     assert runner.problems() == []
 
 

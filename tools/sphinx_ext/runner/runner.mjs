@@ -162,8 +162,19 @@ function queueCells(cells) {
 // A cell that was stopped, or raised an error, when it last ran (and has not been edited
 // since) is not run again as another cell's prerequisite: `while True: pass` stopped once
 // would otherwise trap every later cell. The status says it was skipped.
+//
+// On the exercise page, a cell inside an exercise's section (`## Exercise N`) depends only
+// on the cells of that exercise: each start cell imports what its exercise needs, so the
+// cells of other exercises (their worked solutions among them) never run unasked.
+const EXERCISE_SECTION = 'section[id^="exercise-"]';
+
+function prerequisiteCells(cell) {
+  const scope = cell.element.closest(EXERCISE_SECTION);
+  return runnable().slice(0, runnable().indexOf(cell)).filter((c) => !scope || scope.contains(c.element));
+}
+
 function runCell(cell) {
-  const before = runnable().slice(0, runnable().indexOf(cell));
+  const before = prerequisiteCells(cell);
   const notRun = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
   const skipped = notRun.filter((c) => c.skipReason);
   const missing = notRun.filter((c) => !c.skipReason);
