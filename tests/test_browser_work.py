@@ -20,6 +20,8 @@
   and can be deleted.
 * The downloaded notebook passes nbformat.validate and runs with nbclient in the book's
   environment, the reader's edit and added cell in it.
+* Focus and state: Tab reaches the header's "▶ Run" with a visible ring (computed style,
+  screenshot), the runner's controls too; a clicked button keeps its border and colour.
 * input() says it is not available; axe-core finds no serious or critical violation with
   the runner active (light and dark); at phone width every control is 44×44 px.
 
@@ -193,6 +195,39 @@ def test_keyboard_leaves_an_editor_and_the_hint_says_how(page_started):
     focused = page.evaluate("() => [!!document.activeElement.closest('.cm-editor'), document.activeElement.textContent]")
     assert focused == [False, "Run cell 2"], focused
     assert not hint.is_visible()
+
+
+JS_RING = """(e) => { const s = getComputedStyle(e);
+    return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2 || /\\d+px\\)?$/.test(s.boxShadow) && s.boxShadow !== 'none'; }"""
+JS_SHAPE = "(e) => { const s = getComputedStyle(e); return [s.borderTopStyle, s.borderTopWidth, s.borderTopColor, s.color]; }"
+
+
+def test_the_keyboard_sees_a_focus_ring_and_a_clicked_button_keeps_its_shape(runner):
+    """Tab from the top of the page to the header's "▶ Run": it shows a ring (computed style,
+    and a screenshot); so do the runner's controls. A runner button clicked with the pointer
+    still on it keeps its border and colour (before, it read as plain text)."""
+    runner.open(PAGE)
+    page = runner.page
+    header_run = page.locator(".browser-run-in-header")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if header_run.evaluate("(e) => e === document.activeElement"):
+            break
+    assert header_run.evaluate("(e) => e === document.activeElement"), "Tab never reached the header's Run"
+    assert header_run.evaluate(JS_RING), "no focus ring on the header's Run"
+    box = header_run.bounding_box()
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=OUT / "work-focus-ring-header.png",
+                    clip={"x": box["x"] - 40, "y": max(0, box["y"] - 10), "width": box["width"] + 200, "height": box["height"] + 20})
+    runner.start()
+    run_button = page.locator("div.cell").nth(0).locator(".browser-run-run")
+    at_rest = run_button.evaluate(JS_SHAPE)
+    run_button.click()  # the pointer stays on it
+    page.wait_for_function(CELL_FINISHED, arg=1, timeout=60_000)
+    assert run_button.evaluate(JS_SHAPE) == at_rest, "a clicked button lost its border or colour"
+    page.keyboard.press("Tab")
+    assert page.evaluate(f"() => ({JS_RING})(document.activeElement)"), "no focus ring on the runner's next control"
+    assert runner.problems() == []
 
 
 # ---------------------------------------------------------------------------
