@@ -6,7 +6,8 @@
   site with the editor's key guard switched off fails the same check.
 * Keyboard: Escape then Tab leaves an editor (no time window), with a visible hint that is
   also the editor's accessible description; after the start button, focus is on "Run all".
-* Floods: a 200,000-line print loop finishes, its output is shown bounded; Stop stops a
+* Floods: a 200,000-line print loop finishes, its output is shown bounded (and a single
+  5 MB line, by characters); Stop stops a
   second, endless one; after the restart the cells that ran say so, and running a later
   cell runs the earlier ones first. Stop never traps: a stopped cell is skipped (with a
   notice) when a later cell runs; on 15.11 an exercise's cells run only that exercise's
@@ -274,6 +275,24 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
 
 # Where the reader is: a cell's top in the window (text above it may change length).
 JS_CELL_TOP = "(n) => window.browserRun.cells[n - 1].element.getBoundingClientRect().top"
+def test_one_long_line_is_bounded_in_characters(page_started):
+    """A single 5 MB print: its first and last few thousand characters are shown, under two
+    screens tall at desktop width, with Show all and Save as text; all of it is kept."""
+    runner, page = page_started, page_started.page
+    replace_text(page, 1, 'print("x" * 5_000_000)')
+    run(page, 1, timeout=120_000)
+    outputs = cell(runner, 1)["outputs"]
+    assert [kind for kind, _ in outputs] == ["stdout"] and len(outputs[0][1]) == 5_000_001
+    shown = page.locator("div.cell").nth(0).locator(".browser-run-output")
+    assert "4,995,001 characters not shown" in shown.text_content()
+    assert shown.bounding_box()["height"] < 2 * page.viewport_size["height"]
+    assert shown.get_by_role("button", name="Show all of the output of cell 1").is_visible()
+    assert shown.get_by_role("button", name="Save as text: the output of cell 1").is_visible()
+    center(shown.locator(".browser-run-omitted"))
+    shoot(page, "long-line-bounded")
+    assert runner.problems() == []
+
+
 JS_FOCUS_IN_CELL = "(n) => window.browserRun.cells[n - 1].element.contains(document.activeElement)"
 
 
