@@ -23,6 +23,9 @@
   environment, the reader's edit and added cell in it.
 * Focus and state: Tab reaches the header's "▶ Run" with a visible ring (computed style,
   screenshot), the runner's controls too; a clicked button keeps its border and colour.
+* What the page cannot do (%pip, !pip, micropip, a package it does not serve) is said in
+  one sentence; tracebacks name cells as the reader sees them; with storage refused, the
+  progress box's title says progress lasts for this visit only.
 * input() says it is not available; axe-core finds no serious or critical violation with
   the runner active (light and dark); at phone width every control is 44×44 px.
 
@@ -380,6 +383,56 @@ def test_input_says_it_is_not_available(page_started):
     assert "input() cannot read what you type in this page" in traceback
     assert "Put the value in the code instead" in traceback
     assert page_started.problems() == []
+
+
+def stderr_of(runner, number: int) -> str:
+    return dict(cell(runner, number)["outputs"]).get("stderr", "")
+
+
+def test_what_the_page_cannot_do_is_said_in_one_sentence(page_started):
+    """%pip, !pip, micropip and a package the page does not serve each say what is and is not
+    available here (not a bare SyntaxError or ModuleNotFoundError); tracebacks name the cell
+    as the reader sees it."""
+    runner, page = page_started, page_started.page
+    for source, said in [
+        ("%pip install pandas", "%pip install cannot run in this page"),
+        ("!pip install pandas", "!pip install cannot run in this page"),
+        ("import micropip", "micropip cannot be used in this page"),
+        ("import pandas", "No module named 'pandas' in this page"),
+    ]:
+        replace_text(page, 1, source)
+        run(page, 1)
+        traceback = stderr_of(runner, 1)
+        assert said in traceback, traceback
+        assert "matplotlib, numpy and pillow" in traceback and "Binder or Colab" in traceback
+        assert "SyntaxError" not in traceback and "micropip.install" not in traceback, traceback
+    assert 'File "cell 1", line 1' in traceback  # the import line, in the reader's cell
+    page.locator("div.cell").nth(1).get_by_role("button", name="Add a cell below cell 2").click()
+    page.keyboard.type("def f():\n1 / 0\n")
+    page.keyboard.press("Backspace")  # (typed, Enter indented the call under f)
+    page.keyboard.insert_text("\nf()")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
+    traceback = stderr_of(runner, 3)
+    assert 'File "your cell 1 (added)", line 3' in traceback and "ZeroDivisionError" in traceback, traceback
+    assert "<cell " not in traceback
+    assert runner.problems() == []
+
+
+def test_the_progress_box_says_progress_is_not_kept_when_storage_is_refused(runner):
+    page = runner.context.new_page()
+    try:
+        page.add_init_script("Object.defineProperty(window, 'localStorage', "
+                             "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
+        page.goto(f"{runner.origin}/{EXERCISES}", wait_until="load")
+        title = page.locator(".exercise-progress-title")
+        title.wait_for()
+        assert title.text_content() == "Your progress, for this visit only (this browser does not let the page keep it)"
+    finally:
+        page.close()
+    runner.open(EXERCISES)
+    runner.page.locator(".exercise-progress-title").wait_for()
+    assert runner.page.locator(".exercise-progress-title").text_content() == "Your progress, kept in this browser"
 
 
 # ---------------------------------------------------------------------------

@@ -142,7 +142,7 @@ function sendNext() {
   cell.setState("running");
   setStatus(`Running ${cell.label}…`);
   setBusy(true);
-  state.worker.postMessage({ type: "run", id: cell.id, source: cell.source() });
+  state.worker.postMessage({ type: "run", id: cell.id, label: cell.label, source: cell.source() });
 }
 
 function queueCells(cells) {
