@@ -32,6 +32,7 @@ export class Work {
   }
 
   saveAdded() {
+    if (this.applying) return; // another tab's cells, placed here: already stored
     const list = [];
     let after = null;
     for (const cell of this.page.cells) {
@@ -118,8 +119,10 @@ export class Work {
       this.reconcile(cell, saved ? saved.source : cell.bookSource, this.kept.pending(cell.number));
     }
     const stored = new Map(entry.added.map((a) => [a.id, a]));
-    for (const cell of cells.filter((c) => c.added && !stored.has(c.id))) {
-      if (cell.element.contains(document.activeElement)) continue; // being edited: kept
+    // Added cells the other tab deleted go, unless this tab has added cells it has not
+    // written yet (then "not stored" may only mean "not written") or one is being edited.
+    for (const cell of cells.filter((c) => c.added && !stored.has(c.id) && !this.kept.addedDirty)) {
+      if (cell.element.contains(document.activeElement)) continue;
       this.quietly(() => { cell.element.remove(); cells.splice(cells.indexOf(cell), 1); });
     }
     for (const saved of entry.added) {
