@@ -79,7 +79,7 @@ $(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
 	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
 # A pure-Python wheel, built from a copy of the package so no build/ folder lands in the
 # repository; the browser's Python unpacks it (tools/sphinx_ext/runner/worker.mjs).
-$(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py)
+$(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py chapter_lib/exercises/*.py)
 	rm -rf _build/wheel && mkdir -p _build/wheel/src $(@D)
 	cp -r pyproject.toml chapter_lib _build/wheel/src/
 	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps _build/wheel/src -w _build/wheel

@@ -6,15 +6,26 @@
   site with the editor's key guard switched off fails the same check.
 * Keyboard: Escape then Tab leaves an editor (no time window), with a visible hint that is
   also the editor's accessible description; after the start button, focus is on "Run all".
-* Floods: a 200,000-line print loop finishes, its output is shown bounded; Stop stops a
+* Floods: a 200,000-line print loop finishes, its output is shown bounded (and a single
+  5 MB line, by characters); Stop stops a
   second, endless one; after the restart the cells that ran say so, and running a later
-  cell runs the earlier ones first.
+  cell runs the earlier ones first. Stop never traps: a stopped cell is skipped (with a
+  notice) when a later cell runs; on 15.11 an exercise's cells run only that exercise's
+  cells first; Stop (Ctrl+., from inside an editor too, or Tab from the
+  running cell) keeps the scroll position and the focus.
 * Kept work: edit, reload, edit restored and marked, Reset restores; a changed book cell
   under a saved edit (a test copy of the site, altered) is reported with both versions;
+  two tabs editing different cells keep both edits (each tab shows the other's), two tabs
+  editing one cell keep the later save and offer the other version in the tab that lost it;
   blocked storage and a malformed entry leave a working page; added cells run, are kept
   and can be deleted.
 * The downloaded notebook passes nbformat.validate and runs with nbclient in the book's
   environment, the reader's edit and added cell in it.
+* Focus and state: Tab reaches the header's "▶ Run" with a visible ring (computed style,
+  screenshot), the runner's controls too; a clicked button keeps its border and colour.
+* What the page cannot do (%pip, !pip, micropip, a package it does not serve) is said in
+  one sentence; tracebacks name cells as the reader sees them; with storage refused, the
+  progress box's title says progress lasts for this visit only.
 * input() says it is not available; axe-core finds no serious or critical violation with
   the runner active (light and dark); at phone width every control is 44×44 px.
 
@@ -190,6 +201,39 @@ def test_keyboard_leaves_an_editor_and_the_hint_says_how(page_started):
     assert not hint.is_visible()
 
 
+JS_RING = """(e) => { const s = getComputedStyle(e);
+    return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2 || /\\d+px\\)?$/.test(s.boxShadow) && s.boxShadow !== 'none'; }"""
+JS_SHAPE = "(e) => { const s = getComputedStyle(e); return [s.borderTopStyle, s.borderTopWidth, s.borderTopColor, s.color]; }"
+
+
+def test_the_keyboard_sees_a_focus_ring_and_a_clicked_button_keeps_its_shape(runner):
+    """Tab from the top of the page to the header's "▶ Run": it shows a ring (computed style,
+    and a screenshot); so do the runner's controls. A runner button clicked with the pointer
+    still on it keeps its border and colour (before, it read as plain text)."""
+    runner.open(PAGE)
+    page = runner.page
+    header_run = page.locator(".browser-run-in-header")
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if header_run.evaluate("(e) => e === document.activeElement"):
+            break
+    assert header_run.evaluate("(e) => e === document.activeElement"), "Tab never reached the header's Run"
+    assert header_run.evaluate(JS_RING), "no focus ring on the header's Run"
+    box = header_run.bounding_box()
+    OUT.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=OUT / "work-focus-ring-header.png",
+                    clip={"x": box["x"] - 40, "y": max(0, box["y"] - 10), "width": box["width"] + 200, "height": box["height"] + 20})
+    runner.start()
+    run_button = page.locator("div.cell").nth(0).locator(".browser-run-run")
+    at_rest = run_button.evaluate(JS_SHAPE)
+    run_button.click()  # the pointer stays on it
+    page.wait_for_function(CELL_FINISHED, arg=1, timeout=60_000)
+    assert run_button.evaluate(JS_SHAPE) == at_rest, "a clicked button lost its border or colour"
+    page.keyboard.press("Tab")
+    assert page.evaluate(f"() => ({JS_RING})(document.activeElement)"), "no focus ring on the runner's next control"
+    assert runner.problems() == []
+
+
 # ---------------------------------------------------------------------------
 # Floods, Stop, restart, prerequisites, input()
 # ---------------------------------------------------------------------------
@@ -232,6 +276,105 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
     assert page_started.problems() == []
 
 
+# Where the reader is: a cell's top in the window (text above it may change length).
+JS_CELL_TOP = "(n) => window.browserRun.cells[n - 1].element.getBoundingClientRect().top"
+def test_one_long_line_is_bounded_in_characters(page_started):
+    """A single 5 MB print: its first and last few thousand characters are shown, under two
+    screens tall at desktop width, with Show all and Save as text; all of it is kept."""
+    runner, page = page_started, page_started.page
+    replace_text(page, 1, 'print("x" * 5_000_000)')
+    run(page, 1, timeout=120_000)
+    outputs = cell(runner, 1)["outputs"]
+    assert [kind for kind, _ in outputs] == ["stdout"] and len(outputs[0][1]) == 5_000_001
+    shown = page.locator("div.cell").nth(0).locator(".browser-run-output")
+    assert "4,995,001 characters not shown" in shown.text_content()
+    assert shown.bounding_box()["height"] < 2 * page.viewport_size["height"]
+    assert shown.get_by_role("button", name="Show all of the output of cell 1").is_visible()
+    assert shown.get_by_role("button", name="Save as text: the output of cell 1").is_visible()
+    center(shown.locator(".browser-run-omitted"))
+    shoot(page, "long-line-bounded")
+    assert runner.problems() == []
+
+
+JS_FOCUS_IN_CELL = "(n) => window.browserRun.cells[n - 1].element.contains(document.activeElement)"
+
+
+def test_stop_never_traps_and_keeps_the_readers_place(page_started):
+    """An added cell with `while True: pass`, stopped by the shortcut from inside its editor:
+    the page keeps its scroll position and the focus; running cell 4 afterwards runs cells
+    1-3 first but not the stopped cell, and says it skipped it."""
+    runner, page = page_started, page_started.page
+    page.locator("div.cell").nth(2).get_by_role("button", name="Add a cell below cell 3").click()
+    page.keyboard.type("while True: pass")
+    stuck = page.locator("div.cell.browser-run-added")
+    center(stuck)
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    floating = page.get_by_role("region", name="Running")
+    assert "Ctrl+." in floating.text_content()  # the shortcut, on the Stop bar
+    # Tab from the running cell's controls reaches Stop at once.
+    stuck.get_by_role("button", name=re.compile(r"^Delete your cell")).focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "Stop"
+    editor_content = stuck.locator(".cm-content")
+    editor_content.click()
+    page.wait_for_timeout(300)
+    scrolled = page.evaluate(JS_CELL_TOP, 4)
+    page.keyboard.press("Control+.")  # from inside the editor
+    assert cell(runner, 4)["state"] == "stopped"
+    page.wait_for_function(IDLE, timeout=120_000)
+    assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2, "Stop moved the reader's place"
+    assert page.evaluate(JS_FOCUS_IN_CELL, 4), "Stop took the focus away from the editor"
+
+    run(page, 5, timeout=120_000)  # cell 4 of the book, the fifth cell of the page
+    assert [cell(runner, n)["state"] for n in (1, 2, 3, 4, 5)] == ["done", "done", "done", "stopped", "done"]
+    status = page.get_by_role("status").text_content()
+    assert "Skipped your cell 1 (added): it was stopped when it last ran" in status, status
+    center(page.locator("div.cell").nth(4).locator(".browser-run-cell-bar"))
+    page.evaluate("() => document.querySelector('.browser-run-bar').scrollIntoView({block: 'start'})")
+    shoot(page, "skip-notice-after-stop")
+    # Stopped by the button: the focus goes to the stopped cell's Run button, the page stays.
+    stuck.locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    scrolled = page.evaluate(JS_CELL_TOP, 4)
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function(IDLE, timeout=120_000)
+    assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2
+    assert page.evaluate("() => document.activeElement.textContent").startswith("Run your cell 1")
+    assert runner.problems() == []
+
+
+EXERCISES = "book/15_11_exercises.html"
+JS_SECTIONS = """() => window.browserRun.cells.map((c) => [c.element.closest('section[id^="exercise-"]')?.id ?? null,
+    c.element.dataset.runState || 'idle'])"""
+
+
+def test_an_exercise_runs_only_its_own_cells_first(runner):
+    """On 15.11, running exercise 3's start cell runs no cell of exercises 1-2 (their worked
+    solutions, matplotlib among them); a cell added below it runs the start cell first, and
+    nothing else."""
+    runner.open(EXERCISES)
+    runner.page.evaluate("() => localStorage.clear()")
+    runner.open(EXERCISES)
+    runner.start()
+    page = runner.page
+    cells = runner.cells()
+    start = next(c for c in cells if c["source"].startswith("# Exercise 3: start here"))["number"]
+    page.locator("div.cell").nth(start - 1).get_by_role("button", name=f"Add a cell below cell {start}").click()
+    page.keyboard.type("print(type(assess).__name__)")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(CELL_FINISHED, arg=start + 1, timeout=120_000)
+    page.wait_for_function(IDLE, timeout=60_000)
+    added = cell(runner, start + 1)
+    assert added["outputs"][-1] == ["stdout", "function\n"], added  # the start cell ran first
+    states = page.evaluate(JS_SECTIONS)
+    ran = [(n + 1, section) for n, (section, state) in enumerate(states) if state != "idle"]
+    assert ran == [(start, "exercise-3"), (start + 1, "exercise-3")], ran
+    assert not page.evaluate("() => performance.getEntriesByType('resource').some((e) => e.name.includes('matplotlib'))")
+    assert runner.problems() == []
+
+
 def test_input_says_it_is_not_available(page_started):
     page = page_started.page
     replace_text(page, 1, 'name = input("Your name? ")')
@@ -240,6 +383,56 @@ def test_input_says_it_is_not_available(page_started):
     assert "input() cannot read what you type in this page" in traceback
     assert "Put the value in the code instead" in traceback
     assert page_started.problems() == []
+
+
+def stderr_of(runner, number: int) -> str:
+    return dict(cell(runner, number)["outputs"]).get("stderr", "")
+
+
+def test_what_the_page_cannot_do_is_said_in_one_sentence(page_started):
+    """%pip, !pip, micropip and a package the page does not serve each say what is and is not
+    available here (not a bare SyntaxError or ModuleNotFoundError); tracebacks name the cell
+    as the reader sees it."""
+    runner, page = page_started, page_started.page
+    for source, said in [
+        ("%pip install pandas", "%pip install cannot run in this page"),
+        ("!pip install pandas", "!pip install cannot run in this page"),
+        ("import micropip", "micropip cannot be used in this page"),
+        ("import pandas", "No module named 'pandas' in this page"),
+    ]:
+        replace_text(page, 1, source)
+        run(page, 1)
+        traceback = stderr_of(runner, 1)
+        assert said in traceback, traceback
+        assert "matplotlib, numpy and pillow" in traceback and "Binder or Colab" in traceback
+        assert "SyntaxError" not in traceback and "micropip.install" not in traceback, traceback
+    assert 'File "cell 1", line 1' in traceback  # the import line, in the reader's cell
+    page.locator("div.cell").nth(1).get_by_role("button", name="Add a cell below cell 2").click()
+    page.keyboard.type("def f():\n1 / 0\n")
+    page.keyboard.press("Backspace")  # (typed, Enter indented the call under f)
+    page.keyboard.insert_text("\nf()")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
+    traceback = stderr_of(runner, 3)
+    assert 'File "your cell 1 (added)", line 3' in traceback and "ZeroDivisionError" in traceback, traceback
+    assert "<cell " not in traceback
+    assert runner.problems() == []
+
+
+def test_the_progress_box_says_progress_is_not_kept_when_storage_is_refused(runner):
+    page = runner.context.new_page()
+    try:
+        page.add_init_script("Object.defineProperty(window, 'localStorage', "
+                             "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
+        page.goto(f"{runner.origin}/{EXERCISES}", wait_until="load")
+        title = page.locator(".exercise-progress-title")
+        title.wait_for()
+        assert title.text_content() == "Your progress, for this visit only (this browser does not let the page keep it)"
+    finally:
+        page.close()
+    runner.open(EXERCISES)
+    runner.page.locator(".exercise-progress-title").wait_for()
+    assert runner.page.locator(".exercise-progress-title").text_content() == "Your progress, kept in this browser"
 
 
 # ---------------------------------------------------------------------------
@@ -314,6 +507,82 @@ def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
             assert cell(page, 4)["source"] == book + "\nprint('mine')"
         finally:
             page.close()
+
+
+def append_line(page, number: int, line: str) -> None:
+    editor(page, number).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.insert_text("\n" + line)
+
+
+def test_two_tabs_editing_different_cells_keep_both(page_started):
+    """Tab A edits cell 1, tab B (opened before A saved) cell 3: each tab shows the other's
+    edit, and after both reload both edits are there (each tab writes only its own cells)."""
+    runner, first = page_started, page_started.page
+    second = runner.context.new_page()
+    try:
+        open_and_start(second, f"{runner.origin}/{PAGE}")
+        book = [cell(first, n)["source"] for n in (1, 3)]
+        append_line(first, 1, "# from tab A")
+        append_line(second, 3, "# from tab B")
+        first.wait_for_timeout(800)  # both saved (300 ms after the last keystroke)
+        assert cell(first, 3)["source"] == book[1] + "\n# from tab B"  # heard the other tab
+        assert cell(second, 1)["source"] == book[0] + "\n# from tab A"
+        for page in (first, second):
+            open_and_start(page, f"{runner.origin}/{PAGE}")
+            assert cell(page, 1)["source"] == book[0] + "\n# from tab A"
+            assert cell(page, 3)["source"] == book[1] + "\n# from tab B"
+            assert "(2 cells) came back" in page.get_by_role("status").text_content()
+    finally:
+        second.close()
+    assert runner.problems() == []
+
+
+def test_two_tabs_editing_the_same_cell_offer_the_other_version(page_started):
+    """Both tabs edit cell 4: the later save is kept in both tabs, and the tab whose code was
+    replaced says so and offers its own back (the other tab is told in turn)."""
+    runner, first = page_started, page_started.page
+    second = runner.context.new_page()
+    try:
+        open_and_start(second, f"{runner.origin}/{PAGE}")
+        book = cell(first, 4)["source"]
+        append_line(first, 4, "print('A')")
+        first.wait_for_timeout(600)
+        assert cell(second, 4)["source"] == book + "\nprint('A')"  # not changed in B: taken quietly
+        assert not second.get_by_role("region", name="Cell 4 was changed in another tab").is_visible()
+        replace_text(second, 4, book + "\nprint('B')")
+        second.wait_for_timeout(600)
+        assert cell(first, 4)["source"] == book + "\nprint('B')"  # the later save
+        notice = first.get_by_role("region", name="Cell 4 was changed in another tab")
+        assert notice.is_visible()
+        notice.locator("summary").click()
+        assert "print('A')" in notice.locator("pre").text_content()
+        center(notice)
+        shoot(first, "two-tabs-conflict")
+        first.get_by_role("button", name="Take this tab's code of cell 4 back").click()
+        first.wait_for_timeout(600)
+        assert cell(first, 4)["source"] == book + "\nprint('A')"
+        assert cell(second, 4)["source"] == book + "\nprint('A')"
+        other = second.get_by_role("region", name="Cell 4 was changed in another tab")
+        assert other.is_visible() and "print('B')" in other.locator("pre").text_content()
+        # Typing in a cell while the other tab saves it: the typing stays, the other is offered.
+        second.get_by_role("button", name="Keep the other tab's code of cell 4").click()
+        editor(second, 4).click()
+        second.keyboard.press("Control+End")
+        second.keyboard.insert_text("\nprint('typing')")
+        # Tab A saves at once (as when it is left), while B's typing is not yet written.
+        first.evaluate("""(book) => { window.browserRun.cells[3].setSource(book + "\\nprint('A2')");
+            window.dispatchEvent(new Event("pagehide")); }""", book)
+        offered = second.get_by_role("region", name="Cell 4 was changed in another tab")
+        offered.wait_for(state="visible")
+        assert "print('A2')" in offered.locator("pre").text_content()
+        assert "print('typing')" in cell(second, 4)["source"]
+        second.wait_for_timeout(600)
+        open_and_start(first, f"{runner.origin}/{PAGE}")
+        assert "print('typing')" in cell(first, 4)["source"]  # the later save
+    finally:
+        second.close()
+    assert runner.problems() == []
 
 
 def test_blocked_storage_leaves_a_working_page(runner):

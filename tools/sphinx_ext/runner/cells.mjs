@@ -24,6 +24,7 @@ export class Cell {
     this.added = bookSource == null;
     this.runState = "idle";
     this.generation = -1; // which Python (worker) it last ran in
+    this.skipReason = null; // "was stopped", "raised an error": not run as a prerequisite
     div.classList.add("browser-run-cell");
     this.build(source ?? bookSource);
   }
@@ -47,7 +48,7 @@ export class Cell {
     this.stateText = el("span", { class: "browser-run-cell-state" });
     this.editedMark = el("span", { class: "browser-run-edited", hidden: true }, "edited (kept in this browser)");
     const controls = [
-      button(`Run ${this.label}`, () => this.actions.run(this), { cls: "browser-run-run" }),
+      (this.runButton = button(`Run ${this.label}`, () => this.actions.run(this), { cls: "browser-run-run" })),
       this.added ? null : (this.resetButton = button("Reset", () => this.actions.reset(this),
         { label: `Reset ${this.label} to the book's code`, cls: "browser-run-reset" })),
       button("Add a cell", () => this.actions.add(this), { label: `Add a cell below ${this.label}`, cls: "browser-run-add" }),
@@ -55,7 +56,7 @@ export class Cell {
       this.editedMark,
       this.stateText,
     ].filter(Boolean);
-    const bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
+    const bar = this.bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
     const outputArea = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of ${this.label}` });
     this.output = new CellOutput(outputArea, this.label);
 
@@ -77,6 +78,7 @@ export class Cell {
   }
 
   changed() {
+    this.skipReason = null; // edited: it runs as a prerequisite again (runner.mjs)
     this.markEdited();
     this.actions.changed(this);
   }
@@ -112,18 +114,29 @@ export class Cell {
 
   // The book's code changed under the reader's saved edit: say so, show it, offer both.
   showConflict(onKeep, onTake) {
+    this.offer({
+      region: `The book's code of ${this.label} changed`,
+      text: [`The book's code of ${this.label} has changed since you edited it. `,
+        "The editor shows your code; the book's new code is below."],
+      summary: "The book's code now", other: this.bookSource,
+      keep: ["Keep mine", `Keep mine: my code of ${this.label}`, onKeep],
+      take: ["Take the book's", `Take the book's code of ${this.label}`, onTake],
+    });
+  }
+
+  // Another version of this cell's code, offered above the editor: what happened (text),
+  // the other code (under summary), and two choices, each [text, accessible name, action].
+  offer({ region, text, summary, other, keep, take }) {
     const done = () => { this.conflict.hidden = true; this.conflict.replaceChildren(); };
+    const choice = ([words, label, action]) => button(words, () => { done(); action(); }, { label });
     this.conflict.replaceChildren(
-      el("p", {}, `The book's code of ${this.label} has changed since you edited it. `,
-        "The editor shows your code; the book's new code is below."),
-      el("details", {}, el("summary", {}, "The book's code now"), el("pre", {}, this.bookSource)),
-      el("div", { class: "browser-run-cell-bar" },
-        button("Keep mine", () => { done(); onKeep(); }, { label: `Keep mine: my code of ${this.label}` }),
-        button("Take the book's", () => { done(); onTake(); }, { label: `Take the book's code of ${this.label}` })),
+      el("p", {}, ...text),
+      el("details", {}, el("summary", {}, summary), el("pre", {}, other)),
+      el("div", { class: "browser-run-cell-bar" }, choice(keep), choice(take)),
     );
     this.conflict.hidden = false;
     this.conflict.setAttribute("role", "region");
-    this.conflict.setAttribute("aria-label", `The book's code of ${this.label} changed`);
+    this.conflict.setAttribute("aria-label", region);
   }
 }
 

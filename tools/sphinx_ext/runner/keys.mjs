@@ -20,8 +20,18 @@ export function guardEditor(host) {
   host.addEventListener("keydown", (event) => event.stopPropagation());
 }
 
-export function guardModifiedKeys() {
+//
+// shortcuts: [{matches(event), run()}], the runner's own page-wide keys (Stop), which work
+// in editors as well: checked first.
+export function guardModifiedKeys(shortcuts = []) {
   window.browserRunKeys = (event) => {
+    const shortcut = shortcuts.find((s) => s.matches(event));
+    if (shortcut) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      shortcut.run();
+      return;
+    }
     const editor = event.target instanceof Element ? event.target.closest(".cm-editor") : null;
     if (!editor || !(event.ctrlKey || event.metaKey || event.altKey)) return;
     event.stopImmediatePropagation();

@@ -5,7 +5,8 @@
 // figure ({kind: "image/png", text: its text/plain, png}, shown by figures.mjs).
 // Everything is kept (the tests, "Show all", "Save" and the notebook download read it),
 // but a stream longer than SHOWN_LINES shows its first HEAD_LINES and last TAIL_LINES
-// with "… N lines not shown …" between them: a print loop of 200,000 lines made an output
+// with "… N lines not shown …" between them, and one with over-long lines its first and
+// last few thousand characters ("… N characters not shown …"): a print loop of 200,000 lines made an output
 // area 3.4 million pixels tall and every update of it slower than the last. The page
 // redraws a cell's output at most once per animation frame, however fast output arrives.
 import { button, el, saveFile } from "./dom.mjs";
@@ -13,7 +14,12 @@ import { button, el, saveFile } from "./dom.mjs";
 const HEAD_LINES = 100;
 const TAIL_LINES = 100;
 const SHOWN_LINES = HEAD_LINES + TAIL_LINES + 50; // below this, all of it
-const SHOWN_CHARS = 200_000; // the same bound for output with few but very long lines
+// Characters too: one long line (a 5 MB print) wraps into tens of thousands of pixels, so
+// what is shown of a stream, lines bounded or not, is at most its first HEAD_CHARS and last
+// TAIL_CHARS characters (a screen or two at desktop width).
+const HEAD_CHARS = 2_500;
+const TAIL_CHARS = 2_500;
+const SHOWN_CHARS = HEAD_CHARS + TAIL_CHARS + 1_000; // below this, all of it
 
 // Index just after the n-th newline from the start (or -1 if there are fewer).
 function afterLines(text, n) {
@@ -41,25 +47,30 @@ function countLines(text, from = 0, to = text.length) {
   return count;
 }
 
-// {head, hidden, tail} when text is too long to show whole, else null. `newlines` is the
-// count of "\n" in text, kept as output arrives, so a redraw does not rescan the middle.
+// {head, hidden, tail} when text is too long to show whole, else null: bounded by lines
+// (first and last hundred), then by characters. `newlines` is the count of "\n" in text,
+// kept as output arrives, so a redraw does not rescan the middle.
 export function bound(text, newlines = countLines(text)) {
-  const head = afterLines(text, HEAD_LINES);
-  if (head > 0 && text.length > head) {
-    const tail = lastLinesStart(text, TAIL_LINES);
-    if (tail > head) {
-      const hidden = newlines - HEAD_LINES - countLines(text, tail);
+  let head = text;
+  let tail = "";
+  let hiddenLines = 0;
+  const headEnd = afterLines(text, HEAD_LINES);
+  if (headEnd > 0 && text.length > headEnd) {
+    const tailStart = lastLinesStart(text, TAIL_LINES);
+    if (tailStart > headEnd) {
+      const hidden = newlines - HEAD_LINES - countLines(text, tailStart);
       if (hidden + HEAD_LINES + TAIL_LINES > SHOWN_LINES) {
-        return { head: text.slice(0, head), hidden: `${hidden.toLocaleString("en")} lines`, tail: text.slice(tail) };
+        [head, tail, hiddenLines] = [text.slice(0, headEnd), text.slice(tailStart), hidden];
       }
     }
   }
-  if (text.length > SHOWN_CHARS) {
-    const half = SHOWN_CHARS / 2;
-    return { head: text.slice(0, half), hidden: `${(text.length - 2 * half).toLocaleString("en")} characters`,
-      tail: text.slice(-half) };
-  }
-  return null;
+  if (!hiddenLines && text.length <= SHOWN_CHARS) return null;
+  const trimmed = !hiddenLines || head.length > HEAD_CHARS || tail.length > TAIL_CHARS;
+  if (!hiddenLines) [head, tail] = [text.slice(0, HEAD_CHARS), text.slice(-TAIL_CHARS)];
+  else [head, tail] = [head.slice(0, HEAD_CHARS), tail.slice(-TAIL_CHARS)];
+  const lines = `${hiddenLines.toLocaleString("en")} lines`;
+  const chars = `${(text.length - head.length - tail.length).toLocaleString("en")} characters`;
+  return { head, hidden: !hiddenLines ? chars : trimmed ? `${lines} (${chars})` : lines, tail };
 }
 
 export class CellOutput {

@@ -58,6 +58,7 @@ export class Progress {
       this.storage.setItem(this.key, JSON.stringify(this.entry));
     } catch (error) {
       this.problem = "This browser did not keep your progress (storage is full or blocked).";
+      this.storage = null; // the title says so from now on
     }
   }
 
@@ -182,11 +183,17 @@ export function start() {
   const summary = el("p", { class: "exercise-progress-summary", role: "status" });
   const note = el("p", { class: "exercise-progress-note" });
   const list = el("ul", { class: "exercise-progress-list" });
-  const render = () => renderPage(progress, exercises, list, summary, note);
+  // The title says where progress lives, and so where it does not when storage is refused.
+  const title = el("p", { class: "exercise-progress-title" });
+  const render = () => {
+    renderPage(progress, exercises, list, summary, note);
+    title.textContent = progress.storage ? "Your progress, kept in this browser"
+      : "Your progress, for this visit only (this browser does not let the page keep it)";
+  };
   const clear = el("button", { type: "button", class: "btn btn-sm exercise-progress-clear",
     onclick: () => { progress.clear(); render(); } }, "Clear my progress");
   const box = el("aside", { class: "exercise-progress", "aria-label": "Your progress" },
-    el("p", { class: "exercise-progress-title" }, "Your progress, kept in this browser"), summary, list, note, clear);
+    title, summary, list, note, clear);
   exercises[0].section.before(box);
   for (const exercise of exercises) {
     exercise.mark = el("span", { class: "exercise-done-mark", hidden: true }, "✓ done");

@@ -28,6 +28,7 @@ const state = {
   status: null,
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
   notice: "", // Python was restarted: shown until a cell runs again
+  skipped: [], // stopped or failed cells skipped as prerequisites: said until the next run asked for
   version: "",
   download: null, // {bytes, text} announced by the loader
   work: null, // work.mjs
@@ -36,13 +37,18 @@ const state = {
 
 function setStatus(text) {
   const restored = state.work ? state.work.restored : "";
-  state.status.textContent = [state.notice, ...state.notices, restored, text].filter(Boolean).join(" ");
+  state.status.textContent = [state.notice, ...state.skipped, ...state.notices, restored, text].filter(Boolean).join(" ");
 }
 
 function setBusy(busy) {
   document.documentElement.dataset.browserRun = busy ? "busy" : state.ready ? "idle" : "loading";
   state.floating.hidden = !busy || !state.running;
-  if (state.running) state.floatingText.textContent = `Running ${state.running.label}…`;
+  if (state.running) {
+    state.floatingText.textContent = `Running ${state.running.label}…`;
+    // Fixed to the window's corner; in the DOM right after the running cell's controls, so
+    // Tab from the cell reaches Stop at once (not moved while it has the focus).
+    if (!state.floating.contains(document.activeElement)) state.running.bar.after(state.floating);
+  }
 }
 
 const runnable = () => state.cells;  // every cell runs, the figure cells too
@@ -103,6 +109,7 @@ function onWorkerMessage(message) {
     case "done":
       if (!cell) break;
       cell.setState(message.ok ? "done" : "error");
+      cell.skipReason = message.ok ? null : "raised an error";
       state.running = null;
       if (!message.ok) {
         state.failedCell = cell;
@@ -135,7 +142,7 @@ function sendNext() {
   cell.setState("running");
   setStatus(`Running ${cell.label}…`);
   setBusy(true);
-  state.worker.postMessage({ type: "run", id: cell.id, source: cell.source() });
+  state.worker.postMessage({ type: "run", id: cell.id, label: cell.label, source: cell.source() });
 }
 
 function queueCells(cells) {
@@ -151,19 +158,51 @@ function queueCells(cells) {
 // One cell, as a notebook reader expects it to run: the cells above it that have not run
 // in this Python (never, or not since a restart) run first, in order, so what they define
 // exists. Said in the status, so a reader sees why more than one cell runs.
+//
+// A cell that was stopped, or raised an error, when it last ran (and has not been edited
+// since) is not run again as another cell's prerequisite: `while True: pass` stopped once
+// would otherwise trap every later cell. The status says it was skipped.
+//
+// On the exercise page, a cell inside an exercise's section (`## Exercise N`) depends only
+// on the cells of that exercise: each start cell imports what its exercise needs, so the
+// cells of other exercises (their worked solutions among them) never run unasked.
+const EXERCISE_SECTION = 'section[id^="exercise-"]';
+
+function prerequisiteCells(cell) {
+  const scope = cell.element.closest(EXERCISE_SECTION);
+  return runnable().slice(0, runnable().indexOf(cell)).filter((c) => !scope || scope.contains(c.element));
+}
+
 function runCell(cell) {
-  const before = runnable().slice(0, runnable().indexOf(cell));
-  const missing = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
+  const before = prerequisiteCells(cell);
+  const notRun = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
+  const skipped = notRun.filter((c) => c.skipReason);
+  const missing = notRun.filter((c) => !c.skipReason);
   queueCells([...missing, cell]);
+  // Said until the reader runs something else (the notice about prerequisites goes when
+  // the next cell starts; the skip stays, since what the skipped cell defines is missing).
+  state.skipped = skipped.map((c) =>
+    `Skipped ${c.label}: it ${c.skipReason} when it last ran, so it was not run again before ${cell.label} ` +
+    "(run it yourself to run it again).");
+  for (const c of skipped) c.stateText.textContent = `${STATE_WORDS_SKIPPED[c.skipReason]}; skipped`;
   if (missing.length) {
     state.notice = `Running ${missing.length === 1 ? missing[0].label : `${missing.length} earlier cells`} first: ` +
       `${missing.length === 1 ? "it has" : "they have"} not run in this Python.`;
+  }
+  if (missing.length || skipped.length) {
     setStatus(state.ready ? `Running ${state.running ? state.running.label : cell.label}…` : "Starting Python…");
   }
 }
+const STATE_WORDS_SKIPPED = { "was stopped": "stopped", "raised an error": "error" };
 
+// Stop keeps the reader's place: the scroll position, and the focus (an editor, where the
+// shortcut was pressed; the stopped cell's Run button when the Stop button, now hidden, had it).
 function stop() {
+  if (!state.running && !state.queue.length) return;
+  const focused = document.activeElement;
+  const stopped = state.running;
   state.worker.terminate();
+  if (stopped) stopped.skipReason = "was stopped";
   for (const cell of [state.running, ...state.queue]) if (cell) cell.setState("stopped");
   // What earlier cells defined is gone with the old Python: say so on each of them.
   for (const cell of runnable()) if (["done", "error"].includes(cell.runState)) cell.setState("stale");
@@ -171,11 +210,18 @@ function stop() {
   state.running = null;
   state.notice =
     "Stopped. Python was restarted, so everything earlier cells defined is lost; " +
-    "running a cell runs the cells above it again first.";
+    "running a cell runs the cells above it again first (not the stopped one).";
   startWorker();
   setStatus("Starting Python again…");
-  state.runAll.focus();
+  if (!focused || focused === document.body || state.floating.contains(focused)) {
+    const target = stopped ? stopped.runButton : state.runAll;
+    target.focus({ preventScroll: true });
+  }
 }
+
+// Ctrl+. (⌘. on a Mac), from anywhere on the page, editors included (keys.mjs).
+const isStopKey = (event) => event.key === "." && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
+const STOP_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? "⌘." : "Ctrl+.";
 
 // ---------------------------------------------------------------------------
 // The reader's work (work.mjs) and what the cells' controls do
@@ -201,7 +247,7 @@ const actions = {
 // bar, status: the loader's controls; download: {bytes, text}, what the click downloads;
 // notebook: the URL of the page's reader's notebook, relative to the page.
 export function start({ bar, status, download, notebook }) {
-  guardModifiedKeys();
+  guardModifiedKeys([{ matches: isStopKey, run: stop }]);
   const css = el("link", { rel: "stylesheet", href: new URL("./runner.css", import.meta.url).href });
   document.head.append(css);
   Object.assign(state, { status, download });
@@ -217,10 +263,11 @@ export function start({ bar, status, download, notebook }) {
     const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
     return new Cell({ div, id: i + 1, number: i + 1, label: `cell ${i + 1}`, bookSource: original, actions });
   }));
-  state.runAll = button("Run all", () => queueCells(runnable()), { cls: "browser-run-run-all" });
+  state.runAll = button("Run all", () => { state.skipped = []; queueCells(runnable()); }, { cls: "browser-run-run-all" });
   state.floatingText = el("span", {});
-  state.floating = el("div", { class: "browser-run-floating", hidden: true },
-    state.floatingText, button("Stop", stop, { label: "Stop", cls: "browser-run-stop" }));
+  state.floating = el("div", { class: "browser-run-floating", hidden: true, role: "region", "aria-label": "Running" },
+    state.floatingText, button("Stop", stop, { label: "Stop", cls: "browser-run-stop" }),
+    el("kbd", { class: "browser-run-key", title: "Stop from anywhere on the page, editors included" }, STOP_KEY));
   document.body.append(state.floating);
   bar.replaceChildren(
     state.runAll,

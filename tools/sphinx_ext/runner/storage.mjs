@@ -8,6 +8,12 @@
 // book's changed, offering both (runner.mjs). An added cell is saved with the cell it
 // follows (`after`: a book cell's number or another added cell's id).
 //
+// Two tabs of one page share the entry. A tab writes only what it changed (the cells it
+// edited since its last write, its added cells), merged into the entry as stored now
+// (read, merge, write), so it never overwrites another tab's edit of another cell; and it
+// hears the other tab's writes (the `storage` event, fired in every other tab of the
+// origin) and hands them to work.mjs, which updates its cells or offers the other version.
+//
 // Storage may be missing or refuse (private mode, quota, blocked by the browser): one
 // notice says edits are not kept, and everything else works. An entry that cannot be read
 // (not JSON, not this shape) is moved aside under PREFIX + "unreadable:" + path, with a
@@ -26,6 +32,8 @@ export function digest(text) {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
+const emptyEntry = () => ({ v: 1, edits: {}, added: [] });
+
 function validEntry(entry) {
   const isText = (x) => typeof x === "string";
   return entry && typeof entry === "object" && entry.v === 1
@@ -37,11 +45,15 @@ function validEntry(entry) {
 
 export class KeptWork {
   // notice(text): show the reader one message about their kept work.
-  constructor(notice, page = location.pathname) {
+  // onRemote(entry): another tab saved the page's work (the entry as now stored).
+  constructor(notice, page = location.pathname, onRemote = () => {}) {
     this.notice = notice;
     this.key = PREFIX + page;
     this.timer = null;
-    this.entry = { v: 1, edits: {}, added: [] };
+    this.entry = emptyEntry();
+    this.dirty = new Set(); // book cells (their number, as text) changed here since the last write
+    this.addedDirty = false; // this tab's added cells changed since the last write
+    this.knownAdded = new Set(); // ids of added cells this tab has had (so a deleted one stays deleted)
     this.storage = null;
     try {
       const storage = window.localStorage;
@@ -53,6 +65,22 @@ export class KeptWork {
       this.unavailable(error);
     }
     if (this.storage) this.read();
+    for (const a of this.entry.added) this.knownAdded.add(a.id);
+    window.addEventListener("storage", (event) => {
+      if (!this.storage || event.key !== this.key && event.key !== null) return;
+      const entry = this.parse(event.key === null ? null : event.newValue);
+      if (!entry) return; // unreadable: this tab's next write replaces it
+      // What this tab has not written yet stays its own until it does; work.mjs is given
+      // the other tab's version, to offer it.
+      const mine = structuredClone(entry);
+      for (const n of this.dirty) {
+        if (this.entry.edits[n]) mine.edits[n] = this.entry.edits[n];
+        else delete mine.edits[n];
+      }
+      if (this.addedDirty) mine.added = this.mergeAdded(mine.added);
+      this.entry = mine;
+      onRemote(entry);
+    });
     // A reload or a link followed within SAVE_DELAY_MS of the last keystroke loses nothing.
     window.addEventListener("pagehide", () => { if (this.timer != null) this.save(true); });
   }
@@ -67,6 +95,17 @@ export class KeptWork {
       "Your edits cannot be kept in this browser (its storage is " +
       `${error && error.name === "QuotaExceededError" ? "full" : "unavailable or blocked"}), ` +
       "so they are lost when you leave the page: use “Download as notebook” to keep them.");
+  }
+
+  // A stored entry (raw text, or null for none) as an entry, or null if it cannot be read.
+  parse(raw) {
+    if (raw == null) return emptyEntry();
+    try {
+      const entry = JSON.parse(raw);
+      return validEntry(entry) ? entry : null;
+    } catch {
+      return null;
+    }
   }
 
   read() {
@@ -87,6 +126,11 @@ export class KeptWork {
     }
   }
 
+  // Book cell n has a change made in this tab that is not written yet (the reader is typing).
+  pending(n) {
+    return this.timer != null && this.dirty.has(String(n));
+  }
+
   // The saved edit of book cell n, or null: {source, book}.
   edit(n) {
     return this.entry.edits[String(n)] || null;
@@ -105,17 +149,30 @@ export class KeptWork {
   setEdit(n, source, bookSource, book = digest(bookSource)) {
     if (source === bookSource) delete this.entry.edits[String(n)];
     else this.entry.edits[String(n)] = { source, book };
+    this.dirty.add(String(n));
     this.save();
   }
 
   setAdded(list) {
     this.entry.added = list;
+    for (const a of list) this.knownAdded.add(a.id);
+    this.addedDirty = true;
     this.save();
   }
 
+  // This tab's added cells, in its order, then those another tab added that this tab has not
+  // seen yet (a cell this tab deleted is not brought back).
+  mergeAdded(stored) {
+    const others = stored.filter((a) => !this.knownAdded.has(a.id));
+    return [...this.entry.added, ...others];
+  }
+
+  // Clear my edits: the page's work goes, in every tab.
   clear() {
-    this.entry = { v: 1, edits: {}, added: [] };
-    this.save(true);
+    this.entry = emptyEntry();
+    this.dirty.clear();
+    this.addedDirty = false;
+    this.write(this.entry);
   }
 
   // Written SAVE_DELAY_MS after the last keystroke (or at once), and when the page hides.
@@ -127,8 +184,28 @@ export class KeptWork {
       this.timer = setTimeout(() => this.save(true), SAVE_DELAY_MS);
       return;
     }
+    // Read, merge, write: the stored entry (another tab's edits in it), with this tab's changes.
+    let stored = null;
     try {
-      if (this.hasWork()) this.storage.setItem(this.key, JSON.stringify(this.entry));
+      stored = this.parse(this.storage.getItem(this.key));
+    } catch { /* written over below */ }
+    const entry = stored || emptyEntry();
+    for (const n of this.dirty) {
+      if (this.entry.edits[n]) entry.edits[n] = this.entry.edits[n];
+      else delete entry.edits[n];
+    }
+    if (this.addedDirty) entry.added = this.mergeAdded(entry.added);
+    this.dirty.clear();
+    this.addedDirty = false;
+    this.entry = entry;
+    this.write(entry);
+  }
+
+  write(entry) {
+    if (!this.storage) return;
+    const hasWork = Object.keys(entry.edits).length > 0 || entry.added.length > 0;
+    try {
+      if (hasWork) this.storage.setItem(this.key, JSON.stringify(entry));
       else this.storage.removeItem(this.key);
     } catch (error) {
       this.unavailable(error);

@@ -8,13 +8,16 @@ import { saveFile } from "./dom.mjs";
 import { addProgress, fetchNotebook, readersNotebook } from "./notebook.mjs";
 import { KeptWork, digest } from "./storage.mjs";
 
+const capital = (text) => text[0].toUpperCase() + text.slice(1);
+
 export class Work {
   // page: {cells}; newCell({div, id, label, source}): an added Cell wired to the runner;
   // setStatus(text), notice(text): the status line and a lasting notice in front of it;
   // notebookUrl: the page's reader's notebook.
   constructor({ page, newCell, setStatus, notice, notebookUrl }) {
     Object.assign(this, { page, newCell, setStatus, notebookUrl });
-    this.kept = new KeptWork(notice);
+    this.kept = new KeptWork(notice, location.pathname, (entry) => this.fromOtherTab(entry));
+    this.applying = false; // true while another tab's save is put into the editors
     this.addedCount = 0;
     this.restored = ""; // "your edits came back", until a cell runs
   }
@@ -22,11 +25,14 @@ export class Work {
   // A cell's code changed. An edit is saved with the digest of the book's code it was made
   // on; while a conflict is open that is the older book's, so a reload asks again.
   changed(cell) {
+    if (this.applying) return; // another tab's save: already stored
+    cell.changedHere = true;
     if (cell.added) this.saveAdded();
     else this.kept.setEdit(cell.number, cell.source(), cell.bookSource, cell.olderBook || undefined);
   }
 
   saveAdded() {
+    if (this.applying) return; // another tab's cells, placed here: already stored
     const list = [];
     let after = null;
     for (const cell of this.page.cells) {
@@ -97,6 +103,66 @@ export class Work {
       restored += 1;
     }
     if (restored) this.restored = `Your edits to this page (${restored} cell${restored === 1 ? "" : "s"}) came back from this browser.`;
+  }
+
+  // Another tab of this page saved (entry: the page's work as now stored). Each cell whose
+  // stored code differs from its editor takes the stored code, unless the reader is typing
+  // in that cell here (a change not yet written): then this tab's code stays and, being
+  // the later edit, is written over the other; the other tab's is offered. A cell whose
+  // code was changed in this tab and is replaced says so and offers this tab's code back.
+  // No edit is lost without a notice in the tab that made it.
+  fromOtherTab(entry) {
+    const cells = this.page.cells;
+    for (const cell of cells) {
+      if (cell.added) continue;
+      const saved = entry.edits[String(cell.number)];
+      this.reconcile(cell, saved ? saved.source : cell.bookSource, this.kept.pending(cell.number));
+    }
+    const stored = new Map(entry.added.map((a) => [a.id, a]));
+    // Added cells the other tab deleted go, unless this tab has added cells it has not
+    // written yet (then "not stored" may only mean "not written") or one is being edited.
+    for (const cell of cells.filter((c) => c.added && !stored.has(c.id) && !this.kept.addedDirty)) {
+      if (cell.element.contains(document.activeElement)) continue;
+      this.quietly(() => { cell.element.remove(); cells.splice(cells.indexOf(cell), 1); });
+    }
+    for (const saved of entry.added) {
+      const cell = cells.find((c) => c.id === saved.id);
+      if (cell) this.reconcile(cell, saved.source, this.kept.addedDirty && this.kept.timer != null);
+      else {
+        const below = cells.find((c) => String(c.id) === saved.after) || cells[cells.length - 1];
+        this.quietly(() => this.add(below, { id: saved.id, source: saved.source, focus: false }));
+      }
+    }
+  }
+
+  quietly(change) {
+    this.applying = true;
+    try { change(); } finally { this.applying = false; }
+  }
+
+  reconcile(cell, theirs, typing) {
+    const ours = cell.source();
+    if (theirs === ours) return;
+    const region = `${capital(cell.label)} was changed in another tab`;
+    if (typing) {
+      cell.offer({
+        region, summary: "The other tab's code", other: theirs,
+        text: [`You changed ${cell.label} in another tab of this page too. This tab's code stays `,
+          "(it is the later edit, so it is the one kept); the other tab's code is below."],
+        keep: ["Keep this tab's", `Keep this tab's code of ${cell.label}`, () => {}],
+        take: ["Take the other tab's", `Take the other tab's code of ${cell.label}`, () => cell.setSource(theirs)],
+      });
+      return;
+    }
+    this.quietly(() => { cell.setSource(theirs); cell.markEdited(); });
+    if (!cell.changedHere) return;
+    cell.offer({
+      region, summary: "This tab's code before", other: ours,
+      text: [`Your edit of ${cell.label} in another tab of this page replaced the code here `,
+        "(the later edit is the one kept). This tab's code is below, and one Ctrl+Z away in the editor."],
+      keep: ["Keep the other tab's", `Keep the other tab's code of ${cell.label}`, () => {}],
+      take: ["Take this tab's back", `Take this tab's code of ${cell.label} back`, () => cell.setSource(ours)],
+    });
   }
 
   async download() {

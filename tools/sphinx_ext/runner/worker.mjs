@@ -58,122 +58,8 @@ function reportDownloads() {
   post({ type: "progress", files: entries.length, bytes });
 }
 
-// Run in the interpreter once, before any cell. Kept in Python so the semantics are
-// Python's: CodeRunner shows the last expression as IPython does (not after a ";").
-const SETUP = String.raw`
-import builtins, linecache, sys, traceback, types
-from pyodide.code import CodeRunner, find_imports
-import _browser_run
-
-# Packages loaded on a cell's first import of them (worker.mjs, loadPackages), by the top-level
-# name a cell imports: matplotlib (and what it needs) is served beside the runtime, not loaded
-# with it, so a page without figures costs no more than before.
-ON_IMPORT = {"matplotlib": "matplotlib", "pylab": "matplotlib", "mpl_toolkits": "matplotlib",
-             "numpy": "numpy", "PIL": "pillow"}
-figures = None  # the figure backend (runner/figures.py), once matplotlib is loaded
-
-async def load_what_it_imports(source):
-    """Load the served packages a cell imports before it runs (and the figure backend)."""
-    global figures
-    try:
-        imported = {name.split(".")[0] for name in find_imports(source)}
-    except SyntaxError:
-        return  # compiling the cell reports it
-    wanted = sorted({ON_IMPORT[name] for name in imported if name in ON_IMPORT})
-    if wanted:
-        await _browser_run.load_packages(wanted)
-    if figures is None and "matplotlib" in wanted:
-        import logging
-        import matplotlib
-        matplotlib.use("module://_browser_figures")
-        # Its first import builds matplotlib's font cache and logs a warning saying so: a
-        # step of loading, not the cell's output.
-        font_log = logging.getLogger("matplotlib.font_manager")
-        level = font_log.level
-        font_log.setLevel(logging.ERROR)
-        try:
-            import _browser_figures as figures
-        finally:
-            font_log.setLevel(level)
-        figures.send = _browser_run.figure
-
-class InputNotAvailable(Exception):
-    """input() in the page: there is no keyboard for Python to read from here."""
-
-def no_input(prompt=""):
-    raise InputNotAvailable(
-        "input() cannot read what you type in this page: Python runs in the page without "
-        "a keyboard to read from. Put the value in the code instead (for example "
-        "name = \"Ada\" in place of name = input(\"Name? \")), or download the page as a "
-        "notebook and run it in JupyterLab or Colab, where input() works.")
-
-builtins.input = no_input
-
-def show(value):
-    """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
-    markdown = getattr(value, "_repr_markdown_", None)
-    _browser_run.display(repr(value), markdown() if callable(markdown) else None)
-
-# A minimal stand-in for IPython.display (IPython itself is not in the browser):
-# Markdown objects repr as IPython shows them as text/plain, and display() shows values.
-class DisplayObject:
-    def __init__(self, data=None):
-        self.data = data
-    def __repr__(self):
-        return f"<IPython.core.display.{type(self).__name__} object>"
-
-class Markdown(DisplayObject):
-    def _repr_markdown_(self):
-        return self.data
-
-def display(*values):
-    for value in values:
-        show(value)
-
-ipython = types.ModuleType("IPython")
-ipython_display = types.ModuleType("IPython.display")
-ipython_display.Markdown, ipython_display.display = Markdown, display
-ipython_display.DisplayObject = DisplayObject
-ipython.get_ipython = lambda: None  # as outside an IPython shell (matplotlib asks)
-ipython.display = ipython_display
-sys.modules.update({"IPython": ipython, "IPython.display": ipython_display})
-builtins.display = display
-
-namespace = sys.modules["__main__"].__dict__
-
-async def run_cell(source, filename):
-    """Run one cell in the page's namespace; True when it raised nothing."""
-    # linecache lets tracebacks quote the reader's lines.
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    ok = False
-    try:
-        await load_what_it_imports(source)
-        runner = CodeRunner(source, filename=filename, return_mode="last_expr",
-                            quiet_trailing_semicolon=True)
-        runner.compile()
-        value = await runner.run_async(namespace)
-        sys.stdout.flush()
-        if value is not None and not (figures and figures.show_value(value)):
-            show(value)
-        ok = True
-    except BaseException as error:
-        sys.stdout.flush()
-        # Drop the runner's own frames: the traceback starts in the reader's cell.
-        tb = error.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != filename:
-            tb = tb.tb_next
-        shown = traceback.TracebackException(type(error), error, tb)
-        # ...and leaves out this runner's own code.
-        shown.stack = traceback.StackSummary.from_list(
-            [frame for frame in shown.stack if frame.filename != "<exec>"])
-        sys.stderr.write("".join(shown.format()))
-    finally:
-        if figures:
-            figures.end_of_cell(ok)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    return ok
-`;
+// The Python run once in the interpreter before any cell: page_python.py, beside this file
+// (kept in Python so the semantics are Python's).
 
 // Pyodide's own packages, served beside the runtime (make assets verifies each against
 // pyodide-lock.json, and loadPackage checks it again): loaded on a cell's first import of
@@ -226,7 +112,9 @@ async function start() {
   const wheel = await fetch(new URL("runner/chapter_lib.whl", STATIC));
   if (!wheel.ok) throw new Error(`chapter_lib.whl: HTTP ${wheel.status}`);
   pyodide.unpackArchive(await wheel.arrayBuffer(), "wheel");
-  await pyodide.runPythonAsync(SETUP);
+  const setup = await fetch(new URL("runner/page_python.py", STATIC));
+  if (!setup.ok) throw new Error(`page_python.py: HTTP ${setup.status}`);
+  await pyodide.runPythonAsync(await setup.text(), { filename: "<exec>" });
   const runCell = pyodide.globals.get("run_cell");
   const version = pyodide.runPython("import sys; sys.version.split()[0]");
   return { runCell, version };
@@ -246,12 +134,13 @@ const ready = start().then(
 // Cells run one at a time, in the order they were sent, like a notebook kernel.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
-  const { type, id, source } = event.data;
+  const { type, id, source, label } = event.data;
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;
     currentId = id;
-    const ok = await runCell(source, `<cell ${id}>`);
+    // Tracebacks name the cell as the reader sees it ("cell 3", "your cell 1 (added)").
+    const ok = await runCell(source, label || `cell ${id}`);
     flushStreams();
     post({ type: "done", id, ok });
   }).catch(() => {

@@ -1,0 +1,169 @@
+"""The page's Python side of "Run in your browser" (ours): run once in the worker's Pyodide
+before any cell (worker.mjs fetches it with the runtime).
+
+It runs a cell as IPython would show it (CodeRunner: the last expression's value, not after a
+";"), loads matplotlib & co. on a cell's first import of them, stands in for input() and
+IPython.display, names each cell in tracebacks as the reader sees it ("cell 3", "your cell 1
+(added)"), and says in one sentence what this page cannot do where Python alone would give a
+bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
+micropip, a package the page does not serve.
+"""
+import builtins, importlib.util, linecache, re, sys, traceback, types
+from pyodide.code import CodeRunner, find_imports
+import _browser_run
+
+# Packages loaded on a cell's first import of them (worker.mjs, loadPackages), by the top-level
+# name a cell imports: matplotlib (and what it needs) is served beside the runtime, not loaded
+# with it, so a page without figures costs no more than before.
+ON_IMPORT = {"matplotlib": "matplotlib", "pylab": "matplotlib", "mpl_toolkits": "matplotlib",
+             "numpy": "numpy", "PIL": "pillow"}
+figures = None  # the figure backend (runner/figures.py), once matplotlib is loaded
+
+# What this page's Python has, and where the rest is: said whenever a cell asks for more.
+HAS = ("its Python runs in your browser with the standard library, chapter_lib, matplotlib, "
+       "numpy and pillow")
+ELSEWHERE = "download the page as a notebook and run it in JupyterLab, Binder or Colab for that"
+
+class NotAvailableHere(Exception):
+    """Something this page's Python cannot do: install packages, run magics or shell commands."""
+
+def not_available_here(source):
+    """The one-sentence reason a cell that does not compile asks for what the page lacks
+    (an IPython magic or a shell command on a line of its own), or None."""
+    for line in source.splitlines():
+        found = re.match(r"\s*([%!]{1,2})\s*(\w+)", line)
+        if not found:
+            continue
+        mark, word = found.groups()
+        if word in ("pip", "conda", "mamba", "micropip"):
+            return (f"{mark}{word} install cannot run in this page: {HAS}, and cannot install packages "
+                    f"({ELSEWHERE}).")
+        if mark.startswith("!"):
+            return f"Shell commands ({mark}{word}) cannot run in this page: {HAS}, and no shell ({ELSEWHERE})."
+        return (f"IPython's {mark}{word} is not available in this page: {HAS}, and runs each cell as "
+                f"plain Python ({ELSEWHERE}).")
+    return None
+
+def missing_module(error):
+    """A ModuleNotFoundError for a package the page does not have, said in one sentence
+    (Pyodide's own message would suggest micropip, which cannot install anything here)."""
+    name = (error.name or "").split(".")[0]
+    if not name or importlib.util.find_spec(name) is not None:
+        return error  # a module inside a package that exists: Python's message is right
+    if name == "micropip":
+        text = f"micropip cannot be used in this page: {HAS}, and cannot install packages ({ELSEWHERE})."
+    else:
+        text = f"No module named {name!r} in this page: {HAS}, and cannot install others ({ELSEWHERE})."
+    replaced = ModuleNotFoundError(text, name=name)
+    replaced.__traceback__ = error.__traceback__
+    return replaced
+
+async def load_what_it_imports(source):
+    """Load the served packages a cell imports before it runs (and the figure backend)."""
+    global figures
+    try:
+        imported = {name.split(".")[0] for name in find_imports(source)}
+    except SyntaxError:
+        return  # compiling the cell reports it
+    wanted = sorted({ON_IMPORT[name] for name in imported if name in ON_IMPORT})
+    if wanted:
+        await _browser_run.load_packages(wanted)
+    if figures is None and "matplotlib" in wanted:
+        import logging
+        import matplotlib
+        matplotlib.use("module://_browser_figures")
+        # Its first import builds matplotlib's font cache and logs a warning saying so: a
+        # step of loading, not the cell's output.
+        font_log = logging.getLogger("matplotlib.font_manager")
+        level = font_log.level
+        font_log.setLevel(logging.ERROR)
+        try:
+            import _browser_figures as figures
+        finally:
+            font_log.setLevel(level)
+        figures.send = _browser_run.figure
+
+class InputNotAvailable(Exception):
+    """input() in the page: there is no keyboard for Python to read from here."""
+
+def no_input(prompt=""):
+    raise InputNotAvailable(
+        "input() cannot read what you type in this page: Python runs in the page without "
+        "a keyboard to read from. Put the value in the code instead (for example "
+        "name = \"Ada\" in place of name = input(\"Name? \")), or download the page as a "
+        "notebook and run it in JupyterLab or Colab, where input() works.")
+
+builtins.input = no_input
+
+def show(value):
+    """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
+    markdown = getattr(value, "_repr_markdown_", None)
+    _browser_run.display(repr(value), markdown() if callable(markdown) else None)
+
+# A minimal stand-in for IPython.display (IPython itself is not in the browser):
+# Markdown objects repr as IPython shows them as text/plain, and display() shows values.
+class DisplayObject:
+    def __init__(self, data=None):
+        self.data = data
+    def __repr__(self):
+        return f"<IPython.core.display.{type(self).__name__} object>"
+
+class Markdown(DisplayObject):
+    def _repr_markdown_(self):
+        return self.data
+
+def display(*values):
+    for value in values:
+        show(value)
+
+ipython = types.ModuleType("IPython")
+ipython_display = types.ModuleType("IPython.display")
+ipython_display.Markdown, ipython_display.display = Markdown, display
+ipython_display.DisplayObject = DisplayObject
+ipython.get_ipython = lambda: None  # as outside an IPython shell (matplotlib asks)
+ipython.display = ipython_display
+sys.modules.update({"IPython": ipython, "IPython.display": ipython_display})
+builtins.display = display
+
+namespace = sys.modules["__main__"].__dict__
+
+async def run_cell(source, filename):
+    """Run one cell in the page's namespace; True when it raised nothing."""
+    # linecache lets tracebacks quote the reader's lines.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ok = False
+    try:
+        await load_what_it_imports(source)
+        try:  # (CodeRunner parses the cell as it is made)
+            runner = CodeRunner(source, filename=filename, return_mode="last_expr",
+                                quiet_trailing_semicolon=True)
+            runner.compile()
+        except SyntaxError:
+            reason = not_available_here(source)
+            if reason is None:
+                raise
+            raise NotAvailableHere(reason) from None
+        value = await runner.run_async(namespace)
+        sys.stdout.flush()
+        if value is not None and not (figures and figures.show_value(value)):
+            show(value)
+        ok = True
+    except BaseException as error:
+        sys.stdout.flush()
+        if isinstance(error, ModuleNotFoundError):
+            error = missing_module(error)
+        # Drop the runner's own frames: the traceback starts in the reader's cell.
+        tb = error.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+            tb = tb.tb_next
+        shown = traceback.TracebackException(type(error), error, tb)
+        # ...and leaves out this runner's own code.
+        shown.stack = traceback.StackSummary.from_list(
+            [frame for frame in shown.stack if frame.filename != "<exec>"])
+        sys.stderr.write("".join(shown.format()))
+    finally:
+        if figures:
+            figures.end_of_cell(ok)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return ok
