@@ -135,6 +135,45 @@ def test_every_line_of_the_chapter_is_in_the_pdf(page_texts, diagram_texts):
     assert not missing, f"{len(missing)} lines of the chapter are not in the PDF:\n" + "\n".join(missing[:20])
 
 
+def link_annotations(reader: PdfReader) -> list[tuple[int, str | None, str | None]]:
+    """(page, URI, named destination) of every link annotation, one of the two set."""
+    links = []
+    for number, page in enumerate(reader.pages, start=1):
+        for annotation in page.get("/Annots") or []:
+            annotation = annotation.get_object()
+            if annotation.get("/Subtype") != "/Link":
+                continue
+            action = annotation.get("/A")
+            action = action.get_object() if action is not None else {}
+            destination = annotation.get("/Dest", action.get("/D"))
+            links.append((number, str(action["/URI"]) if "/URI" in action else None,
+                          str(destination) if destination is not None else None))
+    return links
+
+
+def test_no_link_leads_to_the_build_server_and_every_citation_to_its_entry(reader):
+    """Citations are internal links to their reference; external links stay external; nothing
+    points at the 127.0.0.1 server the PDF was printed from."""
+    links = link_annotations(reader)
+    uris = [uri for _, uri, _ in links if uri is not None]
+    local = [uri for uri in uris if re.match(r"https?://(127\.|localhost|\[::1\])", uri)]
+    assert not local, f"{len(local)} links lead to the build's own server: {sorted(set(local))[:5]}"
+    assert all(uri.startswith(("https://", "http://", "mailto:")) for uri in uris), uris
+    destinations = {str(name) for name in reader.named_destinations}
+    internal = [name for _, _, name in links if name is not None]
+    dead = sorted({name for name in internal if name not in destinations})
+    assert not dead, f"internal links to no destination: {dead}"
+    # Every reference is cited, so each entry of the bibliography has a citation linking to it,
+    # landing on the References pages.
+    cited = {name for name in internal if name.startswith("/cite-")}
+    entries = [e for e in CHAPTER[REFERENCES_START:].split("\n") if e.strip()]
+    assert len(cited) == len(entries), f"citations link {len(cited)} of {len(entries)} references: {sorted(cited)}"
+    references_page = dict(outline_pages(PDF.read_bytes()))["References"]
+    for name in cited:
+        landing = reader.get_destination_page_number(reader.named_destinations[name]) + 1
+        assert landing >= references_page, f"{name} lands on page {landing}, before the References ({references_page})"
+
+
 # Print sizes (poppler-utils' pdftotext and pdfimages read the PDF as a reader's viewer would).
 SMALLEST_LABEL_PT = 7
 LOWEST_IMAGE_PPI = 200
