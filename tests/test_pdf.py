@@ -9,7 +9,8 @@
 * It reads like a typeset book: every diagram's labels at least 7 pt; every code line
   whole on one line, or wrapped with its continuation indented past it; nothing that only
   works on screen (fold triangles, diagram sources, copy and run controls); title, author
-  and subject in the document info; every plot printed as vectors or at 200 ppi or more.
+  and subject in the document info, dated by a commit, so printing again gives the same
+  bytes; every plot printed as vectors or at 200 ppi or more.
 * The HTML book links the very PDF that was tested.
 * tools/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
@@ -19,10 +20,12 @@
 
 from __future__ import annotations
 
+import calendar
 import os
 import re
 import shutil
 import subprocess
+import time
 import unicodedata
 from pathlib import Path
 
@@ -31,9 +34,10 @@ from pypdf import PdfReader
 from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
 
 from bs4 import BeautifulSoup
+import yaml
 
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
-from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
+from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
 
@@ -195,9 +199,29 @@ def test_no_screen_only_string_is_printed(pdf):
 
 def test_document_info_names_title_author_and_subject(reader):
     info = reader.metadata or {}
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     for key in ("/Title", "/Author", "/Subject"):
         assert str(info.get(key) or "").strip(), f"the PDF's document info has no {key[1:]}: {dict(info)}"
     assert "Advanced and Agentic Retrieval" in info["/Title"]
+    assert info["/Author"] == config["author"]
+    assert "\n" not in info["/Subject"] and not info["/Subject"].endswith("…"), info["/Subject"]
+
+
+def test_the_pdf_is_dated_by_a_commit(reader):
+    """Not by the clock: by the commit it was built from (SOURCE_DATE_EPOCH)."""
+    created = str(reader.metadata["/CreationDate"])
+    commits = poppler("git", "-C", str(ROOT), "log", "--format=%ct").split()
+    assert created in {pdf_date(int(epoch)) for epoch in commits}, f"{created} is no commit's date"
+    assert reader.metadata["/ModDate"] == created
+
+
+def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, monkeypatch):
+    """Two prints of the same build, dated alike (SOURCE_DATE_EPOCH), are the same file."""
+    created = time.strptime(str(reader.metadata["/CreationDate"])[2:16], "%Y%m%d%H%M%S")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(calendar.timegm(created)))
+    again = tmp_path / "again.pdf"
+    printer.print_site(SINGLEHTML, again)
+    assert again.read_bytes() == pdf.read_bytes(), "printing the same build twice gave different PDFs"
 
 
 def font_box_ratio(pdf: Path, page: int) -> float:

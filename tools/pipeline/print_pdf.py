@@ -24,7 +24,8 @@ Playwright (never a browser of its own), and before printing:
 Any of these failing is an error naming what failed, and no PDF is written: the PDF is
 written to a temporary file and renamed into place only when everything passed.
 The PDF has page numbers in its footer, bookmarks from the headings (outline), a
-structure tree (tagged PDF) and document info (Title, Author, Subject).
+structure tree (tagged PDF) and document info (Title, Author, Subject), and is dated by the
+last commit (SOURCE_DATE_EPOCH), so two prints of one commit are the same bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import argparse
 import io
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,7 +61,7 @@ from tools.checks.site_check import (
     NAVIGATION_TIMEOUT_MS,
 )
 
-# The PDF's document info: the book's title and author are in _config.yml.
+# The PDF's document info: the book's title, author and subject are in _config.yml.
 CONFIG = ROOT / "_config.yml"
 CHAPTER_NUMBER = "Chapter 15"
 # The whole book on one page (tools/sphinx_ext/pdf.py moves it to the root of the build).
@@ -232,7 +234,8 @@ class ChapterPrinter:
         # numbers in the contents list (same length text, so the pages do not move).
         first = self._pdf(page)
         page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
-        final = finished(self._pdf(page), page.evaluate(JS_PRINTED_HEADINGS), document_info(page))
+        created = pdf_date(source_date_epoch())
+        final = finished(dated(self._pdf(page), created), page.evaluate(JS_PRINTED_HEADINGS), document_info(created))
         if external:  # anything requested while printing
             raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
         write_atomically(out, final)
@@ -309,13 +312,42 @@ def outline_items(writer: PdfWriter) -> list:
     return items
 
 
-def document_info(page) -> dict[str, str]:
-    """The PDF's Title, Author and Subject: the book's title and author (_config.yml), and
-    the description the chapter's page gives of itself (tools/sphinx_ext/page_head.py)."""
+def document_info(created: str) -> dict[str, str]:
+    """The PDF's Title, Author, Subject and dates: the book's title and author, the one-line
+    subject (_config.yml), and the date of the commit it was built from (pdf_date)."""
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
-    subject = page.evaluate("() => document.querySelector('meta[name=description]')?.content || ''")
+    subject = config.get("sphinx", {}).get("config", {}).get("chapter_pdf_subject") or config["title"]
     return {"/Title": f"{CHAPTER_NUMBER} · {config['title']}", "/Author": config["author"],
-            "/Subject": subject or config["title"]}
+            "/Subject": subject, "/CreationDate": created, "/ModDate": created}
+
+
+def source_date_epoch() -> int:
+    """SOURCE_DATE_EPOCH when set (reproducible-builds.org), else the last commit's time, so
+    two builds of one commit date their PDFs alike; the clock only outside a git checkout."""
+    if os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    try:
+        return int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, check=True,
+                                  capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return int(time.time())
+
+
+def pdf_date(epoch: int) -> str:
+    """A PDF date in UTC, in the form Chromium writes ("D:20261201094053+00'00'")."""
+    return time.strftime("D:%Y%m%d%H%M%S+00'00'", time.gmtime(epoch))
+
+
+# Chromium dates its PDF with the clock, twice (/CreationDate, /ModDate): the only bytes that
+# differ between two prints of one page. Skia writes "D:YYYYMMDDHHMMSS+HH'MM'", as pdf_date.
+CHROMIUM_DATE = re.compile(rb"D:\d{14}[+-]\d\d'\d\d'")
+
+
+def dated(pdf: bytes, created: str) -> bytes:
+    """Chromium's PDF with its own dates replaced, byte for byte, by the given one (same
+    length, so the cross-reference offsets stay right)."""
+    replacement = created.encode("ascii")
+    return CHROMIUM_DATE.sub(lambda match: replacement if len(match[0]) == len(replacement) else match[0], pdf)
 
 
 def finished(pdf: bytes, headings: list[str], info: dict[str, str]) -> bytes:

@@ -112,6 +112,9 @@ def mathjax_only_for_math(app, env) -> None:
 def setup(app):
     app.add_config_value("chapter_pdf", "_build/pdf/chapter15.pdf", "env", types=[str])
     app.add_config_value("chapter_pdf_available", False, "html", types=[bool])
+    # Read by tools/pipeline/print_pdf.py from _config.yml (the PDF's Subject); registered so
+    # Sphinx knows the name.
+    app.add_config_value("chapter_pdf_subject", "", "env", types=[str])
     app.connect("config-inited", note_whether_the_pdf_exists)
     app.connect("html-page-context", add_pdf_download_button, priority=502)
     app.connect("build-finished", copy_pdf_into_site)
