@@ -11,6 +11,8 @@
   works on screen (fold triangles, diagram sources, copy and run controls); title, author
   and subject in the document info, dated by a commit, so printing again gives the same
   bytes; every plot printed as vectors or at 200 ppi or more.
+* 15.11's worked solutions print after the last exercise, linked both ways, with no fold
+  labels; its hints print flat.
 * The HTML book links the very PDF that was tested.
 * tools/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
@@ -222,6 +224,57 @@ def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, mon
     again = tmp_path / "again.pdf"
     printer.print_site(SINGLEHTML, again)
     assert again.read_bytes() == pdf.read_bytes(), "printing the same build twice gave different PDFs"
+
+
+EXERCISES_PAGE = ROOT / "book" / "15_11_exercises.md"
+# The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for
+# exercise 3", "Hide worked solution 3"): a reader of paper has nothing to click.
+SCREEN_LABEL = re.compile(r"Worked solution \d+:|show the (code|traces|reader check)|answer in words"
+                          r"|Hint \d+ of \d+ for|Hide worked solution")
+
+
+def exercise_numbers() -> list[int]:
+    return [int(n) for n in re.findall(r"^## Exercise (\d+)\s*$", EXERCISES_PAGE.read_text(encoding="utf-8"), re.M)]
+
+
+@pytest.fixture(scope="module")
+def printed_pages(pdf) -> list[str]:
+    """Each page's text as pdftotext reads it, in reading order."""
+    return poppler("pdftotext", "-layout", str(pdf), "-").split("\f")
+
+
+def test_solutions_are_at_the_back_and_linked_both_ways(printed_pages):
+    """Each exercise: its hints, flat ("Hint 1", ...), then "Solution: p. N"; every worked
+    solution after the last exercise's last hint, titled "Solution N (exercise N, p. M)"."""
+    numbers = exercise_numbers()
+    assert numbers == list(range(1, len(numbers) + 1)) and numbers, f"15.11's exercises: {numbers}"
+    text = "\f\n".join(printed_pages)  # (a line may start a page: ^ matches after \n only)
+    page_at = lambda offset: text.count("\f", 0, offset) + 1  # noqa: E731
+    exercise_at, pointer_at, solution_at = {}, {}, {}
+    for n in numbers:
+        exercise = re.search(rf"^[ \t]*Exercise {n}[ \t]*$", text, re.M)
+        solution = re.search(rf"^[ \t]*Solution {n} \(exercise {n}, p\.\s(\d+)\)", text, re.M)
+        pointer = re.search(r"Solution: p\.\s(\d+)", text[exercise.end():]) if exercise else None
+        assert exercise and solution and pointer, f"exercise {n}: heading, solution pointer or solution title missing"
+        exercise_at[n], solution_at[n] = exercise.start(), solution.start()
+        pointer_at[n] = exercise.end() + pointer.start()
+        assert int(pointer[1]) == page_at(solution.start()), f"exercise {n} sends to p. {pointer[1]}"
+        assert int(solution[1]) == page_at(exercise.start()), f"solution {n} sends back to p. {solution[1]}"
+        hints = re.findall(r"^[ \t]*Hint (\d+)[ \t]*$", text[exercise.end():pointer_at[n]], re.M)
+        assert hints and hints == [str(i) for i in range(1, len(hints) + 1)], f"exercise {n}'s hints: {hints}"
+    last = numbers[-1]
+    assert pointer_at[last] < min(solution_at.values()), "a worked solution prints before the last exercise's hints end"
+    assert "Solutions to the exercises" in text[pointer_at[last]:min(solution_at.values())]
+    assert all(f"# @solution {n}" in text[solution_at[n]:] for n in numbers)
+    assert not re.search(r"# @solution \d", text[:min(solution_at.values())]), "solution code printed among the exercises"
+
+
+def test_no_fold_label_is_printed_and_the_html_keeps_its_folds(printed_pages):
+    labels = sorted({match[0] for page in printed_pages for match in SCREEN_LABEL.finditer(page)})
+    assert not labels, f"the PDF prints labels of screen folds: {labels}"
+    # The rearrangement is print's alone: the page it prints from still folds each solution.
+    single_page = (SINGLEHTML / CHAPTER_PAGE).read_text(encoding="utf-8")
+    assert all(f"Worked solution {n}: show the code" in single_page for n in exercise_numbers())
 
 
 def font_box_ratio(pdf: Path, page: int) -> float:

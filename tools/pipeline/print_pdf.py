@@ -9,8 +9,9 @@ page, with the stored outputs, the plots and the mermaid diagrams. This tool ser
 on 127.0.0.1 (tools/checks/site_check.py's LocalSite), opens it in Debian's Chromium through
 Playwright (never a browser of its own), and before printing:
 
-* opens every worked solution in place (the ``<details>`` the HTML keeps closed), so the
-  PDF shows each exercise followed by its solution, labelled as ours;
+* moves the worked solutions of 15.11 to the back, after the last exercise, each linked
+  from its exercise and back, its hints printed flat (tools/pipeline/print_solutions.py),
+  and opens every other fold (the ``<details>`` the HTML keeps closed);
 * waits until every mermaid diagram is drawn and every image has loaded;
 * adds a contents list with page numbers after the chapter title;
 * shapes code for paper (tools/pipeline/print_shaping.py): each code and output line its own
@@ -51,6 +52,7 @@ from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
+from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS
 from tools.checks.site_check import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
@@ -81,8 +83,8 @@ FOOTER = (
 )
 EMPTY_HEADER = "<span></span>"
 
-# Worked solutions (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are
-# <details>; opened, they print in place, each labelled "Worked solution N: ...".
+# Folds (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are <details>; whatever
+# print_solutions.py did not unfold prints opened.
 JS_OPEN_DETAILS = """() => {
     const all = [...document.querySelectorAll('details')];
     all.forEach((details) => { details.open = true; });
@@ -213,6 +215,7 @@ class ChapterPrinter:
         where = f"{CHAPTER_PAGE} of {site.root}"
         page.goto(site.url(CHAPTER_PAGE), wait_until="load")
         wait_for_page_scripts(page)
+        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS)
         page.evaluate(JS_OPEN_DETAILS)
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)
@@ -234,6 +237,7 @@ class ChapterPrinter:
         # numbers in the contents list (same length text, so the pages do not move).
         first = self._pdf(page)
         page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
+        page.evaluate(JS_SET_PAGES, [PAGE_TARGETS, destination_pages(first, page_targets)])
         created = pdf_date(source_date_epoch())
         final = finished(dated(self._pdf(page), created), page.evaluate(JS_PRINTED_HEADINGS), document_info(created))
         if external:  # anything requested while printing
@@ -399,6 +403,17 @@ def section_start_pages(pdf: bytes, sections: list[str]) -> list[int]:
         pages.append(bookmarks[match][1])
         position = match + 1
     return pages
+
+
+def destination_pages(pdf: bytes, ids: list[str]) -> dict[str, int]:
+    """The page of each element id, from the named destination Chromium writes for an id
+    that a link points to."""
+    reader = PdfReader(io.BytesIO(pdf))
+    destinations = reader.named_destinations
+    missing = [i for i in ids if f"/{i}" not in destinations]
+    if missing:
+        raise PrintError(f"the PDF has no destination for {missing}: is each linked to?")
+    return {i: reader.get_destination_page_number(destinations[f"/{i}"]) + 1 for i in ids}
 
 
 def write_atomically(path: Path, data: bytes) -> None:
