@@ -6,7 +6,8 @@
   with every label, and every reference in the bibliography.
 * Every font is embedded; the PDF has a bookmark titled as each section, in order, a
   contents list whose page numbers agree, is tagged, and has a sane number of pages.
-* It reads like a typeset book: every diagram's labels at least 7 pt; every code line
+* It reads like a typeset book: no type below 7.5 pt (code and output at one size); every
+  diagram's labels at least 7 pt; every code line
   whole on one line, or wrapped with its continuation indented past it; nothing that only
   works on screen (fold triangles, diagram sources, copy and run controls); title, author
   and subject in the document info, dated by a commit, so printing again gives the same
@@ -275,6 +276,36 @@ def test_no_fold_label_is_printed_and_the_html_keeps_its_folds(printed_pages):
     # The rearrangement is print's alone: the page it prints from still folds each solution.
     single_page = (SINGLEHTML / CHAPTER_PAGE).read_text(encoding="utf-8")
     assert all(f"Worked solution {n}: show the code" in single_page for n in exercise_numbers())
+
+
+SMALLEST_TYPE_PT = 7.5
+
+
+def glyph_sizes(reader: PdfReader) -> list[tuple[int, str, float, str]]:
+    """(page, font, size in pt as printed, text) of every run of text the PDF draws: the
+    font size scaled by the text and graphics matrices in force (pypdf's visitor)."""
+    runs = []
+    for number, page in enumerate(reader.pages, start=1):
+        def visit(text, cm, tm, font, size, number=number):
+            if not text.strip() or font is None:
+                return
+            # The matrices' scale: the square root of the combined matrix's determinant.
+            a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
+            c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
+            runs.append((number, str(font.get("/BaseFont", "")).split("+")[-1], size * abs(a * d - b * c) ** 0.5, text))
+        page.extract_text(visitor_text=visit)
+    return runs
+
+
+def test_no_type_is_smaller_than_7_5_pt(reader):
+    """Code and output print at one size (a wide output line wraps, its type is never shrunk);
+    nothing in the PDF, the footer included, is set below 7.5 pt."""
+    runs = glyph_sizes(reader)
+    monospace = [run for run in runs if "Mono" in run[1] or "Courier" in run[1]]
+    assert monospace, f"no monospace text found; fonts: {sorted({run[1] for run in runs})}"
+    small = [f"p. {page}: {font} {size:.1f} pt {text.strip()[:40]!r}" for page, font, size, text in runs
+             if size < SMALLEST_TYPE_PT - 0.05]
+    assert not small, f"{len(small)} runs of text below {SMALLEST_TYPE_PT} pt:\n" + "\n".join(small[:10])
 
 
 def font_box_ratio(pdf: Path, page: int) -> float:

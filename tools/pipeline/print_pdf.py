@@ -74,9 +74,9 @@ MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
 MERMAID_TIMEOUT_MS = 20_000
 # Chromium fills the footer from these class names; the footer is printed in its own
-# small frame, so it needs its own font size.
+# small frame, so it needs its own font size (7.5 pt, the smallest type the PDF prints).
 FOOTER = (
-    '<div style="width:100%; font-size:8px; color:#555; padding:0 16mm; display:flex;'
+    '<div style="width:100%; font-size:10px; color:#444; padding:0 16mm; display:flex;'
     ' justify-content:space-between; font-family:sans-serif;">'
     '<span>Chapter 15 · Advanced and Agentic Retrieval</span>'
     '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
