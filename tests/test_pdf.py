@@ -311,7 +311,7 @@ def test_no_type_is_smaller_than_7_5_pt(reader):
 def test_every_figure_is_referred_to_in_the_text(printed_pages):
     """Each numbered figure is named outside its own caption, as a book refers to its figures."""
     text = re.sub(r"\s+", " ", " ".join(printed_pages))
-    captions = re.findall(r"Figure (15\.\d+) ", text)
+    captions = re.findall(r"Figure (15\.\d+)\b", text)
     numbers = sorted(set(captions), key=lambda n: int(n.split(".")[1]))
     assert len(numbers) >= 5, f"figures found: {numbers}"
     unreferred = [n for n in numbers if captions.count(n) < 2]
