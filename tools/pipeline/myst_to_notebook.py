@@ -18,7 +18,9 @@ MyST in book/X.md                           in the reader's notebook
 ```{dropdown} Title``                       a closed ``<details>`` with ``<summary>Title``
 ``{#fig-x caption=... alt=...}`` + fence    the fence, an italic caption line under it, and
                                             the alt text in a closed ``<details>``
-```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it
+```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it; a figure
+                                            drawn top to bottom in the HTML (too wide left to
+                                            right: tools/pipeline/draw_diagrams.py) turned so too
 ``(label)=``, ``% comment``                 dropped (they render as nothing in the HTML)
 ==========================================  ==================================================
 
@@ -47,6 +49,7 @@ from pybtex.database import parse_file
 from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
+from tools.pipeline.draw_diagrams import drawn_top_to_bottom, top_to_bottom
 from tools.pipeline.pages import ROOT, BookError, notebook_pages, read_page, shown
 from tools.pipeline.author_date import register_author_date_style
 
@@ -313,6 +316,9 @@ def convert_block(block, lines: list[str], ctx: Context) -> str:
         unknown = set(token.attrs) - {"id", "caption", "alt"}
         if unknown:
             raise ctx.error(f"the figure {label!r} has attributes {sorted(unknown)} with no notebook form")
+        if token.info.strip() == "mermaid":  # drawn as the HTML draws it (a wide one top to bottom)
+            if drawn_top_to_bottom(token.content):
+                lines = [lines[0], *top_to_bottom(token.content).split("\n"), lines[-1]]
         return "\n".join(lines) + "\n\n" + caption_markdown(label, number, token.attrs["caption"], token.attrs.get("alt"), ctx)
     if kind in ("myst_target", "myst_line_comment", "myst_block_break", "front_matter"):
         return ""
