@@ -279,6 +279,8 @@ def test_no_fold_label_is_printed_and_the_html_keeps_its_folds(printed_pages):
 
 
 SMALLEST_TYPE_PT = 7.5
+# The page's top and bottom margins (tools/pipeline/print_pdf.py: 16 and 18 mm), about 48 pt.
+MARGIN_PT = 48
 
 
 def glyph_sizes(reader: PdfReader) -> list[tuple[int, str, float, str]]:
@@ -306,6 +308,22 @@ def test_no_type_is_smaller_than_7_5_pt(reader):
     small = [f"p. {page}: {font} {size:.1f} pt {text.strip()[:40]!r}" for page, font, size, text in runs
              if size < SMALLEST_TYPE_PT - 0.05]
     assert not small, f"{len(small)} runs of text below {SMALLEST_TYPE_PT} pt:\n" + "\n".join(small[:10])
+
+
+def test_no_page_but_the_last_is_less_than_half_full(pdf):
+    """A page is cut short only by a figure or block too tall for what is left of it; half a
+    page left empty (a figure that could have fitted with its caption) is a layout fault."""
+    soup = BeautifulSoup(poppler("pdftotext", "-bbox", str(pdf), "-"), "html.parser")
+    pages = soup.find_all("page")
+    short = []
+    for number, page in enumerate(pages[:-1], start=1):
+        height = float(page["height"])
+        # Words above the footer (in the bottom margin), measured from the top margin.
+        bottoms = [float(w["ymax"]) for w in page.find_all("word") if float(w["ymax"]) < height - MARGIN_PT]
+        filled = (max(bottoms, default=0) - MARGIN_PT) / (height - 2 * MARGIN_PT)
+        if filled < 0.5:
+            short.append(f"p. {number}: {filled:.0%} full")
+    assert not short, "pages less than half full: " + ", ".join(short)
 
 
 def test_every_figure_is_referred_to_in_the_text(printed_pages):
