@@ -60,8 +60,13 @@ outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whos
 	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
-ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL)
-assets: $(ASSETS)  ## Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
+# The diagrams' font, a subset of Debian's DejaVu Sans (tools/pipeline/diagram_font.py).
+DIAGRAM_FONT := _build/static/fonts/diagram-sans.woff
+ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(DIAGRAM_FONT)
+$(DIAGRAM_FONT): $(ENV_STAMP) tools/pipeline/diagram_font.py $(wildcard book/*.md)
+	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || apt-get install -y --no-install-recommends fonts-dejavu-core
+	$(PY) -m tools.pipeline.diagram_font $@
+assets: $(ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel and the diagrams' font, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@

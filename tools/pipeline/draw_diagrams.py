@@ -15,6 +15,7 @@ pages. Drawing uses mermaid from our node_modules in Debian's Chromium (Playwrig
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import re
@@ -22,17 +23,21 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.pipeline import diagram_font
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.pages import ROOT, pages_in_toc_order, read_page, shown
 
 DIAGRAMS = ROOT / "book" / "_diagrams"
+DIAGRAM_FONT_FAMILY = f'"{diagram_font.FAMILY}", sans-serif'
 MERMAID = ROOT / "node_modules" / "mermaid"
 # Light theme in both colour modes (chapter.css puts a light card behind it in dark mode);
 # labels as SVG text, not HTML in <foreignObject>, so the SVG is plain, valid inline markup.
 OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
            "htmlLabels": False, "flowchart": {"htmlLabels": False},
            # The same drawing every time: mermaid otherwise jitters its shapes at random.
-           "handDrawnSeed": 1, "deterministicIds": True}
+           "handDrawnSeed": 1, "deterministicIds": True,
+           # Measured, drawn and shown in one font, served by the site (tools/pipeline/diagram_font.py).
+           "fontFamily": DIAGRAM_FONT_FAMILY, "themeVariables": {"fontFamily": DIAGRAM_FONT_FAMILY}}
 # A left-to-right flowchart drawn wider than this (CSS px, at mermaid's 16 px type) would
 # shrink to unreadable labels on a printed page (178 mm, about 670 px) and on most screens:
 # it is drawn again top to bottom, the same nodes and edges (figure 15.5 is 2,570 px wide
@@ -118,6 +123,14 @@ def draw(diagrams: list[Diagram]) -> dict[str, tuple[str, bool]]:
     with launch() as browser:
         page = browser.new_page()
         page.set_content("<!DOCTYPE html><html><head><title>diagrams</title></head><body></body></html>")
+        # The font the labels are measured in, loaded before the first measurement.
+        font = base64.b64encode(diagram_font.source_font().read_bytes()).decode("ascii")
+        page.add_style_tag(content=f'@font-face {{ font-family: "{diagram_font.FAMILY}"; '
+                                   f'src: url(data:font/ttf;base64,{font}) format("truetype"); }}')
+        loaded = page.evaluate("async (family) => (await document.fonts.load(`16px \"${family}\"`)).length > 0",
+                               diagram_font.FAMILY)
+        if not loaded:
+            raise SystemExit(f"the diagram font {diagram_font.FAMILY!r} did not load in the drawing page")
         page.add_script_tag(path=str(MERMAID / "dist" / "mermaid.min.js"))
         page.evaluate("(options) => mermaid.initialize(options)", OPTIONS)
 
