@@ -37,7 +37,10 @@ OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
            # The same drawing every time: mermaid otherwise jitters its shapes at random.
            "handDrawnSeed": 1, "deterministicIds": True,
            # Measured, drawn and shown in one font, served by the site (tools/pipeline/diagram_font.py).
-           "fontFamily": DIAGRAM_FONT_FAMILY, "themeVariables": {"fontFamily": DIAGRAM_FONT_FAMILY}}
+           "fontFamily": DIAGRAM_FONT_FAMILY, "themeVariables": {"fontFamily": DIAGRAM_FONT_FAMILY},
+           # An edge runs through its label's midpoint; mermaid's label background is 40 %
+           # opaque, so the line crossed the words. Opaque, it stops at the label.
+           "themeCSS": ".edgeLabel rect { opacity: 1; fill: #efefef; }"}
 # A left-to-right flowchart drawn wider than this (CSS px, at mermaid's 16 px type) would
 # shrink to unreadable labels on a printed page (178 mm, about 670 px) and on most screens:
 # it is drawn again top to bottom, the same nodes and edges (figure 15.5 is 2,570 px wide
