@@ -40,7 +40,7 @@ OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
            "fontFamily": DIAGRAM_FONT_FAMILY, "themeVariables": {"fontFamily": DIAGRAM_FONT_FAMILY},
            # An edge runs through its label's midpoint; mermaid's label background is 40 %
            # opaque, so the line crossed the words. Opaque, it stops at the label.
-           "themeCSS": ".edgeLabel rect { opacity: 1; fill: #efefef; }"}
+           "themeCSS": ".edgeLabel rect, .edgeLabel .label rect { opacity: 1; fill: #efefef; }"}
 # A left-to-right flowchart drawn wider than this (CSS px, at mermaid's 16 px type) would
 # shrink to unreadable labels on a printed page (178 mm, about 670 px) and on most screens:
 # it is drawn again top to bottom, the same nodes and edges (figure 15.5 is 2,570 px wide
