@@ -27,7 +27,7 @@ SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
 # Our Sphinx extension, every file of it (the runner's web files included).
 SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/runner/*.*)
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
-  $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/checks/site_check.py tools/browser/chromium.py
+  $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/pipeline/print_solutions.py tools/checks/site_check.py tools/browser/chromium.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_ext/runner/__init__.py).
 PYODIDE_FILES := pyodide.mjs pyodide.asm.js pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
@@ -62,8 +62,13 @@ outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whos
 	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
-ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL)
-assets: $(ASSETS)  ## Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
+# The diagrams' font, a subset of Debian's DejaVu Sans (tools/pipeline/diagram_font.py).
+DIAGRAM_FONT := _build/static/fonts/diagram-sans.woff
+ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(DIAGRAM_FONT)
+$(DIAGRAM_FONT): $(ENV_STAMP) tools/pipeline/diagram_font.py $(wildcard book/*.md)
+	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || apt-get install -y --no-install-recommends fonts-dejavu-core
+	$(PY) -m tools.pipeline.diagram_font $@
+assets: $(ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel and the diagrams' font, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@

@@ -609,10 +609,33 @@ def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(tmp_path):
     run = run_as_kernel(fresh_environment(tmp_path), cells[:2], tmp_path, marker)
     assert run.returncode != 0 and marker not in run.stdout
     last = run.stderr.strip().splitlines()
-    error = next(i for i, line in enumerate(last) if line.startswith("RuntimeError: Could not install chapter-lib @ git+"))
+    error = next(i for i, line in enumerate(last) if line.startswith("RuntimeError: Could not install chapter_lib,"))
     message = "\n".join(last[error:])
-    assert "which this notebook needs" in message and "pip said:" in message and "What to do:" in message
+    assert "which this notebook needs (chapter-lib @ git+" in message, message
+    assert "pip said:" in message and "What to do:" in message
     assert "ModuleNotFoundError" not in run.stderr
+
+
+FIGURE_PAGE = "book/15_04_quality_and_cost.ipynb"  # draws a figure: needs chapter_lib and matplotlib
+
+
+def test_with_only_matplotlib_missing_the_install_cell_names_it_and_installs_only_it(tmp_path, monkeypatch):
+    """chapter_lib importable, matplotlib not, and no package index (pip fails): the install
+    cell asks pip for matplotlib alone, and says so, with pip's error once and no colour codes."""
+    (tmp_path / "chapter_lib").mkdir()  # importable from the notebook's folder, as if installed
+    (tmp_path / "chapter_lib" / "__init__.py").write_text("")
+    notebook = json.loads((ROOT / FIGURE_PAGE).read_text())
+    install = "".join(next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")["source"])
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # a test double for an unreachable index
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as a notebook front end may ask; the message has none
+    run = run_as_kernel(fresh_environment(tmp_path), [install], tmp_path, "--- next cell ---")
+    assert run.returncode != 0
+    message = run.stderr[run.stderr.index("RuntimeError: "):]
+    assert message.startswith("RuntimeError: Could not install matplotlib, which this notebook needs (matplotlib)."), message
+    assert "chapter-lib" not in message and "git+" not in message, message
+    assert "\x1b[" not in message, "pip's colour codes reached the message"
+    said = message.split("pip said:\n", 1)[1].split("\nWhat to do:", 1)[0]
+    assert said.strip() and len(said.splitlines()) == len(set(said.splitlines())), f"pip's error repeats:\n{said}"
 
 
 # --------------------------------------------------------------------------

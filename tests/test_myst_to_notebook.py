@@ -162,7 +162,7 @@ def test_an_error_names_the_cell_by_its_rank_in_the_md():
         assemble.reader_cells(PAGE, notebook(*cells))
 
 
-def run_install_cell(requirement: str, modules: list[str]) -> tuple[list, BaseException | None]:
+def run_install_cell(requirements: dict[str, str]) -> tuple[list, BaseException | None]:
     """The cell's own logic, with pip replaced by a stand-in (the fresh-environment runs
     are in tests/test_binder.py); returns pip's invocations and what the cell raised."""
     import subprocess
@@ -173,7 +173,7 @@ def run_install_cell(requirement: str, modules: list[str]) -> tuple[list, BaseEx
         calls.append(command)
         return subprocess.CompletedProcess(command, 1, "", "ERROR: could not reach the repository")
 
-    cell = assemble.install_cell(requirement, modules)
+    cell = assemble.install_cell(requirements)
     namespace = {}
     real_run = subprocess.run
     subprocess.run = fake_run
@@ -186,19 +186,24 @@ def run_install_cell(requirement: str, modules: list[str]) -> tuple[list, BaseEx
     return calls, None
 
 
+LIBRARY = "chapter-lib @ git+file:///nowhere@main"
+
+
 def test_the_install_cell_installs_only_what_is_missing():
-    calls, error = run_install_cell("x", ["chapter_lib"])
+    calls, error = run_install_cell({"chapter_lib": "x"})
     assert calls == [] and error is None, "chapter_lib is installed here: nothing may be installed"
-    calls, error = run_install_cell("chapter-lib @ git+file:///nowhere@main", ["chapter_lib", "not_a_module_xyz"])
-    assert [command[-1] for command in calls] == ["chapter-lib @ git+file:///nowhere@main"]
-    assert calls[0][1:5] == ["-m", "pip", "install", "--quiet"]
+    # chapter_lib is there, the figure module is not (a stand-in name for matplotlib): only it.
+    calls, error = run_install_cell({"chapter_lib": LIBRARY, "not_a_module_xyz": "plotting-package"})
+    assert [command[6:] for command in calls] == [["plotting-package"]], calls
+    assert calls[0][1:6] == ["-m", "pip", "install", "--quiet", "--no-color"]
+    assert str(error).startswith("Could not install not_a_module_xyz, which this notebook needs (plotting-package).")
 
 
 def test_a_failed_install_stops_in_the_install_cell_with_what_to_do():
-    _, error = run_install_cell("chapter-lib @ git+file:///nowhere@main", ["not_a_module_xyz"])
+    _, error = run_install_cell({"not_a_module_xyz": LIBRARY})
     assert isinstance(error, RuntimeError), error
     message = str(error)
-    assert message.startswith("Could not install chapter-lib @ git+file:///nowhere@main, which this notebook needs.")
+    assert message.startswith(f"Could not install not_a_module_xyz, which this notebook needs ({LIBRARY}).")
     assert "ERROR: could not reach the repository" in message and "What to do:" in message and "Binder" in message
 
 

@@ -6,10 +6,14 @@
   with every label, and every reference in the bibliography.
 * Every font is embedded; the PDF has a bookmark titled as each section, in order, a
   contents list whose page numbers agree, is tagged, and has a sane number of pages.
-* It reads like a typeset book: every diagram's labels at least 7 pt; every code line
+* It reads like a typeset book: no type below 7.5 pt (code and output at one size); every
+  diagram's labels at least 7 pt; every code line
   whole on one line, or wrapped with its continuation indented past it; nothing that only
   works on screen (fold triangles, diagram sources, copy and run controls); title, author
-  and subject in the document info; every plot printed as vectors or at 200 ppi or more.
+  and subject in the document info, dated by a commit, so printing again gives the same
+  bytes; every plot printed as vectors or at 200 ppi or more.
+* 15.11's worked solutions print after the last exercise, linked both ways, with no fold
+  labels; its hints print flat.
 * The HTML book links the very PDF that was tested.
 * tools/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
@@ -19,10 +23,12 @@
 
 from __future__ import annotations
 
+import calendar
 import os
 import re
 import shutil
 import subprocess
+import time
 import unicodedata
 from pathlib import Path
 
@@ -31,9 +37,10 @@ from pypdf import PdfReader
 from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
 
 from bs4 import BeautifulSoup
+import yaml
 
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
-from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages
+from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
 
@@ -135,6 +142,45 @@ def test_every_line_of_the_chapter_is_in_the_pdf(page_texts, diagram_texts):
     assert not missing, f"{len(missing)} lines of the chapter are not in the PDF:\n" + "\n".join(missing[:20])
 
 
+def link_annotations(reader: PdfReader) -> list[tuple[int, str | None, str | None]]:
+    """(page, URI, named destination) of every link annotation, one of the two set."""
+    links = []
+    for number, page in enumerate(reader.pages, start=1):
+        for annotation in page.get("/Annots") or []:
+            annotation = annotation.get_object()
+            if annotation.get("/Subtype") != "/Link":
+                continue
+            action = annotation.get("/A")
+            action = action.get_object() if action is not None else {}
+            destination = annotation.get("/Dest", action.get("/D"))
+            links.append((number, str(action["/URI"]) if "/URI" in action else None,
+                          str(destination) if destination is not None else None))
+    return links
+
+
+def test_no_link_leads_to_the_build_server_and_every_citation_to_its_entry(reader):
+    """Citations are internal links to their reference; external links stay external; nothing
+    points at the 127.0.0.1 server the PDF was printed from."""
+    links = link_annotations(reader)
+    uris = [uri for _, uri, _ in links if uri is not None]
+    local = [uri for uri in uris if re.match(r"https?://(127\.|localhost|\[::1\])", uri)]
+    assert not local, f"{len(local)} links lead to the build's own server: {sorted(set(local))[:5]}"
+    assert all(uri.startswith(("https://", "http://", "mailto:")) for uri in uris), uris
+    destinations = {str(name) for name in reader.named_destinations}
+    internal = [name for _, _, name in links if name is not None]
+    dead = sorted({name for name in internal if name not in destinations})
+    assert not dead, f"internal links to no destination: {dead}"
+    # Every reference is cited, so each entry of the bibliography has a citation linking to it,
+    # landing on the References pages.
+    cited = {name for name in internal if name.startswith("/cite-")}
+    entries = [e for e in CHAPTER[REFERENCES_START:].split("\n") if e.strip()]
+    assert len(cited) == len(entries), f"citations link {len(cited)} of {len(entries)} references: {sorted(cited)}"
+    references_page = dict(outline_pages(PDF.read_bytes()))["References"]
+    for name in cited:
+        landing = reader.get_destination_page_number(reader.named_destinations[name]) + 1
+        assert landing >= references_page, f"{name} lands on page {landing}, before the References ({references_page})"
+
+
 # Print sizes (poppler-utils' pdftotext and pdfimages read the PDF as a reader's viewer would).
 SMALLEST_LABEL_PT = 7
 LOWEST_IMAGE_PPI = 200
@@ -156,9 +202,138 @@ def test_no_screen_only_string_is_printed(pdf):
 
 def test_document_info_names_title_author_and_subject(reader):
     info = reader.metadata or {}
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     for key in ("/Title", "/Author", "/Subject"):
         assert str(info.get(key) or "").strip(), f"the PDF's document info has no {key[1:]}: {dict(info)}"
     assert "Advanced and Agentic Retrieval" in info["/Title"]
+    assert info["/Author"] == config["author"]
+    assert "\n" not in info["/Subject"] and not info["/Subject"].endswith("…"), info["/Subject"]
+
+
+def test_the_pdf_is_dated_by_a_commit(reader):
+    """Not by the clock: by the commit it was built from (SOURCE_DATE_EPOCH)."""
+    created = str(reader.metadata["/CreationDate"])
+    commits = poppler("git", "-C", str(ROOT), "log", "--format=%ct").split()
+    assert created in {pdf_date(int(epoch)) for epoch in commits}, f"{created} is no commit's date"
+    assert reader.metadata["/ModDate"] == created
+
+
+def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, monkeypatch):
+    """Two prints of the same build, dated alike (SOURCE_DATE_EPOCH), are the same file."""
+    created = time.strptime(str(reader.metadata["/CreationDate"])[2:16], "%Y%m%d%H%M%S")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(calendar.timegm(created)))
+    again = tmp_path / "again.pdf"
+    printer.print_site(SINGLEHTML, again)
+    assert again.read_bytes() == pdf.read_bytes(), "printing the same build twice gave different PDFs"
+
+
+EXERCISES_PAGE = ROOT / "book" / "15_11_exercises.md"
+# The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for
+# exercise 3", "Hide worked solution 3"): a reader of paper has nothing to click.
+SCREEN_LABEL = re.compile(r"Worked solution \d+:|show the (code|traces|reader check)|answer in words"
+                          r"|Hint \d+ of \d+ for|Hide worked solution")
+
+
+def exercise_numbers() -> list[int]:
+    return [int(n) for n in re.findall(r"^## Exercise (\d+)\s*$", EXERCISES_PAGE.read_text(encoding="utf-8"), re.M)]
+
+
+@pytest.fixture(scope="module")
+def printed_pages(pdf) -> list[str]:
+    """Each page's text as pdftotext reads it, in reading order."""
+    return poppler("pdftotext", "-layout", str(pdf), "-").split("\f")
+
+
+def test_solutions_are_at_the_back_and_linked_both_ways(printed_pages):
+    """Each exercise: its hints, flat ("Hint 1", ...), then "Solution: p. N"; every worked
+    solution after the last exercise's last hint, titled "Solution N (exercise N, p. M)"."""
+    numbers = exercise_numbers()
+    assert numbers == list(range(1, len(numbers) + 1)) and numbers, f"15.11's exercises: {numbers}"
+    text = "\f\n".join(printed_pages)  # (a line may start a page: ^ matches after \n only)
+    page_at = lambda offset: text.count("\f", 0, offset) + 1  # noqa: E731
+    exercise_at, pointer_at, solution_at = {}, {}, {}
+    for n in numbers:
+        exercise = re.search(rf"^[ \t]*Exercise {n}[ \t]*$", text, re.M)
+        solution = re.search(rf"^[ \t]*Solution {n} \(exercise {n}, p\.\s(\d+)\)", text, re.M)
+        pointer = re.search(r"Solution: p\.\s(\d+)", text[exercise.end():]) if exercise else None
+        assert exercise and solution and pointer, f"exercise {n}: heading, solution pointer or solution title missing"
+        exercise_at[n], solution_at[n] = exercise.start(), solution.start()
+        pointer_at[n] = exercise.end() + pointer.start()
+        assert int(pointer[1]) == page_at(solution.start()), f"exercise {n} sends to p. {pointer[1]}"
+        assert int(solution[1]) == page_at(exercise.start()), f"solution {n} sends back to p. {solution[1]}"
+        hints = re.findall(r"^[ \t]*Hint (\d+)[ \t]*$", text[exercise.end():pointer_at[n]], re.M)
+        assert hints and hints == [str(i) for i in range(1, len(hints) + 1)], f"exercise {n}'s hints: {hints}"
+    last = numbers[-1]
+    assert pointer_at[last] < min(solution_at.values()), "a worked solution prints before the last exercise's hints end"
+    assert "Solutions to the exercises" in text[pointer_at[last]:min(solution_at.values())]
+    assert all(f"# @solution {n}" in text[solution_at[n]:] for n in numbers)
+    assert not re.search(r"# @solution \d", text[:min(solution_at.values())]), "solution code printed among the exercises"
+
+
+def test_no_fold_label_is_printed_and_the_html_keeps_its_folds(printed_pages):
+    labels = sorted({match[0] for page in printed_pages for match in SCREEN_LABEL.finditer(page)})
+    assert not labels, f"the PDF prints labels of screen folds: {labels}"
+    # The rearrangement is print's alone: the page it prints from still folds each solution.
+    single_page = (SINGLEHTML / CHAPTER_PAGE).read_text(encoding="utf-8")
+    assert all(f"Worked solution {n}: show the code" in single_page for n in exercise_numbers())
+
+
+SMALLEST_TYPE_PT = 7.5
+# The page's top and bottom margins (tools/pipeline/print_pdf.py: 16 and 18 mm), about 48 pt.
+MARGIN_PT = 48
+
+
+def glyph_sizes(reader: PdfReader) -> list[tuple[int, str, float, str]]:
+    """(page, font, size in pt as printed, text) of every run of text the PDF draws: the
+    font size scaled by the text and graphics matrices in force (pypdf's visitor)."""
+    runs = []
+    for number, page in enumerate(reader.pages, start=1):
+        def visit(text, cm, tm, font, size, number=number):
+            if not text.strip() or font is None:
+                return
+            # The matrices' scale: the square root of the combined matrix's determinant.
+            a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
+            c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
+            runs.append((number, str(font.get("/BaseFont", "")).split("+")[-1], size * abs(a * d - b * c) ** 0.5, text))
+        page.extract_text(visitor_text=visit)
+    return runs
+
+
+def test_no_type_is_smaller_than_7_5_pt(reader):
+    """Code and output print at one size (a wide output line wraps, its type is never shrunk);
+    nothing in the PDF, the footer included, is set below 7.5 pt."""
+    runs = glyph_sizes(reader)
+    monospace = [run for run in runs if "Mono" in run[1] or "Courier" in run[1]]
+    assert monospace, f"no monospace text found; fonts: {sorted({run[1] for run in runs})}"
+    small = [f"p. {page}: {font} {size:.1f} pt {text.strip()[:40]!r}" for page, font, size, text in runs
+             if size < SMALLEST_TYPE_PT - 0.05]
+    assert not small, f"{len(small)} runs of text below {SMALLEST_TYPE_PT} pt:\n" + "\n".join(small[:10])
+
+
+def test_no_page_but_the_last_is_less_than_half_full(pdf):
+    """A page is cut short only by a figure or block too tall for what is left of it; half a
+    page left empty (a figure that could have fitted with its caption) is a layout fault."""
+    soup = BeautifulSoup(poppler("pdftotext", "-bbox", str(pdf), "-"), "html.parser")
+    pages = soup.find_all("page")
+    short = []
+    for number, page in enumerate(pages[:-1], start=1):
+        height = float(page["height"])
+        # Words above the footer (in the bottom margin), measured from the top margin.
+        bottoms = [float(w["ymax"]) for w in page.find_all("word") if float(w["ymax"]) < height - MARGIN_PT]
+        filled = (max(bottoms, default=0) - MARGIN_PT) / (height - 2 * MARGIN_PT)
+        if filled < 0.5:
+            short.append(f"p. {number}: {filled:.0%} full")
+    assert not short, "pages less than half full: " + ", ".join(short)
+
+
+def test_every_figure_is_referred_to_in_the_text(printed_pages):
+    """Each numbered figure is named outside its own caption, as a book refers to its figures."""
+    text = re.sub(r"\s+", " ", " ".join(printed_pages))
+    captions = re.findall(r"Figure (15\.\d+)\b", text)
+    numbers = sorted(set(captions), key=lambda n: int(n.split(".")[1]))
+    assert len(numbers) >= 5, f"figures found: {numbers}"
+    unreferred = [n for n in numbers if captions.count(n) < 2]
+    assert not unreferred, f"figures never referred to in the text: {unreferred}"
 
 
 def font_box_ratio(pdf: Path, page: int) -> float:

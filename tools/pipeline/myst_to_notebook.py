@@ -18,7 +18,9 @@ MyST in book/X.md                           in the reader's notebook
 ```{dropdown} Title``                       a closed ``<details>`` with ``<summary>Title``
 ``{#fig-x caption=... alt=...}`` + fence    the fence, an italic caption line under it, and
                                             the alt text in a closed ``<details>``
-```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it
+```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it; a figure
+                                            drawn top to bottom in the HTML (too wide left to
+                                            right: tools/pipeline/draw_diagrams.py) turned so too
 ``(label)=``, ``% comment``                 dropped (they render as nothing in the HTML)
 ==========================================  ==================================================
 
@@ -313,6 +315,8 @@ def convert_block(block, lines: list[str], ctx: Context) -> str:
         unknown = set(token.attrs) - {"id", "caption", "alt"}
         if unknown:
             raise ctx.error(f"the figure {label!r} has attributes {sorted(unknown)} with no notebook form")
+        # A mermaid figure keeps the chapter's source, word for word, although the HTML and
+        # PDF draw a wide one top to bottom: JupyterLab draws it as written (left to right).
         return "\n".join(lines) + "\n\n" + caption_markdown(label, number, token.attrs["caption"], token.attrs.get("alt"), ctx)
     if kind in ("myst_target", "myst_line_comment", "myst_block_break", "front_matter"):
         return ""

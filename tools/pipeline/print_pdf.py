@@ -9,8 +9,9 @@ page, with the stored outputs, the plots and the mermaid diagrams. This tool ser
 on 127.0.0.1 (tools/checks/site_check.py's LocalSite), opens it in Debian's Chromium through
 Playwright (never a browser of its own), and before printing:
 
-* opens every worked solution in place (the ``<details>`` the HTML keeps closed), so the
-  PDF shows each exercise followed by its solution, labelled as ours;
+* moves the worked solutions of 15.11 to the back, after the last exercise, each linked
+  from its exercise and back, its hints printed flat (tools/pipeline/print_solutions.py),
+  and opens every other fold (the ``<details>`` the HTML keeps closed);
 * waits until every mermaid diagram is drawn and every image has loaded;
 * adds a contents list with page numbers after the chapter title;
 * shapes code for paper (tools/pipeline/print_shaping.py): each code and output line its own
@@ -24,7 +25,8 @@ Playwright (never a browser of its own), and before printing:
 Any of these failing is an error naming what failed, and no PDF is written: the PDF is
 written to a temporary file and renamed into place only when everything passed.
 The PDF has page numbers in its footer, bookmarks from the headings (outline), a
-structure tree (tagged PDF) and document info (Title, Author, Subject).
+structure tree (tagged PDF) and document info (Title, Author, Subject), and is dated by the
+last commit (SOURCE_DATE_EPOCH), so two prints of one commit are the same bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import argparse
 import io
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +52,7 @@ from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
+from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS
 from tools.checks.site_check import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
@@ -59,7 +63,7 @@ from tools.checks.site_check import (
     NAVIGATION_TIMEOUT_MS,
 )
 
-# The PDF's document info: the book's title and author are in _config.yml.
+# The PDF's document info: the book's title, author and subject are in _config.yml.
 CONFIG = ROOT / "_config.yml"
 CHAPTER_NUMBER = "Chapter 15"
 # The whole book on one page (tools/sphinx_ext/pdf.py moves it to the root of the build).
@@ -70,17 +74,17 @@ MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
 MERMAID_TIMEOUT_MS = 20_000
 # Chromium fills the footer from these class names; the footer is printed in its own
-# small frame, so it needs its own font size.
+# small frame, so it needs its own font size (7.5 pt, the smallest type the PDF prints).
 FOOTER = (
-    '<div style="width:100%; font-size:8px; color:#555; padding:0 16mm; display:flex;'
+    '<div style="width:100%; font-size:10px; color:#444; padding:0 16mm; display:flex;'
     ' justify-content:space-between; font-family:sans-serif;">'
     '<span>Chapter 15 · Advanced and Agentic Retrieval</span>'
     '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
 )
 EMPTY_HEADER = "<span></span>"
 
-# Worked solutions (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are
-# <details>; opened, they print in place, each labelled "Worked solution N: ...".
+# Folds (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are <details>; whatever
+# print_solutions.py did not unfold prints opened.
 JS_OPEN_DETAILS = """() => {
     const all = [...document.querySelectorAll('details')];
     all.forEach((details) => { details.open = true; });
@@ -211,6 +215,7 @@ class ChapterPrinter:
         where = f"{CHAPTER_PAGE} of {site.root}"
         page.goto(site.url(CHAPTER_PAGE), wait_until="load")
         wait_for_page_scripts(page)
+        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS)
         page.evaluate(JS_OPEN_DETAILS)
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)
@@ -232,7 +237,9 @@ class ChapterPrinter:
         # numbers in the contents list (same length text, so the pages do not move).
         first = self._pdf(page)
         page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
-        final = finished(self._pdf(page), page.evaluate(JS_PRINTED_HEADINGS), document_info(page))
+        page.evaluate(JS_SET_PAGES, [PAGE_TARGETS, destination_pages(first, page_targets)])
+        created = pdf_date(source_date_epoch())
+        final = finished(dated(self._pdf(page), created), page.evaluate(JS_PRINTED_HEADINGS), document_info(created))
         if external:  # anything requested while printing
             raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
         write_atomically(out, final)
@@ -309,13 +316,42 @@ def outline_items(writer: PdfWriter) -> list:
     return items
 
 
-def document_info(page) -> dict[str, str]:
-    """The PDF's Title, Author and Subject: the book's title and author (_config.yml), and
-    the description the chapter's page gives of itself (tools/sphinx_ext/page_head.py)."""
+def document_info(created: str) -> dict[str, str]:
+    """The PDF's Title, Author, Subject and dates: the book's title and author, the one-line
+    subject (_config.yml), and the date of the commit it was built from (pdf_date)."""
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
-    subject = page.evaluate("() => document.querySelector('meta[name=description]')?.content || ''")
+    subject = config.get("sphinx", {}).get("config", {}).get("chapter_pdf_subject") or config["title"]
     return {"/Title": f"{CHAPTER_NUMBER} · {config['title']}", "/Author": config["author"],
-            "/Subject": subject or config["title"]}
+            "/Subject": subject, "/CreationDate": created, "/ModDate": created}
+
+
+def source_date_epoch() -> int:
+    """SOURCE_DATE_EPOCH when set (reproducible-builds.org), else the last commit's time, so
+    two builds of one commit date their PDFs alike; the clock only outside a git checkout."""
+    if os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    try:
+        return int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, check=True,
+                                  capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return int(time.time())
+
+
+def pdf_date(epoch: int) -> str:
+    """A PDF date in UTC, in the form Chromium writes ("D:20261201094053+00'00'")."""
+    return time.strftime("D:%Y%m%d%H%M%S+00'00'", time.gmtime(epoch))
+
+
+# Chromium dates its PDF with the clock, twice (/CreationDate, /ModDate): the only bytes that
+# differ between two prints of one page. Skia writes "D:YYYYMMDDHHMMSS+HH'MM'", as pdf_date.
+CHROMIUM_DATE = re.compile(rb"D:\d{14}[+-]\d\d'\d\d'")
+
+
+def dated(pdf: bytes, created: str) -> bytes:
+    """Chromium's PDF with its own dates replaced, byte for byte, by the given one (same
+    length, so the cross-reference offsets stay right)."""
+    replacement = created.encode("ascii")
+    return CHROMIUM_DATE.sub(lambda match: replacement if len(match[0]) == len(replacement) else match[0], pdf)
 
 
 def finished(pdf: bytes, headings: list[str], info: dict[str, str]) -> bytes:
@@ -367,6 +403,17 @@ def section_start_pages(pdf: bytes, sections: list[str]) -> list[int]:
         pages.append(bookmarks[match][1])
         position = match + 1
     return pages
+
+
+def destination_pages(pdf: bytes, ids: list[str]) -> dict[str, int]:
+    """The page of each element id, from the named destination Chromium writes for an id
+    that a link points to."""
+    reader = PdfReader(io.BytesIO(pdf))
+    destinations = reader.named_destinations
+    missing = [i for i in ids if f"/{i}" not in destinations]
+    if missing:
+        raise PrintError(f"the PDF has no destination for {missing}: is each linked to?")
+    return {i: reader.get_destination_page_number(destinations[f"/{i}"]) + 1 for i in ids}
 
 
 def write_atomically(path: Path, data: bytes) -> None:

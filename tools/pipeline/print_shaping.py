@@ -19,24 +19,25 @@ The same pass marks what page breaks should respect:
 * ``print-may-split``: a note or worked solution too tall to move whole to the next page
   (the theme keeps every admonition whole, leaving a page before a long one mostly empty).
 
-Output boxes whose longest line (a table's row) is wider than the box are set in smaller type,
-down to ``SMALLEST_OUTPUT_SCALE``, so their columns stay columns instead of wrapping.
+Code and output print at one size: a wide output line (a table's row) wraps as code does,
+never by shrinking its box's type (6 pt was unreadable). And it wraps between tokens: a
+short run without spaces that holds a hyphen or slash (``'us-east-2'``, ``cmdb://systems/aurora``)
+is kept on one row (``span.print-token``), so the line breaks at the space before it rather
+than inside it; only a run longer than ``LONGEST_KEPT_TOKEN`` characters may still break inside.
 """
 
 from __future__ import annotations
 
 # Blocks of at most this many lines are never split across pages (about a third of a page).
 SHORTEST_SPLIT_BLOCK = 16
-# An output table may be set this much smaller than other code to keep its columns
-# (9.2 pt code type -> no less than 6 pt, a footnote's size: 15.11's widest table, 114
-# characters inside a worked solution, then fits).
-SMALLEST_OUTPUT_SCALE = 0.66
+# A run without spaces up to this long is never broken inside (a printed row holds about 80).
+LONGEST_KEPT_TOKEN = 40
 # A note, worked solution or dropdown taller than this (CSS px; a printed page is about
 # 990) may split across pages; shorter ones move whole.
 TALLEST_KEPT_BOX_PX = 400
-SHAPING_LIMITS = [SHORTEST_SPLIT_BLOCK, SMALLEST_OUTPUT_SCALE, TALLEST_KEPT_BOX_PX]
+SHAPING_LIMITS = [SHORTEST_SPLIT_BLOCK, LONGEST_KEPT_TOKEN, TALLEST_KEPT_BOX_PX]
 
-JS_SHAPE_CODE = """([shortestSplit, smallestScale, tallestKept]) => {
+JS_SHAPE_CODE = """([shortestSplit, longestKept, tallestKept]) => {
     // Each line of a <pre> as its own block, the code's own markup (syntax colours) kept: an
     // element spanning a line break is cloned on both sides of it.
     const splitLines = (pre) => {
@@ -67,6 +68,22 @@ JS_SHAPE_CODE = """([shortestSplit, smallestScale, tallestKept]) => {
         if (lines.length > 1 && lines.at(-1).length === 0) lines.pop();  // the final newline
         return lines;
     };
+    // A run without spaces that a browser may break inside (after a hyphen or slash), kept whole.
+    const breakable = /(\\S*[-/]\\S*)/;
+    const keepTokens = (node) => {
+        for (const text of node.nodeType === Node.TEXT_NODE ? [node] : [...node.childNodes]) {
+            if (text.nodeType !== Node.TEXT_NODE) { keepTokens(text); continue; }
+            const parts = text.data.split(breakable);
+            if (parts.length === 1) continue;
+            text.replaceWith(...parts.filter(Boolean).map((part) => {
+                if (!breakable.test(part) || part.length > longestKept) return document.createTextNode(part);
+                const token = document.createElement('span');
+                token.className = 'print-token';
+                token.textContent = part;
+                return token;
+            }));
+        }
+    };
     const inClass = (piece, pattern) => piece.chain.some((element) => pattern.test(element.className));
     let shaped = 0;
     for (const pre of document.querySelectorAll('article div.highlight pre')) {
@@ -75,6 +92,7 @@ JS_SHAPE_CODE = """([shortestSplit, smallestScale, tallestKept]) => {
             const line = document.createElement('span');
             line.className = 'print-line';
             for (const piece of pieces) line.append(piece.node);
+            keepTokens(line);
             const text = line.textContent;
             line.style.setProperty('--indent', String(text.length - text.trimStart().length));
             const first = pieces.find((piece) => piece.node.textContent.trim());
@@ -91,22 +109,6 @@ JS_SHAPE_CODE = """([shortestSplit, smallestScale, tallestKept]) => {
         const box = pre.closest('div.output') || pre.closest('div.cell_input')
             || pre.closest('div[class*="highlight-"]') || pre;
         if (lines.length <= shortestSplit) box.classList.add('print-keep');
-        // An output whose longest line does not fit: smaller type, so a table keeps its columns.
-        if (pre.closest('div.cell_output')) {
-            const longest = Math.max(...lines.map((pieces) => pieces.map((p) => p.node.textContent).join('').length));
-            const probe = document.createElement('span');
-            probe.textContent = 'x'.repeat(100);
-            probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
-            pre.append(probe);
-            const charWidth = probe.getBoundingClientRect().width / 100;
-            probe.remove();
-            const style = getComputedStyle(pre);
-            const room = (pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / charWidth;
-            if (longest > room) {
-                const scale = Math.max(smallestScale, Math.floor((room / longest) * 100) / 100);
-                pre.style.fontSize = `${parseFloat(style.fontSize) * scale}px`;
-            }
-        }
         shaped += 1;
     }
     // The theme keeps every admonition (worked solutions are admonitions) on one page: a

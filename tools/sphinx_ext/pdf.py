@@ -5,7 +5,7 @@ Sphinx's singlehtml builder writes the whole book to ``<root_doc>.html``, here
 ``book/index.html``, but computes every asset and image URL as if that page were at the
 top (``_static/...``, ``_images/...``), so in ``book/`` nothing would load. We move the
 page to ``index.html``, where its URLs are right (and where sphinx-external-toc would
-otherwise write a redirect to the broken page). The theme's layout loads
+otherwise write a redirect to the broken page), and its links to itself with it. The theme's layout loads
 ``searchindex.js`` on every page, which singlehtml does not write (a printed page has
 no search): we write an empty one rather than leave a 404 in the page we print.
 
@@ -100,7 +100,12 @@ def move_single_page_to_the_root(app, exception) -> None:
         return
     written = Path(app.outdir, app.config.root_doc + app.builder.out_suffix)
     if written.parent != Path(app.outdir):
-        os.replace(written, Path(app.outdir, "index.html"))
+        # Sphinx writes the page's links to itself as "book/index.html#…" (a citation's, for
+        # one): moved, they are "#…", or the PDF would link them to the build's own server.
+        page = written.read_text(encoding="utf-8")
+        own_address = f'href="{written.relative_to(app.outdir).as_posix()}#'
+        Path(app.outdir, "index.html").write_text(page.replace(own_address, 'href="#'), encoding="utf-8")
+        written.unlink()
     Path(app.outdir, "searchindex.js").write_text("// no search in the printed chapter\n")
 
 
@@ -113,6 +118,9 @@ def mathjax_only_for_math(app, env) -> None:
 def setup(app):
     app.add_config_value("chapter_pdf", "_build/pdf/chapter15.pdf", "env", types=[str])
     app.add_config_value("chapter_pdf_available", False, "html", types=[bool])
+    # Read by tools/pipeline/print_pdf.py from _config.yml (the PDF's Subject); registered so
+    # Sphinx knows the name.
+    app.add_config_value("chapter_pdf_subject", "", "env", types=[str])
     app.connect("config-inited", note_whether_the_pdf_exists)
     app.connect("html-page-context", add_pdf_download_button, priority=502)
     app.connect("build-finished", copy_pdf_into_site)

@@ -1,0 +1,99 @@
+"""What tools/pipeline/print_pdf.py does to 15.11 before printing: solutions at the back.
+
+On screen, each exercise is followed by its hints (dropdowns, each holding the next) and its
+worked solution (folded code cells and an "answer in words" dropdown, labelled "Worked
+solution N: show the code" and the like), closed until the reader opens them. Printed that
+way, every solution sits open under its exercise, and the fold labels ask the reader to click.
+A book puts the answers at the end of the chapter, so in print only:
+
+* each exercise keeps its text, its start cell and its hints, flat and one after another
+  ("Hint 1", "Hint 2", ...), then a line "Solution: p. N" linking to its solution;
+* every worked solution moves, in order, to a section "Solutions to the exercises" after the
+  last exercise, under a heading "Solution N (exercise N, p. M)" linking back: its code,
+  outputs and figures, then the answer in words, with no fold labels.
+
+The page numbers are filled in on the second print (print_pdf.py), from the named
+destinations Chromium writes for the two links' targets: ``PAGE_TARGETS`` is the attribute
+whose value names the target. The HTML and the notebooks keep their folds: this runs only
+in the page being printed.
+"""
+
+from __future__ import annotations
+
+# An element whose text is the page number of the element with this id (filled in later).
+PAGE_TARGETS = "data-page-of"
+SOLUTIONS_SECTION_ID = "print-solutions"
+
+# Returns the ids whose page numbers the second print fills in. Throws when 15.11 is not
+# laid out as expected (an exercise without hints or a solution), rather than print it half moved.
+JS_SOLUTIONS_AT_THE_BACK = """(pageTargets) => {
+    const exercises = [...document.querySelectorAll('section[id^="exercise-"]')]
+        .filter((section) => /^exercise-\\d+$/.test(section.id));
+    if (!exercises.length) return [];
+    const labelOf = (element) => {
+        const summary = element.matches('details') ? element.querySelector(':scope > summary')
+            : element.querySelector('details > summary');
+        const collapsed = summary && (summary.querySelector('.collapsed') || summary);
+        return collapsed ? collapsed.textContent.trim() : '';
+    };
+    const pageOf = (id) => `<span ${pageTargets}="${id}">00</span>`;
+    const contentOf = (dropdown) => [...dropdown.querySelector(':scope > .sd-summary-content').childNodes]
+        .filter((node) => !(node.matches && node.matches('details.sd-dropdown')));
+    const solutions = document.createElement('section');
+    solutions.id = 'print-solutions';
+    solutions.className = 'print-solutions';
+    solutions.innerHTML = '<h3>Solutions to the exercises</h3><p>On the web page and in the '
+        + 'notebooks, each worked solution follows its exercise, folded until it is opened; '
+        + `here they follow all ${exercises.length} exercises.</p>`;
+    const targets = [];
+    for (const exercise of exercises) {
+        const number = exercise.id.split('-')[1];
+        const parts = [...exercise.children];
+        const worked = parts.filter((part) => new RegExp(`^Worked solution ${number}\\\\b`).test(labelOf(part)));
+        const firstHint = parts.find((part) => part.matches('details.sd-dropdown') && /^Hint 1 of/.test(labelOf(part)));
+        if (!worked.length || !firstHint) throw new Error(`exercise ${number}: no hints or no worked solution found`);
+        // Hints: each dropdown holds the next; printed flat, one after another.
+        const hints = document.createElement('div');
+        hints.className = 'print-hints';
+        for (let dropdown = firstHint, index = 1; dropdown; index += 1) {
+            const hint = document.createElement('div');
+            hint.className = 'print-hint';
+            hint.innerHTML = `<p class="print-hint-title">Hint ${index}</p>`;
+            const next = dropdown.querySelector(':scope > .sd-summary-content > details.sd-dropdown');
+            hint.append(...contentOf(dropdown));
+            hints.append(hint);
+            dropdown = next;
+        }
+        firstHint.replaceWith(hints);
+        const pointer = document.createElement('p');
+        pointer.className = 'print-solution-pointer';
+        pointer.innerHTML = `<a href="#print-solution-${number}">Solution: p.&nbsp;${pageOf(`print-solution-${number}`)}</a>`;
+        hints.after(pointer);
+        // The worked solution, unfolded and without its fold labels, at the back.
+        const solution = document.createElement('section');
+        solution.id = `print-solution-${number}`;
+        solution.innerHTML = `<h4>Solution ${number} <a href="#${exercise.id}">(exercise ${number}, `
+            + `p.&nbsp;${pageOf(exercise.id)})</a></h4>`;
+        for (const part of worked) {
+            for (const details of part.matches('details') ? [part] : part.querySelectorAll('details')) {
+                const unfolded = document.createElement('div');
+                unfolded.className = 'print-unfolded';
+                unfolded.append(...(details.matches('.sd-dropdown') ? contentOf(details)
+                    : [...details.childNodes].filter((node) => node.nodeName !== 'SUMMARY')));
+                details.replaceWith(unfolded);
+                if (details === part) solution.append(unfolded);
+            }
+            if (!part.matches('details')) solution.append(part);
+        }
+        solutions.append(solution);
+        targets.push(exercise.id, solution.id);
+    }
+    exercises.at(-1).after(solutions);
+    return targets;
+}"""
+
+JS_SET_PAGES = """([pageTargets, pages]) => {
+    document.querySelectorAll(`[${pageTargets}]`).forEach((span) => {
+        span.textContent = String(pages[span.getAttribute(pageTargets)]);
+    });
+}"""
