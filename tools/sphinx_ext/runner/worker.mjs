@@ -10,6 +10,11 @@ const STATIC = new URL("../", import.meta.url);
 const post = (message) => self.postMessage(message);
 let currentId = null;
 
+// Steps of the start and of the first figure, for `make bench-run`'s breakdown (boot.mjs
+// keeps them in the page): when each ended, in milliseconds since the epoch.
+const mark = (step) => post({ type: "timing", step, at: performance.timeOrigin + performance.now() });
+mark("worker: pyodide.mjs imported");
+
 // Stream output is batched: a loop of 200,000 prints is one write each, and one message
 // (and one page update) per write froze the page for minutes. Writes are collected and
 // sent at most once per FLUSH_MS while Python runs (a print loop never lets a timer fire,
@@ -86,16 +91,21 @@ async def load_what_it_imports(source):
         import logging
         import matplotlib
         matplotlib.use("module://_browser_figures")
-        # Its first import builds matplotlib's font cache and logs a warning saying so: a
+        _browser_run.mark("matplotlib imported")
+        # Pyodide's matplotlib reads the font cache its wheel carries (fontlist.json); were it
+        # of another version, the import would build one and log a warning saying so: a
         # step of loading, not the cell's output.
         font_log = logging.getLogger("matplotlib.font_manager")
         level = font_log.level
         font_log.setLevel(logging.ERROR)
         try:
+            import matplotlib.font_manager
+            _browser_run.mark("font cache read")
             import _browser_figures as figures
         finally:
             font_log.setLevel(level)
         figures.send = _browser_run.figure
+        _browser_run.mark("pyplot and the backend imported")
 
 class InputNotAvailable(Exception):
     """input() in the page: there is no keyboard for Python to read from here."""
@@ -178,29 +188,39 @@ async def run_cell(source, filename):
 // Pyodide's own packages, served beside the runtime (make assets verifies each against
 // pyodide-lock.json, and loadPackage checks it again): loaded on a cell's first import of
 // them, with the figure backend (figures.py) when matplotlib is among them.
-const loaded = new Set();
-async function loadPackages(pyodide, names) {
-  const missing = names.filter((name) => !loaded.has(name));
-  if (!missing.length) return;
-  const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
-  post({ type: "status", text: `Loading ${missing.join(", ")} for this cell${size}…` });
+const loading = new Map(); // package name -> the promise of its load (a preload and a cell share it)
+async function loadPackages(pyodide, names, forWhat = "this cell") {
+  const missing = names.filter((name) => !loading.has(name));
+  if (missing.length) {
+    const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
+    post({ type: "status", text: `Loading ${missing.join(", ")} for ${forWhat}${size}…` });
+    const load = loadMissing(pyodide, missing);
+    missing.forEach((name) => loading.set(name, load));
+  }
+  await Promise.all(names.map((name) => loading.get(name)));
+  if (missing.length) post({ type: "status", text: forWhat === "this cell" ? "Running the cell…" : `Loaded ${missing.join(", ")}.` });
+}
+
+async function loadMissing(pyodide, missing) {
+  const figures = missing.includes("matplotlib");
+  const backend = figures && fetch(new URL("runner/figures.py", STATIC)); // fetched while the wheels load
   await pyodide.loadPackage(missing, {
     // Pyodide's own messages list all thirteen packages; the status above says what matters.
     messageCallback: () => {},
     errorCallback: (text) => queueStream("stderr", text + "\n"),
   });
-  if (missing.includes("matplotlib")) {
-    const backend = await fetch(new URL("runner/figures.py", STATIC));
-    if (!backend.ok) throw new Error(`figures.py: HTTP ${backend.status}`);
-    const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
-    pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backend.text());
-  }
-  missing.forEach((name) => loaded.add(name));
-  post({ type: "status", text: "Running the cell…" });
+  mark(`${missing.join(", ")} fetched and unpacked`);
+  if (!figures) return;
+  const backendFile = await backend;
+  if (!backendFile.ok) throw new Error(`figures.py: HTTP ${backendFile.status}`);
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backendFile.text());
 }
 
 async function start() {
   const progress = setInterval(reportDownloads, PROGRESS_MS);
+  // chapter_lib downloads while the runtime starts.
+  const wheel = fetch(new URL("runner/chapter_lib.whl", STATIC));
   let pyodide;
   try {
     pyodide = await loadPyodide({ indexURL: new URL("pyodide/", STATIC).href });
@@ -208,6 +228,7 @@ async function start() {
     clearInterval(progress);
     reportDownloads();
   }
+  mark("runtime started");
   pyodide.setStdout(streamTo("stdout"));
   pyodide.setStderr(streamTo("stderr"));
   pyodide.setStdin({ error: true }); // sys.stdin reads fail at once (no browser prompt())
@@ -221,15 +242,21 @@ async function start() {
       post({ type: "figure", id: currentId, plain, png, width, height });
     },
     load_packages: (names) => loadPackages(pyodide, names.toJs()),
+    mark,
   });
   post({ type: "status", text: "Loading chapter_lib…" });
-  const wheel = await fetch(new URL("runner/chapter_lib.whl", STATIC));
-  if (!wheel.ok) throw new Error(`chapter_lib.whl: HTTP ${wheel.status}`);
-  pyodide.unpackArchive(await wheel.arrayBuffer(), "wheel");
+  const wheelFile = await wheel;
+  if (!wheelFile.ok) throw new Error(`chapter_lib.whl: HTTP ${wheelFile.status}`);
+  pyodide.unpackArchive(await wheelFile.arrayBuffer(), "wheel");
   await pyodide.runPythonAsync(SETUP);
+  mark("runner set up");
+  // Imported now, so the first cell that uses it does not wait (a cell's output is the
+  // same: importing chapter_lib prints nothing and defines nothing in the page's namespace).
+  pyodide.runPython("import chapter_lib");
+  mark("chapter_lib imported");
   const runCell = pyodide.globals.get("run_cell");
   const version = pyodide.runPython("import sys; sys.version.split()[0]");
-  return { runCell, version };
+  return { pyodide, runCell, version };
 }
 
 const ready = start().then(
@@ -243,10 +270,24 @@ const ready = start().then(
   },
 );
 
+// A page's packages, loaded as soon as Python is up (its cells import them; boot.mjs says
+// which): the wheels, then the imports a figure cell would make, between cells.
+async function preload(pyodide, names) {
+  await loadPackages(pyodide, names, "this page's figures");
+  const prepare = pyodide.globals.get("load_what_it_imports");
+  await prepare(names.map((name) => `import ${name}`).join("\n"));
+  prepare.destroy();
+}
+
 // Cells run one at a time, in the order they were sent, like a notebook kernel.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
   const { type, id, source } = event.data;
+  if (type === "preload") {
+    // Not queued: the packages load while cells run (a cell that imports them waits).
+    ready.then(({ pyodide }) => preload(pyodide, event.data.packages)).catch(() => {});
+    return;
+  }
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;
@@ -254,6 +295,7 @@ self.onmessage = (event) => {
     const ok = await runCell(source, `<cell ${id}>`);
     flushStreams();
     post({ type: "done", id, ok });
+    mark(`cell ${id} done`);
   }).catch(() => {
     flushStreams();
     post({ type: "done", id, ok: false });

@@ -1,0 +1,71 @@
+// Python started before the click (ours), so a returning reader's first output comes about a
+// second after it: Pyodide's start is mostly compiling and initialising, not downloading, so a
+// warm HTTP cache alone saves little.
+//
+// The loader imports this module only when starting early is cheap and expected: the reader
+// has run code in this book before in this browser (boot.mjs remembers it), or moves the
+// pointer or the keyboard focus onto a "Run in your browser" control; never with the browser's
+// data saver on, and never once the reader said no. Here the last condition: every runtime
+// file must already be in the HTTP cache (fetches with `cache: "only-if-cached"` fail rather
+// than download), so a first visit, or a cache that was emptied, downloads nothing unasked.
+//
+// A Python started early is said in the bar, with a button to stop it and not start early
+// again. It has run nothing of the page: the reader's click adopts it (runner.mjs, through
+// boot.mjs) and the cells run in it as in one started by the click.
+import { bootPython, stopWaiting } from "./boot.mjs";
+import { button, el } from "./dom.mjs";
+
+// "no": the reader asked not to start Python early (the loader reads it too).
+export const EARLY = "browser-run:v1:start-early";
+// Pyodide's files the worker loads before Python is up (the Makefile's PYODIDE_FILES).
+const RUNTIME = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+// The editor and the runner: compiled now, so the click only has to draw the cells.
+const RUNNER = "./runner.mjs";
+
+let started = false;
+
+async function runtimeIsCached() {
+  const cached = async (name) => {
+    const response = await fetch(new URL(`../pyodide/${name}`, import.meta.url),
+      { cache: "only-if-cached", mode: "same-origin" });
+    if (response.body) response.body.cancel(); // its headers say it is there: the body is not needed
+    return response.ok;
+  };
+  try {
+    return (await Promise.all(RUNTIME.map(cached))).every(Boolean);
+  } catch (error) {
+    return false; // not cached: only-if-cached fails instead of downloading
+  }
+}
+
+// bar: the loader's bar above the first cell (the note goes at its end). True when Python
+// is starting.
+export async function prestart({ bar }) {
+  if (started) return true;
+  if (!(await runtimeIsCached()) || started) return started;
+  started = true;
+  const text = el("span", {});
+  const stop = button("Don't start Python early", () => {
+    stopWaiting();
+    try { window.localStorage.setItem(EARLY, "no"); } catch (error) { /* only this page, then */ }
+    text.textContent = "Python stopped: it will start when you click, and not before.";
+    stop.remove();
+  }, { cls: "browser-run-early-stop" });
+  text.textContent = "Python is starting in this page, ready for your click (its files are in your " +
+    "browser's cache from an earlier visit; nothing is downloaded).";
+  bar.append(el("span", { class: "browser-run-early" }, text, " ", stop));
+  bootPython({
+    onMessage: (message) => {
+      if (message.type === "ready") {
+        text.textContent = `Python ${message.version} is ready in this page, started before your click ` +
+          "because you ran code in this book before. It has run nothing yet.";
+      } else if (message.type === "failed") {
+        text.textContent = "Python could not start early; it will start again when you click.";
+        stopWaiting();
+        stop.remove();
+      }
+    },
+  });
+  import(RUNNER).catch(() => {}); // loaded again (and reported) on the click if it failed here
+  return true;
+}
