@@ -217,18 +217,40 @@ async function loadMissing(pyodide, missing) {
   pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backendFile.text());
 }
 
+// Python's start, restored from the memory snapshot `make assets` made of the same runtime
+// started in Node with chapter_lib imported (tools/pipeline/python_snapshot.mjs): most of a
+// fresh start is the interpreter initialising, which the snapshot skips. Without a snapshot,
+// or with one Pyodide refuses (it checks the snapshot was made by this very build), Python
+// starts afresh, as it did before snapshots.
+async function startRuntime() {
+  const indexURL = new URL("pyodide/", STATIC).href;
+  const snapshot = await fetch(new URL("runner/python-snapshot.bin", STATIC)).catch(() => null);
+  if (snapshot && snapshot.ok) {
+    try {
+      // (Its body still downloads while Pyodide fetches and compiles its own files.)
+      const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.arrayBuffer() });
+      mark("runtime restored from its snapshot");
+      return pyodide;
+    } catch (error) {
+      mark("snapshot refused: starting afresh");
+    }
+  }
+  const pyodide = await loadPyodide({ indexURL });
+  mark("runtime started afresh");
+  return pyodide;
+}
+
 async function start() {
   const progress = setInterval(reportDownloads, PROGRESS_MS);
   // chapter_lib downloads while the runtime starts.
   const wheel = fetch(new URL("runner/chapter_lib.whl", STATIC));
   let pyodide;
   try {
-    pyodide = await loadPyodide({ indexURL: new URL("pyodide/", STATIC).href });
+    pyodide = await startRuntime();
   } finally {
     clearInterval(progress);
     reportDownloads();
   }
-  mark("runtime started");
   pyodide.setStdout(streamTo("stdout"));
   pyodide.setStderr(streamTo("stderr"));
   pyodide.setStdin({ error: true }); // sys.stdin reads fail at once (no browser prompt())
@@ -247,11 +269,13 @@ async function start() {
   post({ type: "status", text: "Loading chapter_lib…" });
   const wheelFile = await wheel;
   if (!wheelFile.ok) throw new Error(`chapter_lib.whl: HTTP ${wheelFile.status}`);
+  // (Unpacked again after a restore: the snapshot holds Python's memory, not its files.)
   pyodide.unpackArchive(await wheelFile.arrayBuffer(), "wheel");
   await pyodide.runPythonAsync(SETUP);
   mark("runner set up");
-  // Imported now, so the first cell that uses it does not wait (a cell's output is the
-  // same: importing chapter_lib prints nothing and defines nothing in the page's namespace).
+  // Imported now (already, when restored), so the first cell that uses it does not wait (a
+  // cell's output is the same: importing chapter_lib prints nothing and defines nothing in
+  // the page's namespace).
   pyodide.runPython("import chapter_lib");
   mark("chapter_lib imported");
   const runCell = pyodide.globals.get("run_cell");

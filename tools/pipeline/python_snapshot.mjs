@@ -1,0 +1,35 @@
+// A memory snapshot of the page's Python, started, made at `make assets` (ours).
+//
+//   node tools/pipeline/python_snapshot.mjs _build/static/pyodide/ _build/static/runner/chapter_lib.whl \
+//     _build/static/runner/python-snapshot.bin
+//
+// Pyodide's start in the page is mostly the interpreter initialising (importing its own
+// packages, running their setup), not downloading or compiling. Here the same runtime files,
+// in Node, start Python once, import what the page's runner and chapter_lib import, and save
+// the interpreter's memory (Pyodide 0.27's experimental `_makeSnapshot`/`makeMemorySnapshot`).
+// worker.mjs restores it with `_loadSnapshot` and, when the snapshot is missing or does not
+// restore, starts Python as before. The snapshot holds no JavaScript object (the page's
+// `_browser_run` module is registered after the restore), and files stay out of it: the
+// worker unpacks chapter_lib's wheel again, so tracebacks can quote its lines.
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+// (The package's own entry point, pyodide.mjs, by path: the bare name resolves to its CommonJS
+// build, which fails to start under Node's ES modules.)
+import { loadPyodide } from "../../node_modules/pyodide/pyodide.mjs";
+
+const [served, wheel, out] = process.argv.slice(2);
+if (!served || !wheel || !out) {
+  console.error("usage: node python_snapshot.mjs <served pyodide folder>/ <chapter_lib.whl> <snapshot file>");
+  process.exit(2);
+}
+const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapshot: true });
+pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8Array: Pyodide refuses a Buffer)
+// What worker.mjs's SETUP and a first cell import; chapter_lib last (it is what cells use).
+pyodide.runPython(`
+import builtins, linecache, sys, traceback, types, asyncio, logging
+from pyodide.code import CodeRunner, find_imports
+import chapter_lib
+`);
+const snapshot = pyodide.makeMemorySnapshot();
+writeFileSync(out, snapshot);
+console.log(`Python's memory after its start, chapter_lib imported (${(snapshot.length / 1e6).toFixed(1)} MB) -> ${out}`);
