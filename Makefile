@@ -43,6 +43,9 @@ WHEEL := _build/static/runner/chapter_lib.whl
 # Python's memory once started with chapter_lib imported, made by the same runtime in Node;
 # the page restores it instead of initialising the interpreter (tools/pipeline/python_snapshot.mjs).
 SNAPSHOT := _build/static/runner/python-snapshot.bin
+# The first figure's imports compiled, and matplotlib's font cache, by the same runtime and
+# wheels in Node (tools/pipeline/figure_bytecode.mjs); unpacked over the wheels in the page.
+FIRST_FIGURE := _build/static/runner/first-figure.zip
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
 .PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate
@@ -63,7 +66,7 @@ outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whos
 	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
-ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(SNAPSHOT)
+ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(SNAPSHOT) $(FIRST_FIGURE)
 assets: $(ASSETS)  ## Pyodide, CodeMirror (npm) and chapter_lib's wheel, served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -78,6 +81,8 @@ $(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.
 	  --out $(@D) matplotlib
 $(SNAPSHOT): $(PYODIDE) $(WHEEL) tools/pipeline/python_snapshot.mjs
 	node tools/pipeline/python_snapshot.mjs _build/static/pyodide/ $(WHEEL) $@.tmp && mv $@.tmp $@
+$(FIRST_FIGURE): $(PYODIDE) $(PYODIDE_PACKAGES) tools/pipeline/figure_bytecode.mjs tools/sphinx_ext/runner/figures.py
+	node tools/pipeline/figure_bytecode.mjs _build/static/pyodide/ tools/sphinx_ext/runner/figures.py $@.tmp && mv $@.tmp $@
 $(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
 	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
 # A pure-Python wheel, built from a copy of the package so no build/ folder lands in the

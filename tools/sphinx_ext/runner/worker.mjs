@@ -92,9 +92,9 @@ async def load_what_it_imports(source):
         import matplotlib
         matplotlib.use("module://_browser_figures")
         _browser_run.mark("matplotlib imported")
-        # Pyodide's matplotlib reads the font cache its wheel carries (fontlist.json); were it
-        # of another version, the import would build one and log a warning saying so: a
-        # step of loading, not the cell's output.
+        # matplotlib reads the font cache make assets built (loadMissing); without one that
+        # fits, its import builds one and logs a warning saying so: a step of loading, not
+        # the cell's output.
         font_log = logging.getLogger("matplotlib.font_manager")
         level = font_log.level
         font_log.setLevel(logging.ERROR)
@@ -203,7 +203,10 @@ async function loadPackages(pyodide, names, forWhat = "this cell") {
 
 async function loadMissing(pyodide, missing) {
   const figures = missing.includes("matplotlib");
-  const backend = figures && fetch(new URL("runner/figures.py", STATIC)); // fetched while the wheels load
+  // Fetched while the wheels load: the figure backend, and what make assets built for the first
+  // figure (tools/pipeline/figure_bytecode.mjs: its imports' bytecode, the font cache).
+  const backend = figures && fetch(new URL("runner/figures.py", STATIC));
+  const prebuilt = figures && fetch(new URL("runner/first-figure.zip", STATIC)).catch(() => null);
   await pyodide.loadPackage(missing, {
     // Pyodide's own messages list all thirteen packages; the status above says what matters.
     messageCallback: () => {},
@@ -215,6 +218,11 @@ async function loadMissing(pyodide, missing) {
   if (!backendFile.ok) throw new Error(`figures.py: HTTP ${backendFile.status}`);
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backendFile.text());
+  // Without it (or with bytecode of another Python, which Python ignores), the imports
+  // compile the sources and matplotlib lists its fonts, as before.
+  const zip = await prebuilt;
+  if (zip && zip.ok) pyodide.unpackArchive(await zip.arrayBuffer(), "zip", { extractDir: sitePackages });
+  mark("first figure's bytecode and font cache unpacked");
 }
 
 // Python's start, restored from the memory snapshot `make assets` made of the same runtime
