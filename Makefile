@@ -42,7 +42,7 @@ EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
 # Python's memory once started with chapter_lib imported, made by the same runtime in Node;
 # the page restores it instead of initialising the interpreter (tools/pipeline/python_snapshot.mjs).
-SNAPSHOT := _build/static/runner/python-snapshot.bin
+SNAPSHOT := _build/static/runner/python-snapshot.bin.gz
 # The first figure's imports compiled, and matplotlib's font cache, by the same runtime and
 # wheels in Node (tools/pipeline/figure_bytecode.mjs); unpacked over the wheels in the page.
 FIRST_FIGURE := _build/static/runner/first-figure.zip

@@ -50,7 +50,7 @@ BEFORE_THE_CLICK = ["prestart.mjs"]
 # the Pyodide files its runtime loads (the Makefile's
 # PYODIDE_FILES). With SERVED, the download the page announces.
 # (Keep in step with PYODIDE_FILES: a file missing here stops the build, naming it.)
-CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", "runner/python-snapshot.bin", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
+CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", "runner/python-snapshot.bin.gz", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
                 "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
 # Loaded on every page of the HTML book after its first paint (not on the printed page):
 # the exercise page's progress, and its count beside that page in the sidebar.

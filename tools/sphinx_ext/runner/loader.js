@@ -50,7 +50,7 @@
     if (loading || prestarting || saveData || stored(EARLY) === "no" || location.protocol === "file:") return;
     const root = document.documentElement.dataset.content_root || "";
     prestarting = import(new URL(root + "_static/runner/prestart.mjs", location.href).href)
-      .then((early) => early.prestart({ bar }))
+      .then((early) => early.prestart({ bar, preload: PRELOAD }))
       .catch(() => {}); // the click starts Python as usual
   }
   function keptWork() {

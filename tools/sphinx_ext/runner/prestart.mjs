@@ -8,11 +8,12 @@
 // data saver on, and never once the reader said no. Here the last condition: every runtime
 // file must already be in the HTTP cache (fetches with `cache: "only-if-cached"` fail rather
 // than download), so a first visit, or a cache that was emptied, downloads nothing unasked.
+// On a page with figures, matplotlib loads early too when all its wheels are cached.
 //
 // A Python started early is said in the bar, with a button to stop it and not start early
 // again. It has run nothing of the page: the reader's click adopts it (runner.mjs, through
 // boot.mjs) and the cells run in it as in one started by the click.
-import { bootPython, stopWaiting } from "./boot.mjs";
+import { bootPython, preloadPackages, stopWaiting } from "./boot.mjs";
 import { button, el } from "./dom.mjs";
 
 // "no": the reader asked not to start Python early (the loader reads it too).
@@ -24,7 +25,7 @@ const RUNNER = "./runner.mjs";
 
 let started = false;
 
-async function runtimeIsCached() {
+async function allCached(names) {
   const cached = async (name) => {
     const response = await fetch(new URL(`../pyodide/${name}`, import.meta.url),
       { cache: "only-if-cached", mode: "same-origin" });
@@ -32,17 +33,33 @@ async function runtimeIsCached() {
     return response.ok;
   };
   try {
-    return (await Promise.all(RUNTIME.map(cached))).every(Boolean);
+    return (await Promise.all(names.map(cached))).every(Boolean);
   } catch (error) {
     return false; // not cached: only-if-cached fails instead of downloading
   }
 }
 
-// bar: the loader's bar above the first cell (the note goes at its end). True when Python
-// is starting.
-export async function prestart({ bar }) {
+// The wheels loadPackage would fetch for these packages: theirs and their dependencies', by
+// the runtime's pyodide-lock.json (cached with the runtime).
+async function wheelsOf(names) {
+  const lock = await (await fetch(new URL("../pyodide/pyodide-lock.json", import.meta.url))).json();
+  const files = new Set();
+  const visit = (name) => {
+    const entry = lock.packages[name];
+    if (!entry || files.has(entry.file_name)) return;
+    files.add(entry.file_name);
+    entry.depends.forEach(visit);
+  };
+  names.forEach(visit);
+  return [...files];
+}
+
+// bar: the loader's bar above the first cell (the note goes at its end); preload: the
+// packages the page's cells import (matplotlib on a page with figures), loaded too when their
+// wheels are cached as well. True when Python is starting.
+export async function prestart({ bar, preload = [] }) {
   if (started) return true;
-  if (!(await runtimeIsCached()) || started) return started;
+  if (!(await allCached(RUNTIME)) || started) return started;
   started = true;
   const text = el("span", {});
   const stop = button("Don't start Python early", () => {
@@ -67,5 +84,8 @@ export async function prestart({ bar }) {
     },
   });
   import(RUNNER).catch(() => {}); // loaded again (and reported) on the click if it failed here
+  if (preload.length && await allCached(await wheelsOf(preload).catch(() => ["(lock unread)"]))) {
+    preloadPackages(preload);
+  }
   return true;
 }

@@ -232,11 +232,11 @@ async function loadMissing(pyodide, missing) {
 // starts afresh, as it did before snapshots.
 async function startRuntime() {
   const indexURL = new URL("pyodide/", STATIC).href;
-  const snapshot = await fetch(new URL("runner/python-snapshot.bin", STATIC)).catch(() => null);
+  const snapshot = await fetch(new URL("runner/python-snapshot.bin.gz", STATIC)).catch(() => null);
   if (snapshot && snapshot.ok) {
     try {
       // (Its body still downloads while Pyodide fetches and compiles its own files.)
-      const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.arrayBuffer() });
+      const pyodide = await loadPyodide({ indexURL, _loadSnapshot: inflated(snapshot) });
       mark("runtime restored from its snapshot");
       return pyodide;
     } catch (error) {
@@ -246,6 +246,15 @@ async function startRuntime() {
   const pyodide = await loadPyodide({ indexURL });
   mark("runtime started afresh");
   return pyodide;
+}
+
+// The snapshot is stored gzipped (python_snapshot.mjs). A server may have sent it with
+// Content-Encoding: gzip, which the browser has already undone: only gzip's magic bytes say.
+async function inflated(response) {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
 async function start() {
