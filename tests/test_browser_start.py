@@ -137,11 +137,15 @@ def test_matplotlib_loads_on_the_click_only_where_cells_import_it(site):
         run = runner.run_page(NO_FIGURES)
         assert not any(MATPLOTLIB.search(url) for url in run.urls_after_click)
         runner.open(FIGURES)
-        assert not any(MATPLOTLIB.search(url) for url in runner.requested())
+        runner.take_bytes_served()
+        runner.page.wait_for_timeout(GLANCE_MS)
+        # Python may start early here (its runtime is cached), but matplotlib's wheels are not
+        # cached: the early start only asks the cache, and downloads none of their 13 MB.
+        assert runner.take_bytes_served() < 200_000
         runner.page.click(START_BUTTON)
         # Loaded from the click on, before any cell that imports it runs.
         runner.page.wait_for_function("() => (window.browserRunTimings || []).some((t) => "
                                       "t.step === 'pyplot and the backend imported')", timeout=180_000)
-        assert any(MATPLOTLIB.search(url) for url in runner.requested())
+        assert runner.take_bytes_served() > 10_000_000
         assert runner.page.evaluate("() => window.browserRun.cells.every((c) => c.runState === 'idle')")
         assert runner.problems() == []
