@@ -11,13 +11,15 @@
 // window.browserRunTimings beside the loader's "click": `make bench-run` reads them.
 
 const WORKER = new URL("./worker.mjs", import.meta.url);
-// Where a reader who has run code in this book is remembered (prestart.mjs reads it).
-export const STARTED_BEFORE = "browser-run:v1:python-started";
+// Where a reader who has run code in this book is remembered (the loader reads it: Python
+// may then start early on the book's next page, prestart.mjs).
+const STARTED_BEFORE = "browser-run:v1:python-started";
 
 let waiting = null; // {worker, messages, onMessage}: started, not yet taken by the runner
+let clicked = false; // the reader clicked: an early start that comes later starts nothing
 
-export const now = () => performance.timeOrigin + performance.now();
-export function timing(step, at = now()) {
+const now = () => performance.timeOrigin + performance.now();
+function timing(step, at = now()) {
   (window.browserRunTimings ||= []).push({ step, at });
 }
 
@@ -41,16 +43,20 @@ function newWorker(onMessage) {
 }
 
 // Start Python now unless it is already starting. onMessage: told each message until the
-// runner takes the worker (prestart.mjs shows the start in the page's status).
-export function bootPython({ onMessage = null } = {}) {
+// runner takes the worker (prestart.mjs shows the start in the page's status). early: an
+// early start (prestart.mjs), which returns null once the click has started the page's Python.
+export function bootPython({ onMessage = null, early = false } = {}) {
+  if (early && clicked) return null;
+  if (!early) clicked = true;
   if (!waiting) waiting = newWorker(onMessage);
   else if (onMessage) waiting.onMessage = onMessage;
   return waiting.worker;
 }
 
-// The figure page's packages, loaded once Python is up (worker.mjs, "preload").
+// The figure page's packages, loaded once the Python started and not yet taken is up
+// (worker.mjs, "preload"); nothing when there is none (stopped, or taken by the runner).
 export function preloadPackages(names) {
-  if (names.length) bootPython().postMessage({ type: "preload", packages: names });
+  if (names.length && waiting) waiting.worker.postMessage({ type: "preload", packages: names });
 }
 
 // For runner.mjs: the worker already started, with what it said so far, or a new one.

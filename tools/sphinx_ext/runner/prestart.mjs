@@ -60,7 +60,6 @@ async function wheelsOf(names) {
 export async function prestart({ bar, preload = [] }) {
   if (started) return true;
   if (!(await allCached(RUNTIME)) || started) return started;
-  started = true;
   const text = el("span", {});
   const stop = button("Don't start Python early", () => {
     stopWaiting();
@@ -70,12 +69,12 @@ export async function prestart({ bar, preload = [] }) {
   }, { cls: "browser-run-early-stop" });
   text.textContent = "Python is starting in this page, ready for your click (its files are in your " +
     "browser's cache from an earlier visit; nothing is downloaded).";
-  bar.append(el("span", { class: "browser-run-early" }, text, " ", stop));
-  bootPython({
+  const worker = bootPython({
+    early: true,
     onMessage: (message) => {
       if (message.type === "ready") {
         text.textContent = `Python ${message.version} is ready in this page, started before your click ` +
-          "because you ran code in this book before. It has run nothing yet.";
+          "from files already in your browser's cache. It has run nothing yet.";
       } else if (message.type === "failed") {
         text.textContent = "Python could not start early; it will start again when you click.";
         stopWaiting();
@@ -83,6 +82,9 @@ export async function prestart({ bar, preload = [] }) {
       }
     },
   });
+  if (!worker) return false; // the reader clicked meanwhile: that Python is the page's
+  started = true;
+  bar.append(el("span", { class: "browser-run-early" }, text, " ", stop));
   import(RUNNER).catch(() => {}); // loaded again (and reported) on the click if it failed here
   if (preload.length && await allCached(await wheelsOf(preload).catch(() => ["(lock unread)"]))) {
     preloadPackages(preload);
