@@ -245,20 +245,22 @@ def test_a_figure_cell_with_changed_data_draws_a_different_figure(runner):
     assert runner.problems() == []
 
 
-def test_before_the_click_only_a_small_loader(site):
+def test_before_the_click_only_a_small_loader(runner, site):
     for page in pages_with_code(site):
         scripts = LOADER_SCRIPT.findall((site / page).read_text(encoding="utf-8"))
         assert len(scripts) == 1, f"{page}: expected one inline loader"
         assert len(scripts[0].encode()) <= LOADER_BUDGET_BYTES, f"{page}: loader is {len(scripts[0])} bytes"
-    # A first visit (a new profile): a returning reader's Python may start early (tests/test_browser_start.py).
-    with BrowserRunner(site) as runner:
-        runner.open(EXERCISES)
-        runner.page.wait_for_timeout(500)
-        fetched = [url for url in runner.requested() if AFTER_CLICK_ONLY.search(url)]
-        assert fetched == [], f"requested before the click: {fetched}"
-        assert runner.page.locator(START_BUTTON).is_visible()
-        assert runner.page.get_by_role("button", name="Run in your browser").count() == 2
-        shoot(runner, "15_11-before-click")
+    # As on a first visit: a returning reader's Python may start early (tests/test_browser_start.py).
+    # (Forgotten from a page without code, whose loader could have started Python.)
+    runner.page.goto(f"{runner.origin}/search.html")
+    runner.page.evaluate("() => localStorage.removeItem('browser-run:v1:python-started')")
+    runner.open(EXERCISES)
+    runner.page.wait_for_timeout(500)
+    fetched = [url for url in runner.requested() if AFTER_CLICK_ONLY.search(url)]
+    assert fetched == [], f"requested before the click: {fetched}"
+    assert runner.page.locator(START_BUTTON).is_visible()
+    assert runner.page.get_by_role("button", name="Run in your browser").count() == 2
+    shoot(runner, "15_11-before-click")
 
 
 def test_from_a_file_the_control_says_how_to_serve_the_book(runner, site):
