@@ -318,6 +318,10 @@ async function preload(pyodide, names) {
   const prepare = pyodide.globals.get("load_what_it_imports");
   await prepare(names.map((name) => `import ${name}`).join("\n"));
   prepare.destroy();
+  if (names.includes("matplotlib")) {
+    pyodide.runPython("figures.warm_up()"); // figures: SETUP's backend module, set by prepare
+    mark("first draw warmed up");
+  }
 }
 
 // Cells run one at a time, in the order they were sent, like a notebook kernel.
