@@ -42,6 +42,12 @@ PYODIDE_WHEELS_CACHE := _build/cache/pyodide-packages
 PYODIDE_PACKAGES := _build/static/pyodide/served-packages.json
 EDITOR := _build/static/runner/editor.mjs
 WHEEL := _build/static/runner/chapter_lib.whl
+# Python's memory once started with chapter_lib imported, made by the same runtime in Node;
+# the page restores it instead of initialising the interpreter (tools/pipeline/python_snapshot.mjs).
+SNAPSHOT := _build/static/runner/python-snapshot.bin.gz
+# The first figure's imports compiled, and matplotlib's font cache, by the same runtime and
+# wheels in Node (tools/pipeline/figure_bytecode.mjs); unpacked over the wheels in the page.
+FIRST_FIGURE := _build/static/runner/first-figure.zip
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
 .PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate
@@ -64,11 +70,11 @@ outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whos
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
 # The diagrams' font, a subset of Debian's DejaVu Sans (tools/pipeline/diagram_font.py).
 DIAGRAM_FONT := _build/static/fonts/diagram-sans.woff
-ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(DIAGRAM_FONT)
+ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(SNAPSHOT) $(FIRST_FIGURE) $(DIAGRAM_FONT)
 $(DIAGRAM_FONT): $(ENV_STAMP) tools/pipeline/diagram_font.py $(wildcard book/*.md)
 	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || apt-get install -y --no-install-recommends fonts-dejavu-core
 	$(PY) -m tools.pipeline.diagram_font $@
-assets: $(ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel and the diagrams' font, served by the book itself
+assets: $(ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -80,6 +86,10 @@ $(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.
 	$(PY) -m tools.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
 	  --source $(PYODIDE_WHEELS_CACHE)/$(PYODIDE_WHEELS_FILE) \
 	  --out $(@D) matplotlib
+$(SNAPSHOT): $(PYODIDE) $(WHEEL) tools/pipeline/python_snapshot.mjs
+	node tools/pipeline/python_snapshot.mjs _build/static/pyodide/ $(WHEEL) $@.tmp && mv $@.tmp $@
+$(FIRST_FIGURE): $(PYODIDE) $(PYODIDE_PACKAGES) tools/pipeline/figure_bytecode.mjs tools/sphinx_ext/runner/figures.py
+	node tools/pipeline/figure_bytecode.mjs _build/static/pyodide/ tools/sphinx_ext/runner/figures.py $@.tmp && mv $@.tmp $@
 $(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
 	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
 # A pure-Python wheel, built from a copy of the package so no build/ folder lands in the

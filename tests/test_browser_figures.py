@@ -73,3 +73,11 @@ def test_changed_data_draws_a_different_png(figures):
         plt.subplots()[1].plot(data)
         plt.show()
     assert sent[0][1] != sent[1][1]
+
+
+def test_the_warm_up_draw_leaves_no_figure_and_sends_nothing(figures):
+    module, sent, plt = figures
+    module.warm_up()
+    assert sent == [] and plt.get_fignums() == []
+    plt.figure()
+    assert plt.get_fignums() == [1]  # the reader's first figure is still figure 1

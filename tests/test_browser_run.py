@@ -253,6 +253,10 @@ def test_before_the_click_only_a_small_loader(runner, site):
         scripts = LOADER_SCRIPT.findall((site / page).read_text(encoding="utf-8"))
         assert len(scripts) == 1, f"{page}: expected one inline loader"
         assert len(scripts[0].encode()) <= LOADER_BUDGET_BYTES, f"{page}: loader is {len(scripts[0])} bytes"
+    # As on a first visit: a returning reader's Python may start early (tests/test_browser_start.py).
+    # (Forgotten from a page without code, whose loader could have started Python.)
+    runner.page.goto(f"{runner.origin}/search.html")
+    runner.page.evaluate("() => localStorage.removeItem('browser-run:v1:python-started')")
     runner.open(EXERCISES)
     runner.page.wait_for_timeout(500)
     fetched = [url for url in runner.requested() if AFTER_CLICK_ONLY.search(url)]

@@ -10,10 +10,21 @@ Usage:
   would send), from a new browser profile;
 * time to first output: from the click on "Run in your browser" (then "Run all") to the
   first output under a cell, with a new profile (cold) and again with the same profile
-  (cached: HTTP cache warm);
-* the first figure's extra cost, on a page with a figure cell (15.4): the cells before it
-  run, then the click on its Run button; the bytes that click fetches (matplotlib and its
-  dependencies, the figure backend) and the seconds until the figure shows, cold and cached;
+  (cached: a returning reader, HTTP cache warm); each click comes GLANCE_SECONDS after the
+  page's load event, as a reader looks at the page first;
+* the bare runtime's start, timed the same way in the same run: a blank page
+  (tools/bench/bare_runtime/, served at /_bench/ beside the site for the benchmark only) that
+  loads the book's own Pyodide files in a module worker on a click and runs `1 + 1`, cold
+  and cached; the book's times are printed as ratios to it;
+* where the time goes: each step's end after the click (the worker's and the page's marks,
+  window.browserRunTimings; for the bare runtime, its fetches, the WebAssembly compile and
+  the interpreter's start), medians over the runs;
+* what a first-time reader downloads before clicking (bytes served while the page loads and
+  the reader glances; any runtime file among them);
+* the first figure, on a page with figure cells (15.4): the click, then "Run all", until its
+  first figure shows, cold and cached, the bytes matplotlib and its dependencies add, and the
+  steps (wheels fetched and unpacked, matplotlib imported, font cache read, pyplot imported,
+  the figure cell done);
 
 * announced against measured: the download size the page announces before the click
   (filled in at build time, tools/sphinx_ext/runner/__init__.py) beside the bytes served;
@@ -30,11 +41,13 @@ load: rerun on a quiet machine before quoting them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import re
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -43,6 +56,9 @@ from tools.checks.run_check import BrowserRunner, compare, pages_with_code, stor
 from tools.pipeline.pages import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"
+BARE_RUNTIME = Path(__file__).parent / "bare_runtime"
+GLANCE_SECONDS = 3.0  # between the page's load event and the click
+RUNTIME_FILE = re.compile(r"/_static/pyodide/")
 ANNOUNCED = re.compile(r'DOWNLOAD_BYTES = Number\("(\d+)"\)')
 FLOOD = "for i in range(200000): print(i)"
 ENDLESS = "i = 0\nwhile True:\n    print(i)\n    i += 1"
@@ -115,23 +131,81 @@ def click_bytes(site: Path, urls: list[str], origin: str) -> dict:
     }
 
 
-def first_figure(runner: BrowserRunner, page: str) -> dict:
-    """Python started and every cell before the page's first figure cell run; then the
-    figure cell's own Run click: what it fetches and how long until its figure shows."""
+@contextlib.contextmanager
+def site_with_bare_runtime(site: Path):
+    """The built site, plus the bare runtime's page at /_bench/ (a folder of symbolic links:
+    the build itself is not touched)."""
+    with tempfile.TemporaryDirectory(prefix="bench-site-") as folder:
+        root = Path(folder)
+        for entry in Path(site).resolve().iterdir():
+            (root / entry.name).symlink_to(entry)
+        (root / "_bench").symlink_to(BARE_RUNTIME.resolve())
+        yield root
+
+
+def steps_after_click(timings: list[dict]) -> dict[str, float]:
+    """Each step's end in seconds after the click (the first time it is marked)."""
+    clicks = [t["at"] for t in timings if t["step"] == "click"]
+    if not clicks:
+        return {}
+    click, steps = clicks[-1], {}
+    for mark in sorted(timings, key=lambda t: t["at"]):
+        if mark["step"] != "click":
+            steps.setdefault(mark["step"], round((mark["at"] - click) / 1000, 3))
+    return steps
+
+
+def median_steps(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Per step, the median over the runs that marked it, in the order of the medians."""
+    names = {name for run in runs for name in run}
+    medians = {name: round(statistics.median([run[name] for run in runs if name in run]), 3) for name in names}
+    return dict(sorted(medians.items(), key=lambda item: item[1]))
+
+
+def bare_start(runner: BrowserRunner) -> tuple[float, dict]:
+    """The bare runtime: the page, a glance, the click; seconds until 1 + 1 shows."""
+    runner.page.goto(f"{runner.origin}/_bench/index.html", wait_until="load")
+    runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
+    started = time.monotonic()
+    runner.page.click("#start")
+    runner.page.wait_for_function("() => document.getElementById('out').textContent === '2'", timeout=120_000)
+    seconds = time.monotonic() - started
+    return seconds, steps_after_click(runner.page.evaluate("() => window.browserRunTimings"))
+
+
+def before_click(runner: BrowserRunner, page: str) -> dict:
+    """A first-time reader: what the page and the glance before the click download."""
+    runner.take_bytes_served()
     runner.open(page)
-    runner.start()
-    figure_cell = runner.page.evaluate(JS_FIRST_FIGURE_CELL)
-    for number in range(1, figure_cell):
-        runner.page.get_by_role("button", name=f"Run cell {number}", exact=True).click()
-        runner.page.wait_for_function(JS_CELL_DONE, arg=number, timeout=120_000)
+    runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
+    urls = runner.requested()
+    return {"served_bytes": runner.take_bytes_served(), "requests": len(urls),
+            "runtime_requests": [url for url in urls if RUNTIME_FILE.search(url)]}
+
+
+def first_figure(runner: BrowserRunner, page: str) -> dict:
+    """The page, a glance, the click, "Run all": seconds until its first figure shows, and
+    what matplotlib added (files fetched after the click other than the first click's)."""
+    runner.open(page)
+    runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
     runner.take_bytes_served()
     before = len(runner.requested())
     started = time.monotonic()
-    runner.page.get_by_role("button", name=f"Run cell {figure_cell}", exact=True).click()
+    runner.page.click("button.browser-run-at-cell")
+    runner.page.get_by_role("button", name="Run all", exact=True).click()
+    figure_cell = runner.page.evaluate(JS_FIRST_FIGURE_CELL)
     runner.page.wait_for_function(JS_FIGURE_SHOWN, arg=figure_cell, timeout=180_000)
     seconds = time.monotonic() - started
+    timings = runner.page.evaluate("() => window.browserRunTimings || []")
+    runner.wait_until_finished()
+    urls = [url for url in runner.requested()[before:] if "/_static/pyodide/" in url and url.endswith(".whl")
+            or url.endswith("/runner/figures.py")]
     return {"cell": figure_cell, "seconds": seconds, "served_bytes": runner.take_bytes_served(),
-            "urls": runner.requested()[before:]}
+            "urls": urls, "steps": steps_after_click(timings)}
+
+
+def summary(values: list[float]) -> dict:
+    return {"runs": [round(v, 2) for v in values], "median": round(statistics.median(values), 2)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,33 +214,67 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", default="book/15_01_corpus_and_search_stub.html")
     parser.add_argument("--figure-page", default="book/15_04_quality_and_cost.html")
     parser.add_argument("--repeat", type=int, default=3, help="cold and cached runs of the timed page")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="only the start and first-figure timings (no print flood, no run of every page)")
+    parser.add_argument("--skip-figure", action="store_true", help="no first-figure timing")
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site}/index.html not found: build the book first (make html)")
 
-    cold, cached, first_click = [], [], None
-    for _ in range(args.repeat):
-        with BrowserRunner(args.site) as runner:  # a new profile: nothing cached
-            run = runner.run_page(args.page)
-            cold.append(run.seconds_to_first_output)
-            first_click = first_click or {**click_bytes(args.site, run.urls_after_click, runner.origin),
-                                          "served_bytes_cold": run.bytes_after_click}
-            again = runner.run_page(args.page)
-            cached.append(again.seconds_to_first_output)
-            first_click["served_bytes_cached"] = again.bytes_after_click
+    bare = {"cold": [], "cached": [], "cold_steps": [], "cached_steps": []}
+    book = {"cold": [], "cached": [], "cold_steps": [], "cached_steps": []}
+    figure = {"cold": [], "cached": [], "cold_steps": [], "cached_steps": []}
+    first_click = figure_click = first_visit = None
+    with site_with_bare_runtime(args.site) as site:
+        for _ in range(args.repeat):  # each kind in a new profile: cold, then cached
+            with BrowserRunner(site) as runner:
+                for kind in ("cold", "cached"):
+                    seconds, steps = bare_start(runner)
+                    bare[kind].append(seconds)
+                    bare[kind + "_steps"].append(steps)
+            with BrowserRunner(site) as runner:
+                first_visit = first_visit or before_click(runner, args.page)
+                for kind in ("cold", "cached"):
+                    run = runner.run_page(args.page, glance_seconds=GLANCE_SECONDS)
+                    book[kind].append(run.seconds_to_first_output)
+                    book[kind + "_steps"].append({**steps_after_click(run.timings),
+                                                  "first output shown": round(run.seconds_to_first_output, 3)})
+                    if kind == "cold":
+                        first_click = first_click or {**click_bytes(args.site, run.urls_after_click, runner.origin),
+                                                      "served_bytes_cold": run.bytes_after_click}
+                    else:
+                        first_click["served_bytes_cached"] = run.bytes_after_click
+            if args.skip_figure:
+                continue
+            with BrowserRunner(site) as runner:
+                for kind in ("cold", "cached"):
+                    run = first_figure(runner, args.figure_page)
+                    figure[kind].append(run["seconds"])
+                    figure[kind + "_steps"].append({**run["steps"], "figure shown": round(run["seconds"], 3)})
+                    if kind == "cold":
+                        figure_click = figure_click or {**click_bytes(args.site, run["urls"], runner.origin),
+                                                        "served_bytes_cold": run["served_bytes"]}
 
+    def timed(runs: dict, against: dict | None) -> dict:
+        out = {}
+        for kind in ("cold", "cached"):
+            if not runs[kind]:
+                continue
+            out[kind] = summary(runs[kind])
+            out[kind + "_steps"] = median_steps(runs[kind + "_steps"])
+            if against:
+                out[kind + "_ratio_to_bare"] = round(out[kind]["median"] / statistics.median(against[kind]), 2)
+        return out
+
+    timing = {"glance_seconds": GLANCE_SECONDS, "bare_runtime": timed(bare, None),
+              "first_output": timed(book, bare), "first_figure": {"page": args.figure_page, **timed(figure, bare),
+                                                                  "extra_bytes": figure_click}}
+    if args.timing_only:
+        report = {"page": args.page, "before_click_first_visit": first_visit, "first_click": first_click,
+                  "timing": timing}
+        return write_and_print_timing(report)
     flood = print_flood(args.site, args.page)
     announced = announced_bytes(args.site, args.page)
-    figure_cold, figure_cached, figure_click = [], [], None
-    for _ in range(args.repeat):
-        with BrowserRunner(args.site) as runner:
-            cold_run = first_figure(runner, args.figure_page)
-            figure_cold.append(cold_run["seconds"])
-            figure_click = figure_click or {**click_bytes(args.site, cold_run["urls"], runner.origin),
-                                            "served_bytes_cold": cold_run["served_bytes"]}
-            cached_run = first_figure(runner, args.figure_page)
-            figure_cached.append(cached_run["seconds"])
-            figure_click["served_bytes_cached"] = cached_run["served_bytes"]
 
     pages = {}
     with BrowserRunner(args.site) as runner:
@@ -179,30 +287,15 @@ def main(argv: list[str] | None = None) -> int:
 
     report = {
         "page": args.page,
+        "before_click_first_visit": first_visit,
         "first_click": first_click,
         "announced_bytes": announced,
         "print_flood": flood,
-        "seconds_to_first_output": {
-            "cold": [round(s, 2) for s in cold], "cold_median": round(statistics.median(cold), 2),
-            "cached": [round(s, 2) for s in cached], "cached_median": round(statistics.median(cached), 2),
-        },
-        "first_figure": {
-            "page": args.figure_page, "extra_bytes": figure_click,
-            "seconds": {"cold": [round(s, 2) for s in figure_cold], "cold_median": round(statistics.median(figure_cold), 2),
-                        "cached": [round(s, 2) for s in figure_cached],
-                        "cached_median": round(statistics.median(figure_cached), 2)},
-        },
+        "timing": timing,
         "pages": pages,
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    partial = OUT.with_suffix(".json.tmp")  # never a half-written report
-    partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    partial.replace(OUT)
-
+    write_and_print_timing(report)
     fc = first_click
-    print(f"first click on {args.page}: {fc['files']} files, {fc['raw_bytes'] / 1e6:.2f} MB raw, "
-          f"{fc['gzip_bytes'] / 1e6:.2f} MB gzipped (served: {fc['served_bytes_cold'] / 1e6:.2f} MB cold, "
-          f"{fc['served_bytes_cached'] / 1e6:.2f} MB with the HTTP cache)")
     # The page shows the figure to 0.1 MB ("x of 14.0 MB"); it is summed when pages are written.
     same = round(announced / 1e5) == round(fc["served_bytes_cold"] / 1e5)
     print(f"announced on the page: {announced:,} bytes; served cold: {fc['served_bytes_cold']:,} bytes "
@@ -212,20 +305,41 @@ def main(argv: list[str] | None = None) -> int:
           f"output area {loop['shown_height_px']} px tall for {loop['output_chars']:,} characters")
     print(f"Stop during an endless print loop: stopped {stop['stop_to_stopped_ms']} ms after the click "
           f"(state {stop['state']}), longest frame gap {stop['longest_frame_gap_ms']} ms")
-    print(f"time to first output: cold {report['seconds_to_first_output']['cold']} s, "
-          f"cached {report['seconds_to_first_output']['cached']} s")
-    ff = report["first_figure"]
-    fb = ff["extra_bytes"]
-    print(f"first figure on {ff['page']} (its cell's click, after the cells before it): {fb['files']} more files, "
-          f"{fb['raw_bytes'] / 1e6:.2f} MB raw, {fb['gzip_bytes'] / 1e6:.2f} MB gzipped "
-          f"(served: {fb['served_bytes_cold'] / 1e6:.2f} MB cold, {fb['served_bytes_cached'] / 1e6:.2f} MB cached); "
-          f"figure shown after: cold {ff['seconds']['cold']} s, cached {ff['seconds']['cached']} s")
     total = [0, 0, 0]
     for page, row in pages.items():
         print(f"  {page}: {row['matched']}/{row['runnable']} cells match the stored notebook, "
               f"{row['figure_cells']} figure cells drawn in the page; all outputs after {row['seconds_to_all_outputs']} s")
         total = [total[0] + row["matched"], total[1] + row["runnable"], total[2] + row["figure_cells"]]
     print(f"total: {total[0]}/{total[1]} cells match; {total[2]} figure cells drawn in the page")
+    return 0
+
+
+def write_and_print_timing(report: dict) -> int:
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    partial = OUT.with_suffix(".json.tmp")  # never a half-written report
+    partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    partial.replace(OUT)
+    visit, fc, timing = report["before_click_first_visit"], report["first_click"], report["timing"]
+    print(f"before the click, a first visit to {report['page']} (load, then {timing['glance_seconds']} s): "
+          f"{visit['requests']} requests, {visit['served_bytes'] / 1e3:.0f} kB served, "
+          f"runtime files requested: {visit['runtime_requests'] or 'none'}")
+    print(f"first click: {fc['files']} files, {fc['raw_bytes'] / 1e6:.2f} MB raw, {fc['gzip_bytes'] / 1e6:.2f} MB gzipped "
+          f"(served: {fc['served_bytes_cold'] / 1e6:.2f} MB cold, {fc.get('served_bytes_cached', 0) / 1e6:.2f} MB cached)")
+    bare = timing["bare_runtime"]
+    for name, label in (("bare_runtime", "bare runtime, click to 1 + 1"), ("first_output", "book, click to first output"),
+                        ("first_figure", "book, click to first figure (Run all)")):
+        runs = timing[name]
+        for kind in ("cold", "cached"):
+            if kind not in runs:
+                continue
+            ratio = runs.get(kind + "_ratio_to_bare")
+            ratio_text = f" = {ratio}x the bare runtime's {bare[kind]['median']} s" if ratio is not None else ""
+            print(f"{label}, {kind}: median {runs[kind]['median']} s of {runs[kind]['runs']}{ratio_text}")
+            print("    " + "; ".join(f"{step} {at:.2f}" for step, at in runs[kind + "_steps"].items()))
+    extra = timing["first_figure"].get("extra_bytes")
+    if extra:
+        print(f"first figure's packages: {extra['files']} files, {extra['raw_bytes'] / 1e6:.2f} MB raw "
+              f"({extra['served_bytes_cold'] / 1e6:.2f} MB served after the click, cold, the runtime included)")
     print(f"written: {OUT.relative_to(ROOT)}")
     return 0
 

@@ -144,6 +144,7 @@ class PageRun:
     seconds_to_all_outputs: float = 0.0
     bytes_after_click: int = 0
     urls_after_click: list[str] = field(default_factory=list)
+    timings: list[dict] = field(default_factory=list)  # window.browserRunTimings: {step, at} (boot.mjs)
 
 
 @dataclass
@@ -239,10 +240,12 @@ class BrowserRunner:
     def wait_until_finished(self) -> None:
         self.page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_ALL_TIMEOUT_MS)
 
-    def run_page(self, page: str) -> PageRun:
-        """Open page, click the control, then Run all; the cells as the page shows them."""
+    def run_page(self, page: str, glance_seconds: float = 0) -> PageRun:
+        """Open page, click the control (after glance_seconds, as a reader looks first), then
+        Run all; the cells as the page shows them."""
         run = PageRun(page)
         self.open(page)
+        self.page.wait_for_timeout(glance_seconds * 1000)
         self._site.server.take_bytes_served()
         self._urls = []
         started = time.monotonic()
@@ -250,6 +253,7 @@ class BrowserRunner:
         self.page.get_by_role("button", name="Run all", exact=True).click()
         self.page.wait_for_function(JS_FIRST_OUTPUT, timeout=PYTHON_READY_TIMEOUT_MS)
         run.seconds_to_first_output = time.monotonic() - started
+        run.timings = self.page.evaluate("() => window.browserRunTimings || []")
         self.wait_until_finished()
         run.seconds_to_all_outputs = time.monotonic() - started
         run.bytes_after_click = self._site.server.take_bytes_served()

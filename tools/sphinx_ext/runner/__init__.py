@@ -25,6 +25,8 @@ reader has done, on 15.11 and beside its sidebar entry (not part of the click's 
 
 from __future__ import annotations
 
+import ast
+import json
 import shutil
 from pathlib import Path
 
@@ -36,21 +38,29 @@ LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs",
-          "figures.mjs", "worker.mjs", "page_python.py", "runner.css"]
+SERVED = ["boot.mjs", "runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs",
+          "dom.mjs", "figures.mjs", "worker.mjs", "page_python.py", "runner.css"]
 # Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
 ON_FIRST_FIGURE = ["figures.py"]
+# Imported by the loader before the click only for a reader whose runtime is cached (Python
+# started early); not part of the click's download.
+BEFORE_THE_CLICK = ["prestart.mjs"]
 # What `make assets` puts under _build/static (html_static_path) and the click fetches: the
-# editor bundle, the wheel, and the Pyodide files its runtime loads (the Makefile's
+# editor bundle, the wheel, Python's memory snapshot (restored in place of a fresh start), and
+# the Pyodide files its runtime loads (the Makefile's
 # PYODIDE_FILES). With SERVED, the download the page announces.
 # (Keep in step with PYODIDE_FILES: a file missing here stops the build, naming it.)
-CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
+CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", "runner/python-snapshot.bin.gz", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
                 "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
 # Loaded on every page of the HTML book after its first paint (not on the printed page):
 # the exercise page's progress, and its count beside that page in the sidebar.
 PROGRESS = "progress.mjs"
 BYTES_TOKEN = "__BROWSER_RUN_BYTES__"
 NOTEBOOK_TOKEN = "__BROWSER_RUN_NOTEBOOK__"
+PRELOAD_TOKEN = "__BROWSER_RUN_PRELOAD__"
+# Top-level imports that mean a page draws figures: its loader has matplotlib loaded from the
+# click on (worker.mjs loads it on a cell's first import of these names anyway).
+FIGURE_IMPORTS = {"matplotlib", "pylab", "mpl_toolkits"}
 
 
 def is_code_cell(node) -> bool:
@@ -60,6 +70,30 @@ def is_code_cell(node) -> bool:
 
 def has_code_cells(doctree) -> bool:
     return doctree is not None and next(doctree.findall(is_code_cell), None) is not None
+
+
+def imported_names(source: str) -> set[str]:
+    """The top-level names a code cell imports (none if it does not parse as Python)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def packages_to_preload(doctree) -> list[str]:
+    """["matplotlib"] when one of the page's code cells imports it, else []."""
+    for cell in doctree.findall(is_code_cell):
+        for block in cell.findall(nodes.literal_block):
+            if imported_names(block.astext()) & FIGURE_IMPORTS:
+                return ["matplotlib"]
+    return []
 
 
 def download_bytes(app) -> int:
@@ -88,7 +122,8 @@ def add_loader(app, pagename, templatename, context, doctree):
         app._browser_run_bytes = download_bytes(app)
     loader = (LOADER.read_text(encoding="utf-8")
               .replace(BYTES_TOKEN, str(app._browser_run_bytes))
-              .replace(NOTEBOOK_TOKEN, f"_sources/{pagename}.ipynb"))
+              .replace(NOTEBOOK_TOKEN, f"_sources/{pagename}.ipynb")
+              .replace(PRELOAD_TOKEN, json.dumps(packages_to_preload(doctree))))
     app.add_js_file(None, body=loader, id=LOADER_ID)
 
 
@@ -96,7 +131,7 @@ def copy_runner(app, exception):
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir, "_static", "runner")
         target.mkdir(parents=True, exist_ok=True)
-        for name in [*SERVED, *ON_FIRST_FIGURE, PROGRESS]:  # (copy_asset_file would warn when a file changed)
+        for name in [*SERVED, *ON_FIRST_FIGURE, *BEFORE_THE_CLICK, PROGRESS]:  # (copy_asset_file would warn when a file changed)
             shutil.copyfile(HERE / name, target / name)
         # The reader's notebook of each page, where the header's .ipynb download points.
         for docname in app.env.found_docs:

@@ -9,12 +9,15 @@
   // `make bench-run` measures as "served cold"), and this page's reader's notebook.
   const DOWNLOAD_BYTES = Number("__BROWSER_RUN_BYTES__");
   const NOTEBOOK = "__BROWSER_RUN_NOTEBOOK__";
+  // The packages this page's cells import that Python loads on demand (matplotlib, on a page
+  // with figures): loaded from the click on, while the earlier cells run.
+  const PRELOAD = JSON.parse('__BROWSER_RUN_PRELOAD__');
   const DOWNLOAD_TEXT = `about ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
   const SERVE_HINT = "Running needs the book served over http, not opened as a file: in the " +
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
   // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
   const KEPT = "browser-run:v1:" + location.pathname;
-  let status, bar, loading;
+  let status, bar, loading, prestarting;
 
   // Registered now, before the theme's scripts run, so it is the first window-level key
   // listener: once the runner has loaded, keys typed in its editors are kept from the
@@ -29,7 +32,26 @@
     b.className = "btn btn-sm browser-run-start " + cls;
     b.textContent = text;
     b.addEventListener("click", start);
+    b.addEventListener("pointerenter", prestart);
+    b.addEventListener("focus", prestart);
     return b;
+  }
+  // Python started before the click (prestart.mjs says when it does start): for a reader who
+  // ran code in this book before (boot.mjs remembers it) once the page has loaded, or when the
+  // pointer or the focus reaches a control; never with the data saver on or after "Don't
+  // start Python early" (prestart.mjs's EARLY).
+  const STARTED_BEFORE = "browser-run:v1:python-started";
+  const EARLY = "browser-run:v1:start-early";
+  function stored(key) {
+    try { return window.localStorage.getItem(key); } catch (error) { return null; }
+  }
+  function prestart() {
+    const saveData = navigator.connection && navigator.connection.saveData;
+    if (loading || prestarting || saveData || stored(EARLY) === "no" || location.protocol === "file:") return;
+    const root = document.documentElement.dataset.content_root || "";
+    prestarting = import(new URL(root + "_static/runner/prestart.mjs", location.href).href)
+      .then((early) => early.prestart({ bar, preload: PRELOAD }))
+      .catch(() => {}); // the click starts Python as usual
   }
   function keptWork() {
     try { return window.localStorage.getItem(KEPT) != null; } catch (error) { return false; }
@@ -47,9 +69,16 @@
       return;
     }
     status.textContent = "Loading the editor and Python…";
+    (window.browserRunTimings ||= []).push({ step: "click", at: performance.timeOrigin + performance.now() });
     const root = document.documentElement.dataset.content_root || "";
-    loading = import(new URL(root + "_static/runner/runner.mjs", location.href).href)
-      .then((runner) => runner.start({
+    const runnerFile = (name) => new URL(root + "_static/runner/" + name, location.href).href;
+    // Python starts at once (boot.mjs), while the editor and the runner load beside it.
+    const booting = import(runnerFile("boot.mjs")).then((boot) => {
+      boot.bootPython();
+      boot.preloadPackages(PRELOAD);
+    });
+    loading = Promise.all([import(runnerFile("runner.mjs")), booting])
+      .then(([runner]) => runner.start({
         bar, status, download: { bytes: DOWNLOAD_BYTES, text: DOWNLOAD_TEXT },
         notebook: new URL(root + NOTEBOOK, location.href).href,
       }))
@@ -74,5 +103,6 @@
     if (header) header.prepend(button("browser-run-in-header", "▶ Run"));
     const headerButton = header && header.querySelector(".browser-run-in-header");
     if (headerButton) headerButton.setAttribute("aria-label", LABEL);
+    if (stored(STARTED_BEFORE)) window.addEventListener("load", prestart);
   });
 })();

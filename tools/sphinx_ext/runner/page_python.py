@@ -72,16 +72,21 @@ async def load_what_it_imports(source):
         import logging
         import matplotlib
         matplotlib.use("module://_browser_figures")
-        # Its first import builds matplotlib's font cache and logs a warning saying so: a
-        # step of loading, not the cell's output.
+        _browser_run.mark("matplotlib imported")
+        # matplotlib reads the font cache make assets built (loadMissing); without one that
+        # fits, its import builds one and logs a warning saying so: a step of loading, not
+        # the cell's output.
         font_log = logging.getLogger("matplotlib.font_manager")
         level = font_log.level
         font_log.setLevel(logging.ERROR)
         try:
+            import matplotlib.font_manager
+            _browser_run.mark("font cache read")
             import _browser_figures as figures
         finally:
             font_log.setLevel(level)
         figures.send = _browser_run.figure
+        _browser_run.mark("pyplot and the backend imported")
 
 class InputNotAvailable(Exception):
     """input() in the page: there is no keyboard for Python to read from here."""

@@ -11,6 +11,7 @@
 // storage.mjs (localStorage) and notebook.mjs (the .ipynb), keys.mjs (page shortcuts kept
 // out of editors), figures.mjs (a figure drawn in the page takes the stored one's place),
 // dom.mjs (helpers).
+import { takeWorker } from "./boot.mjs";
 import { Cell } from "./cells.mjs";
 import { button, el } from "./dom.mjs";
 import { showFigure } from "./figures.mjs";
@@ -65,13 +66,15 @@ function startWorker() {
   state.ready = false;
   state.generation += 1;
   setBusy(false);
-  const worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+  // Started on the click, or earlier (boot.mjs): what it said before this page listened is replayed.
+  const { worker, earlier } = takeWorker();
   worker.onmessage = (event) => onWorkerMessage(event.data);
   worker.onerror = (event) => {
     setStatus(`Python could not start: ${event.message || "the worker failed to load"}.`);
   };
   state.worker = worker;
   setStatus(`Downloading Python (${state.download.text}; cached after the first time)…`);
+  earlier.forEach(onWorkerMessage);
 }
 
 function onWorkerMessage(message) {

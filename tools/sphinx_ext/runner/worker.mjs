@@ -10,6 +10,11 @@ const STATIC = new URL("../", import.meta.url);
 const post = (message) => self.postMessage(message);
 let currentId = null;
 
+// Steps of the start and of the first figure, for `make bench-run`'s breakdown (boot.mjs
+// keeps them in the page): when each ended, in milliseconds since the epoch.
+const mark = (step) => post({ type: "timing", step, at: performance.timeOrigin + performance.now() });
+mark("worker: pyodide.mjs imported");
+
 // Stream output is batched: a loop of 200,000 prints is one write each, and one message
 // (and one page update) per write froze the page for minutes. Writes are collected and
 // sent at most once per FLUSH_MS while Python runs (a print loop never lets a timer fire,
@@ -64,32 +69,83 @@ function reportDownloads() {
 // Pyodide's own packages, served beside the runtime (make assets verifies each against
 // pyodide-lock.json, and loadPackage checks it again): loaded on a cell's first import of
 // them, with the figure backend (figures.py) when matplotlib is among them.
-const loaded = new Set();
-async function loadPackages(pyodide, names) {
-  const missing = names.filter((name) => !loaded.has(name));
-  if (!missing.length) return;
-  const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
-  post({ type: "status", text: `Loading ${missing.join(", ")} for this cell${size}…` });
+const loading = new Map(); // package name -> the promise of its load (a preload and a cell share it)
+async function loadPackages(pyodide, names, forWhat = "this cell") {
+  const missing = names.filter((name) => !loading.has(name));
+  if (missing.length) {
+    const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
+    post({ type: "status", text: `Loading ${missing.join(", ")} for ${forWhat}${size}…` });
+    const load = loadMissing(pyodide, missing);
+    missing.forEach((name) => loading.set(name, load));
+  }
+  await Promise.all(names.map((name) => loading.get(name)));
+  if (missing.length) post({ type: "status", text: forWhat === "this cell" ? "Running the cell…" : `Loaded ${missing.join(", ")}.` });
+}
+
+async function loadMissing(pyodide, missing) {
+  const figures = missing.includes("matplotlib");
+  // Fetched while the wheels load: the figure backend, and what make assets built for the first
+  // figure (tools/pipeline/figure_bytecode.mjs: its imports' bytecode, the font cache).
+  const backend = figures && fetch(new URL("runner/figures.py", STATIC));
+  const prebuilt = figures && fetch(new URL("runner/first-figure.zip", STATIC)).catch(() => null);
   await pyodide.loadPackage(missing, {
     // Pyodide's own messages list all thirteen packages; the status above says what matters.
     messageCallback: () => {},
     errorCallback: (text) => queueStream("stderr", text + "\n"),
   });
-  if (missing.includes("matplotlib")) {
-    const backend = await fetch(new URL("runner/figures.py", STATIC));
-    if (!backend.ok) throw new Error(`figures.py: HTTP ${backend.status}`);
-    const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
-    pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backend.text());
+  mark(`${missing.join(", ")} fetched and unpacked`);
+  if (!figures) return;
+  const backendFile = await backend;
+  if (!backendFile.ok) throw new Error(`figures.py: HTTP ${backendFile.status}`);
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backendFile.text());
+  // Without it (or with bytecode of another Python, which Python ignores), the imports
+  // compile the sources and matplotlib lists its fonts, as before.
+  const zip = await prebuilt;
+  if (zip && zip.ok) pyodide.unpackArchive(await zip.arrayBuffer(), "zip", { extractDir: sitePackages });
+  mark("first figure's bytecode and font cache unpacked");
+}
+
+// Python's start, restored from the memory snapshot `make assets` made of the same runtime
+// started in Node with chapter_lib imported (tools/pipeline/python_snapshot.mjs): most of a
+// fresh start is the interpreter initialising, which the snapshot skips. Without a snapshot,
+// or with one Pyodide refuses (it checks the snapshot was made by this very build), Python
+// starts afresh, as it did before snapshots.
+async function startRuntime() {
+  const indexURL = new URL("pyodide/", STATIC).href;
+  const snapshot = await fetch(new URL("runner/python-snapshot.bin.gz", STATIC)).catch(() => null);
+  if (snapshot && snapshot.ok) {
+    try {
+      // (Its body still downloads while Pyodide fetches and compiles its own files.)
+      const pyodide = await loadPyodide({ indexURL, _loadSnapshot: inflated(snapshot) });
+      mark("runtime restored from its snapshot");
+      return pyodide;
+    } catch (error) {
+      mark("snapshot refused: starting afresh");
+    }
   }
-  missing.forEach((name) => loaded.add(name));
-  post({ type: "status", text: "Running the cell…" });
+  const pyodide = await loadPyodide({ indexURL });
+  mark("runtime started afresh");
+  return pyodide;
+}
+
+// The snapshot is stored gzipped (python_snapshot.mjs). A server may have sent it with
+// Content-Encoding: gzip, which the browser has already undone: only gzip's magic bytes say.
+async function inflated(response) {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
 async function start() {
   const progress = setInterval(reportDownloads, PROGRESS_MS);
+  // chapter_lib downloads while the runtime starts.
+  const wheel = fetch(new URL("runner/chapter_lib.whl", STATIC));
+  const pagePython = fetch(new URL("runner/page_python.py", STATIC));
   let pyodide;
   try {
-    pyodide = await loadPyodide({ indexURL: new URL("pyodide/", STATIC).href });
+    pyodide = await startRuntime();
   } finally {
     clearInterval(progress);
     reportDownloads();
@@ -107,17 +163,25 @@ async function start() {
       post({ type: "figure", id: currentId, plain, png, width, height });
     },
     load_packages: (names) => loadPackages(pyodide, names.toJs()),
+    mark,
   });
   post({ type: "status", text: "Loading chapter_lib…" });
-  const wheel = await fetch(new URL("runner/chapter_lib.whl", STATIC));
-  if (!wheel.ok) throw new Error(`chapter_lib.whl: HTTP ${wheel.status}`);
-  pyodide.unpackArchive(await wheel.arrayBuffer(), "wheel");
-  const setup = await fetch(new URL("runner/page_python.py", STATIC));
+  const wheelFile = await wheel;
+  if (!wheelFile.ok) throw new Error(`chapter_lib.whl: HTTP ${wheelFile.status}`);
+  // (Unpacked again after a restore: the snapshot holds Python's memory, not its files.)
+  pyodide.unpackArchive(await wheelFile.arrayBuffer(), "wheel");
+  const setup = await pagePython;
   if (!setup.ok) throw new Error(`page_python.py: HTTP ${setup.status}`);
   await pyodide.runPythonAsync(await setup.text(), { filename: "<exec>" });
+  mark("runner set up");
+  // Imported now (already, when restored), so the first cell that uses it does not wait (a
+  // cell's output is the same: importing chapter_lib prints nothing and defines nothing in
+  // the page's namespace).
+  pyodide.runPython("import chapter_lib");
+  mark("chapter_lib imported");
   const runCell = pyodide.globals.get("run_cell");
   const version = pyodide.runPython("import sys; sys.version.split()[0]");
-  return { runCell, version };
+  return { pyodide, runCell, version };
 }
 
 const ready = start().then(
@@ -131,10 +195,28 @@ const ready = start().then(
   },
 );
 
+// A page's packages, loaded as soon as Python is up (its cells import them; boot.mjs says
+// which): the wheels, then the imports a figure cell would make, between cells.
+async function preload(pyodide, names) {
+  await loadPackages(pyodide, names, "this page's figures");
+  const prepare = pyodide.globals.get("load_what_it_imports");
+  await prepare(names.map((name) => `import ${name}`).join("\n"));
+  prepare.destroy();
+  if (names.includes("matplotlib")) {
+    pyodide.runPython("figures.warm_up()"); // figures: page_python.py's backend module, set by prepare
+    mark("first draw warmed up");
+  }
+}
+
 // Cells run one at a time, in the order they were sent, like a notebook kernel.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
   const { type, id, source, label } = event.data;
+  if (type === "preload") {
+    // Not queued: the packages load while cells run (a cell that imports them waits).
+    ready.then(({ pyodide }) => preload(pyodide, event.data.packages)).catch(() => {});
+    return;
+  }
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;
@@ -143,6 +225,7 @@ self.onmessage = (event) => {
     const ok = await runCell(source, label || `cell ${id}`);
     flushStreams();
     post({ type: "done", id, ok });
+    mark(`cell ${id} done`);
   }).catch(() => {
     flushStreams();
     post({ type: "done", id, ok: false });

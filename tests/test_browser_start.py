@@ -1,0 +1,151 @@
+"""How "Run in your browser" starts Python, tested as readers meet it (headless Chromium).
+
+* A first visit asks for nothing of the runtime before the click, however long the reader
+  looks at the page (so a first-time reader downloads none of it unasked).
+* A returning reader (Python ran in this book before, in this browser) gets Python started
+  on the next page once it has loaded, from the HTTP cache only (no runtime byte served): the
+  bar says so, the click adopts it, and every cell then prints what the stored notebook holds.
+  "Don't start Python early" stops it and is remembered; the click still starts Python.
+* With the browser's data saver on, nothing starts early.
+* Python restored from the snapshot `make assets` made; with a snapshot the runtime refuses
+  (a planted copy of the site), Python starts afresh and the outputs are the same.
+* Matplotlib loads from the click on a page whose cells import it, and never on a page
+  whose cells do not.
+
+Timings are `make bench-run`'s (tools/bench/run_in_browser.py), never asserted here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tools.checks.run_check import START_BUTTON, BrowserRunner, compare, stored_notebook
+
+pytestmark = pytest.mark.site
+
+NO_FIGURES = "book/15_01_corpus_and_search_stub.html"
+ALSO_NO_FIGURES = "book/15_02_one_shot_rag.html"
+FIGURES = "book/15_04_quality_and_cost.html"
+GLANCE_MS = 3000
+RUNTIME = re.compile(r"/_static/pyodide/")
+RUNNER = re.compile(r"/_static/runner/(?!(progress|dom)\.mjs)")  # progress.mjs: every page, after paint
+MATPLOTLIB = re.compile(r"/_static/pyodide/matplotlib-.*\.whl$")
+EARLY_NOTE = ".browser-run-early"
+JS_TIMINGS = "() => (window.browserRunTimings || []).map((t) => t.step)"
+# navigator.connection.saveData, as a browser with the data saver on reports it.
+DATA_SAVER = "Object.defineProperty(navigator, 'connection', {get: () => ({saveData: true})});"
+
+
+def requested_before_click(runner: BrowserRunner, page: str) -> list[str]:
+    runner.open(page)
+    runner.page.wait_for_timeout(GLANCE_MS)
+    return runner.requested()
+
+
+def test_a_first_visit_requests_nothing_of_the_runtime_before_the_click(site):
+    with BrowserRunner(site) as runner:
+        urls = requested_before_click(runner, NO_FIGURES)
+        assert [url for url in urls if RUNTIME.search(url) or RUNNER.search(url)] == []
+        assert runner.page.locator(EARLY_NOTE).count() == 0
+        assert runner.problems() == []
+
+
+def test_a_returning_reader_gets_python_started_early_from_the_cache(site):
+    with BrowserRunner(site) as runner:
+        runner.run_page(NO_FIGURES)  # Python has now run in this book, in this browser
+        runner.open(ALSO_NO_FIGURES)
+        runner.take_bytes_served()
+        note = runner.page.locator(EARLY_NOTE)
+        note.get_by_text("is ready in this page").wait_for(timeout=120_000)
+        assert "started before your click" in note.text_content()
+        runtime_bytes = runner.take_bytes_served()
+        run = runner.run_page(ALSO_NO_FIGURES, glance_seconds=GLANCE_MS / 1000)
+        result = compare(run, stored_notebook(ALSO_NO_FIGURES))
+        assert result.problems == [] and result.matched == result.runnable
+        # The runtime came from the HTTP cache: the early start downloaded nothing of it.
+        assert runtime_bytes < 100_000, f"{runtime_bytes} bytes served while Python started early"
+        assert runner.page.locator(EARLY_NOTE).count() == 0  # the runner's status took over
+
+
+def test_a_reader_can_stop_an_early_python_and_it_stays_stopped(site):
+    with BrowserRunner(site) as runner:
+        runner.run_page(NO_FIGURES)
+        runner.open(ALSO_NO_FIGURES)
+        stop = runner.page.get_by_role("button", name="Don't start Python early")
+        stop.click()
+        assert "Python stopped" in runner.page.locator(EARLY_NOTE).text_content()
+        urls = requested_before_click(runner, NO_FIGURES)  # remembered on the next page
+        assert runner.page.locator(EARLY_NOTE).count() == 0
+        assert not any(RUNTIME.search(url) for url in urls)
+        run = runner.run_page(NO_FIGURES)  # the click still starts Python
+        assert compare(run, stored_notebook(NO_FIGURES)).problems == []
+
+
+def test_with_the_data_saver_on_python_does_not_start_early(site):
+    with BrowserRunner(site) as runner:
+        runner.run_page(NO_FIGURES)
+        runner.context.add_init_script(DATA_SAVER)
+        urls = requested_before_click(runner, ALSO_NO_FIGURES)
+        assert runner.page.locator(EARLY_NOTE).count() == 0
+        assert not any(RUNTIME.search(url) for url in urls)
+
+
+def test_python_is_restored_from_its_snapshot(site):
+    with BrowserRunner(site) as runner:
+        run = runner.run_page(NO_FIGURES)
+        steps = runner.page.evaluate(JS_TIMINGS)
+        assert "runtime restored from its snapshot" in steps, steps
+        assert compare(run, stored_notebook(NO_FIGURES)).problems == []
+
+
+def test_a_snapshot_the_runtime_refuses_falls_back_to_a_fresh_start(site):
+    """A copy of the site (symbolic links) whose snapshot says another build of Pyodide made it."""
+    with tempfile.TemporaryDirectory(prefix="site-bad-snapshot-") as folder:
+        copy = Path(folder)
+        for entry in site.resolve().iterdir():
+            if entry.name != "_static":
+                (copy / entry.name).symlink_to(entry)
+        static = copy / "_static"
+        static.mkdir()
+        for entry in (site / "_static").resolve().iterdir():
+            if entry.name != "runner":
+                (static / entry.name).symlink_to(entry)
+        (static / "runner").mkdir()
+        for entry in (site / "_static" / "runner").resolve().iterdir():
+            (static / "runner" / entry.name).symlink_to(entry)
+        snapshot = static / "runner" / "python-snapshot.bin.gz"
+        memory = bytearray(gzip.decompress(snapshot.read_bytes()))
+        memory[16:48] = bytes(32)  # the header's build id (after its magic number and sizes)
+        snapshot.unlink()
+        snapshot.write_bytes(gzip.compress(bytes(memory)))
+        with BrowserRunner(copy) as runner:
+            run = runner.run_page(NO_FIGURES)
+            steps = runner.page.evaluate(JS_TIMINGS)
+            assert "snapshot refused: starting afresh" in steps, steps
+            assert "runtime started afresh" in steps, steps
+            result = compare(run, stored_notebook(NO_FIGURES))
+            assert result.problems == [] and result.matched == result.runnable
+
+
+def test_matplotlib_loads_on_the_click_only_where_cells_import_it(site):
+    with BrowserRunner(site) as runner:
+        run = runner.run_page(NO_FIGURES)
+        assert not any(MATPLOTLIB.search(url) for url in run.urls_after_click)
+        runner.open(FIGURES)
+        runner.take_bytes_served()
+        runner.page.wait_for_timeout(GLANCE_MS)
+        # Python may start early here (its runtime is cached), but matplotlib's wheels are not
+        # cached: the early start only asks the cache, and downloads none of their 13 MB.
+        assert runner.take_bytes_served() < 200_000
+        runner.page.click(START_BUTTON)
+        # Loaded from the click on, before any cell that imports it runs.
+        runner.page.wait_for_function("() => (window.browserRunTimings || []).some((t) => "
+                                      "t.step === 'pyplot and the backend imported')", timeout=180_000)
+        assert runner.take_bytes_served() > 10_000_000
+        assert runner.page.evaluate("() => window.browserRun.cells.every((c) => c.runState === 'idle')")
+        assert runner.problems() == []

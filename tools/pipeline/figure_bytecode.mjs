@@ -1,0 +1,69 @@
+// What the page's first figure would otherwise build: bytecode and matplotlib's font cache,
+// made at `make assets` (ours).
+//
+//   node tools/pipeline/figure_bytecode.mjs _build/static/pyodide/ tools/sphinx_ext/runner/figures.py \
+//     _build/static/runner/first-figure.zip
+//
+// Pyodide's wheels carry Python source only, so a page's first `import matplotlib.pyplot`
+// compiles every module it reaches (matplotlib, numpy, PIL, pyparsing, …) before it can draw:
+// seconds, each time a page loads matplotlib. Here the same runtime, in Node, loads the same
+// served wheels, imports what the runner's figure backend (runner/figures.py) imports, draws
+// and saves one figure (so the modules drawing reaches are imported too), and compiles each
+// module it imported from site-packages into its __pycache__, as "unchecked hash" bytecode:
+// Python then uses it without comparing it with the source's date, which unpacking in the page
+// changes. worker.mjs unpacks the zip over site-packages after loading the wheels. Bytecode of
+// another Python (its magic number) is ignored by Python, which compiles the source as before.
+//
+// The zip also carries matplotlib/fontlist.json, the font cache Pyodide's matplotlib reads from
+// its own folder: the wheel's copy is of another matplotlib (version 390, where 3.8.4 expects
+// 330), so without this one every page's first figure lists the fonts again (and says so in a
+// warning). A cache that does not fit is rebuilt by matplotlib, as before.
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+// (The package's own entry point by path: see python_snapshot.mjs.)
+import { loadPyodide } from "../../node_modules/pyodide/pyodide.mjs";
+
+const [served, backend, out] = process.argv.slice(2);
+if (!served || !backend || !out) {
+  console.error("usage: node figure_bytecode.mjs <served pyodide folder>/ <figures.py> <output .zip>");
+  process.exit(2);
+}
+const indexURL = resolve(served) + "/";
+// packageCacheDir: the wheels come from the served folder, never from Pyodide's CDN.
+const pyodide = await loadPyodide({ indexURL, packageCacheDir: indexURL });
+await pyodide.loadPackage("matplotlib", { messageCallback: () => {} });
+pyodide.FS.writeFile("/tmp/_browser_figures.py", readFileSync(backend, "utf8"));
+const summary = pyodide.runPython(`
+import importlib.util, io, logging, os, py_compile, site, sys, zipfile
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+sys.path.insert(0, "/tmp")
+import matplotlib
+matplotlib.use("module://_browser_figures")
+import matplotlib.font_manager, matplotlib.pyplot as plt
+import _browser_figures
+figure, axes = plt.subplots()
+axes.bar(["a", "b"], [1, 2], label="bars")
+axes.plot([0, 1], [1, 2], marker="o")
+axes.set_title("title"); axes.legend(); axes.grid(True)
+_browser_figures.png(figure)
+
+site_packages = site.getsitepackages()[0]
+buffer = io.BytesIO()
+with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    for module in sorted(sys.modules.values(), key=lambda m: getattr(m, "__name__", "")):
+        source = getattr(module, "__file__", None) or ""
+        if not (source.startswith(site_packages + "/") and source.endswith(".py")):
+            continue
+        compiled = importlib.util.cache_from_source(source)
+        py_compile.compile(source, cfile=compiled, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        archive.write(compiled, os.path.relpath(compiled, site_packages))
+    # Written by the import above (font_manager.json_dump), for this matplotlib.
+    font_cache = os.path.join(os.path.dirname(matplotlib.__file__), "fontlist.json")
+    archive.write(font_cache, os.path.relpath(font_cache, site_packages))
+with open("/tmp/figure-bytecode.zip", "wb") as file:
+    file.write(buffer.getvalue())
+f"{len(archive.namelist()) - 1} modules' bytecode, the font cache"
+`);
+writeFileSync(out, pyodide.FS.readFile("/tmp/figure-bytecode.zip"));
+console.log(`the first figure's imports (${summary}) -> ${out}`);

@@ -1,0 +1,41 @@
+// A memory snapshot of the page's Python, started, made at `make assets` (ours).
+//
+//   node tools/pipeline/python_snapshot.mjs _build/static/pyodide/ _build/static/runner/chapter_lib.whl \
+//     _build/static/runner/python-snapshot.bin.gz
+//
+// Pyodide's start in the page is mostly the interpreter initialising (importing its own
+// packages, running their setup), not downloading or compiling. Here the same runtime files,
+// in Node, start Python once, import what the page's runner and chapter_lib import, and save
+// the interpreter's memory (Pyodide 0.27's experimental `_makeSnapshot`/`makeMemorySnapshot`).
+// worker.mjs restores it with `_loadSnapshot` and, when the snapshot is missing or does not
+// restore, starts Python as before. The snapshot holds no JavaScript object (the page's
+// `_browser_run` module is registered after the restore), and files stay out of it: the
+// worker unpacks chapter_lib's wheel again, so tracebacks can quote its lines.
+//
+// It is written gzipped (21 MB of memory, mostly empty, is about 5 MB): a server that would
+// not compress an unknown file type (GitHub Pages) sends 5 MB, not 21; the worker inflates it.
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+// (The package's own entry point, pyodide.mjs, by path: the bare name resolves to its CommonJS
+// build, which fails to start under Node's ES modules.)
+import { loadPyodide } from "../../node_modules/pyodide/pyodide.mjs";
+
+const [served, wheel, out] = process.argv.slice(2);
+if (!served || !wheel || !out) {
+  console.error("usage: node python_snapshot.mjs <served pyodide folder>/ <chapter_lib.whl> <snapshot file>");
+  process.exit(2);
+}
+const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapshot: true });
+pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8Array: Pyodide refuses a Buffer)
+// What the runner's page_python.py and a first cell import; chapter_lib last (it is what cells use).
+pyodide.runPython(`
+import builtins, importlib.util, linecache, re, sys, traceback, types, asyncio, logging
+from pyodide.code import CodeRunner, find_imports
+import chapter_lib
+`);
+const snapshot = pyodide.makeMemorySnapshot();
+const gzipped = gzipSync(snapshot, { level: 9 });
+writeFileSync(out, gzipped);
+console.log(`Python's memory after its start, chapter_lib imported (${(snapshot.length / 1e6).toFixed(1)} MB, ` +
+  `${(gzipped.length / 1e6).toFixed(1)} MB gzipped) -> ${out}`);

@@ -1,0 +1,73 @@
+// Starting the page's Python (ours): the one place a worker (worker.mjs) is created.
+//
+// Python starts before runner.mjs is ready, so its start overlaps the editor's: the loader
+// calls bootPython() on the click (or prestart.mjs calls it earlier, for a reader whose
+// runtime is already cached), and runner.mjs then takes that worker with takeWorker(),
+// along with the messages it sent meanwhile ("ready" among them). Stop makes a new worker
+// through takeWorker() too. A page whose cells import matplotlib (known at build time) asks
+// the worker to load it as soon as Python is up, in parallel with the earlier cells.
+//
+// The worker's "timing" messages (a step and when it ended) are kept in
+// window.browserRunTimings beside the loader's "click": `make bench-run` reads them.
+
+const WORKER = new URL("./worker.mjs", import.meta.url);
+// Where a reader who has run code in this book is remembered (the loader reads it: Python
+// may then start early on the book's next page, prestart.mjs).
+const STARTED_BEFORE = "browser-run:v1:python-started";
+
+let waiting = null; // {worker, messages, onMessage}: started, not yet taken by the runner
+let clicked = false; // the reader clicked: an early start that comes later starts nothing
+
+const now = () => performance.timeOrigin + performance.now();
+function timing(step, at = now()) {
+  (window.browserRunTimings ||= []).push({ step, at });
+}
+
+function rememberStarted() {
+  try { window.localStorage.setItem(STARTED_BEFORE, "1"); } catch (error) { /* storage refused: no early start */ }
+}
+
+function newWorker(onMessage) {
+  const worker = new Worker(WORKER, { type: "module" });
+  worker.addEventListener("message", (event) => {
+    if (event.data.type === "timing") timing(event.data.step, event.data.at);
+    if (event.data.type === "ready") rememberStarted();
+  });
+  const started = { worker, messages: [], onMessage };
+  worker.addEventListener("message", (event) => {
+    if (waiting !== started) return; // taken: the runner has its own listener
+    started.messages.push(event.data);
+    if (started.onMessage) started.onMessage(event.data);
+  });
+  return started;
+}
+
+// Start Python now unless it is already starting. onMessage: told each message until the
+// runner takes the worker (prestart.mjs shows the start in the page's status). early: an
+// early start (prestart.mjs), which returns null once the click has started the page's Python.
+export function bootPython({ onMessage = null, early = false } = {}) {
+  if (early && clicked) return null;
+  if (!early) clicked = true;
+  if (!waiting) waiting = newWorker(onMessage);
+  else if (onMessage) waiting.onMessage = onMessage;
+  return waiting.worker;
+}
+
+// The figure page's packages, loaded once the Python started and not yet taken is up
+// (worker.mjs, "preload"); nothing when there is none (stopped, or taken by the runner).
+export function preloadPackages(names) {
+  if (names.length && waiting) waiting.worker.postMessage({ type: "preload", packages: names });
+}
+
+// For runner.mjs: the worker already started, with what it said so far, or a new one.
+export function takeWorker() {
+  const taken = waiting || newWorker(null);
+  waiting = null;
+  return { worker: taken.worker, earlier: taken.messages };
+}
+
+// A Python started early that the reader stopped before clicking.
+export function stopWaiting() {
+  if (waiting) waiting.worker.terminate();
+  waiting = null;
+}
