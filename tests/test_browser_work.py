@@ -352,8 +352,8 @@ JS_SECTIONS = """() => window.browserRun.cells.map((c) => [c.element.closest('se
 
 def test_an_exercise_runs_only_its_own_cells_first(runner):
     """On 15.11, running exercise 3's start cell runs no cell of exercises 1-2 (their worked
-    solutions, matplotlib among them); a cell added below it runs the start cell first, and
-    nothing else."""
+    solutions, their figures among them); a cell added below it runs the start cell first,
+    and nothing else."""
     runner.open(EXERCISES)
     runner.page.evaluate("() => localStorage.clear()")
     runner.open(EXERCISES)
@@ -371,7 +371,8 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     states = page.evaluate(JS_SECTIONS)
     ran = [(n + 1, section) for n, (section, state) in enumerate(states) if state != "idle"]
     assert ran == [(start, "exercise-3"), (start + 1, "exercise-3")], ran
-    assert not page.evaluate("() => performance.getEntriesByType('resource').some((e) => e.name.includes('matplotlib'))")
+    # (matplotlib itself may be downloading: a page whose cells draw figures preloads it on the
+    # click, beside the cells, without running any of them; tests/test_browser_start.py)
     assert runner.problems() == []
 
 
