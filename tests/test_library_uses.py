@@ -149,3 +149,16 @@ def test_a_hand_written_exercise_module_re_executes_only_the_exercises_page(tmp_
     unused, _ = digests_with(tmp_path / "again", monkeypatch, "exercises/check_3.py",
                              "\ndef check_conflict_policy(", "\nNOT_USED = 1\n\n\ndef check_conflict_policy(")
     assert unused == set(), "a definition no page reaches is no page's input"
+
+
+def test_the_change_report_ignores_where_a_fresh_run_split_its_stdout():
+    from nbformat.v4 import new_code_cell, new_output
+
+    from tools.pipeline import change_report
+
+    stored = new_code_cell("print(1); print(2)", outputs=[new_output("stream", name="stdout", text="a\nb\n")])
+    fresh = new_code_cell("print(1); print(2)", outputs=[new_output("stream", name="stdout", text="a"),
+                                                         new_output("stream", name="stdout", text="\nb\n")])
+    assert change_report.output_diff([stored], [fresh], ["cell 1"]) == []
+    changed = new_code_cell("print(1); print(2)", outputs=[new_output("stream", name="stdout", text="a\nc\n")])
+    assert change_report.output_diff([stored], [changed], ["cell 1"]) == ["cell 1:", "   a", "  -b", "  +c"]

@@ -80,15 +80,23 @@ def reasons(old: dict | None, new: dict) -> list[str]:
 
 
 def rendered_outputs(cell) -> list[str]:
-    """A code cell's outputs as the lines a reader reads (figures by a short digest)."""
-    lines = []
-    for output in cell.get("outputs", []):
+    """A code cell's outputs as the lines a reader reads (figures by a short digest).
+
+    Consecutive chunks of one stream are joined first: a fresh run's stdout arrives in
+    chunks whose boundaries vary (the stored notebook holds them merged), and a boundary
+    inside a line is not a change.
+    """
+    lines, stream, text = [], None, ""
+    for output in [*cell.get("outputs", []), {"output_type": "end"}]:
         kind = output.get("output_type")
-        if kind == "stream":
-            lines += output.get("text", "").splitlines()
-        elif kind == "error":
+        if kind == "stream" and output.get("name") == stream:
+            text += output.get("text", "")
+            continue
+        lines += text.splitlines()
+        stream, text = (output.get("name"), output.get("text", "")) if kind == "stream" else (None, "")
+        if kind == "error":
             lines.append(f"{output.get('ename')}: {output.get('evalue')}")
-        else:
+        elif kind in ("execute_result", "display_data"):
             data = output.get("data", {})
             images = sorted(k for k in data if k.startswith("image/"))
             if images:
