@@ -25,7 +25,7 @@ SITE := _build/html
 PRINT_BUILD := _build/print
 SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
 # Our Sphinx extension, every file of it (the runner's web files included).
-SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/runner/*.*)
+SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/*.js tools/sphinx_ext/*.mjs tools/sphinx_ext/runner/*.*)
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
   $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/checks/site_check.py tools/browser/chromium.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror

@@ -1,0 +1,114 @@
+"""The book as an offline app (tools/sphinx_ext/offline.py): its service worker in Chromium.
+
+After one visit and one run, with the network off: every page of _toc.yml opens, the search
+finds a word, 15.4 runs and redraws its figure, the PDF and the reader's notebooks open. From
+its second load a page is crossOriginIsolated (the worker adds COOP/COEP), without reloading
+itself. A context that refuses service workers gets the book as before. A new build at the same
+URL is offered to an open page, taken on the reader's word, kept edits untouched.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools.sphinx_ext import offline
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURE_PAGE = "book/15_04_quality_and_cost.html"
+FIRST_PAGE = "book/15_01_corpus_and_search_stub.html"
+READY_MS = 120_000
+RUN_MS = 240_000
+JS_OFFLINE_STATE = "(state) => document.documentElement.dataset.offline === state"
+JS_FIGURE_DRAWN = "() => !!document.querySelector('img.browser-run-figure-image')"
+JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"] + ".html", *(chapter["file"] + ".html" for chapter in toc["chapters"])]
+
+
+@pytest.fixture
+def served_context(site):
+    """A served copy of the site (a test may rebuild it) and a context that allows service workers;
+    every request that is not for the local server is recorded."""
+    from tools.browser.chromium import VIEWPORT, launch
+    from tools.browser.local_site import LocalSite
+
+    def open_(folder: Path, *, service_workers: str = "allow"):
+        served = stack.enter_context(LocalSite(folder))
+        context = browser.new_context(viewport=VIEWPORT, service_workers=service_workers)
+        context.on("request", lambda request: None if served.is_local(request.url) else elsewhere.append(request.url))
+        return served, context
+
+    import contextlib
+    elsewhere: list[str] = []
+    with contextlib.ExitStack() as stack, launch() as browser:
+        yield open_
+        assert elsewhere == [], f"requests to another host: {elsewhere[:5]}"
+
+
+def run_page(page) -> None:
+    page.click("button.browser-run-at-cell")
+    page.get_by_role("button", name="Run all", exact=True).click()
+    page.wait_for_function(JS_FIGURE_DRAWN, timeout=RUN_MS)
+    page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_MS)
+
+
+def test_after_one_visit_and_one_run_the_book_works_offline(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.goto(served.url(FIGURE_PAGE))
+    run_page(page)
+
+    context.set_offline(True)
+    for name in toc_pages():
+        response = page.goto(served.url(name))
+        assert response is not None and response.ok, name
+        assert page.locator("main h1").count() >= 1, f"{name}: no heading offline"
+    page.goto(served.url("search.html?q=retrieval"))
+    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    page.goto(served.url(FIGURE_PAGE))
+    run_page(page)
+    kept = [path.relative_to(site).as_posix() for path in [*site.glob("*.pdf"), *site.glob("_sources/book/*.ipynb")]]
+    statuses = page.evaluate("""(paths) => Promise.all(paths.map((p) =>
+        fetch(new URL(p, new URL(document.documentElement.dataset.content_root, location.href)))
+          .then((r) => r.status, () => 'failed')))""", kept)
+    assert dict(zip(kept, statuses)) == {path: 200 for path in kept}
+
+
+def test_a_page_is_cross_origin_isolated_from_its_second_load_without_reloading_itself(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    # The first load was not served by the worker: not isolated, and the page does not reload for it.
+    assert page.evaluate("() => self.crossOriginIsolated") is False
+    page.reload()
+    page.evaluate("() => { window.sameDocument = true; }")
+    assert page.evaluate("() => self.crossOriginIsolated") is True
+    page.wait_for_timeout(2000)
+    assert page.evaluate("() => window.sameDocument === true"), "the page reloaded itself"
+    # Under COEP nothing the page uses is blocked: its images, its fonts, its scripts.
+    broken = page.evaluate("""async () => { await document.fonts.ready;
+        return [...document.images].filter((img) => img.complete && img.naturalWidth === 0).map((img) => img.src); }""")
+    assert broken == [] and problems == [], (broken, problems)
+
+
+def test_with_service_workers_refused_the_book_is_as_before(site, served_context):
+    served, context = served_context(site, service_workers="block")
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
+    assert page.evaluate("() => self.crossOriginIsolated") is False
