@@ -70,6 +70,7 @@ def test_after_one_visit_and_one_run_the_book_works_offline(site, served_context
     page.goto(served.url(FIGURE_PAGE))
     run_page(page)
 
+    served.server.take_bytes_served()
     context.set_offline(True)
     for name in toc_pages():
         response = page.goto(served.url(name))
@@ -83,7 +84,8 @@ def test_after_one_visit_and_one_run_the_book_works_offline(site, served_context
     statuses = page.evaluate("""(paths) => Promise.all(paths.map((p) =>
         fetch(new URL(p, new URL(document.documentElement.dataset.content_root, location.href)))
           .then((r) => r.status, () => 'failed')))""", kept)
-    assert dict(zip(kept, statuses)) == {path: 200 for path in kept}
+    assert dict(zip(kept, statuses)) == {path: 200 for path in kept} and any(p.endswith(".ipynb") for p in kept)
+    assert served.server.take_bytes_served() == 0, "offline, yet the server was asked"
 
 
 def test_a_page_is_cross_origin_isolated_from_its_second_load_without_reloading_itself(site, served_context):
