@@ -114,3 +114,35 @@ def test_with_service_workers_refused_the_book_is_as_before(site, served_context
     page.goto(served.url(FIRST_PAGE))
     page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
     assert page.evaluate("() => self.crossOriginIsolated") is False
+
+
+def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_untouched(site, served_context,
+                                                                                          tmp_path):
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    served, context = served_context(copy)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    kept_edit = '{"cells": {"1": {"source": "x = 42"}}}'
+    key = "browser-run:v1:/" + FIRST_PAGE
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [key, kept_edit])
+
+    # A new build, the same URL: one page changed (the worker's list is written as `make html` does).
+    changed = copy / FIRST_PAGE
+    old_digest = offline.digest(changed)
+    changed.write_text(changed.read_text(encoding="utf-8").replace("</h1>", " (new edition)</h1>", 1), encoding="utf-8")
+    offline.write_worker(copy)
+    page.reload()
+    assert "(new edition)" not in page.locator("main h1").first.inner_text(), "the page changed under the reader"
+    page.wait_for_function(JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
+    notice = page.get_by_role("button", name="Open the new edition")
+    with page.expect_navigation(timeout=30_000):
+        notice.click()
+    assert "(new edition)" in page.locator("main h1").first.inner_text()
+    assert page.evaluate("(key) => localStorage.getItem(key)", key) == kept_edit
+    # The old edition's copy of the changed page is gone from the cache once the new one is in.
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    cached = page.evaluate("async () => (await (await caches.open('book-offline')).keys()).map((r) => r.url)")
+    assert not any(old_digest in url for url in cached)
+    assert any(offline.digest(changed) in url for url in cached)

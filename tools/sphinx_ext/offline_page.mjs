@@ -17,6 +17,14 @@ function offerNewEdition(waiting) {
   const notice = document.createElement("div");
   notice.className = "offline-new-edition";
   notice.setAttribute("role", "status");
+  // At the top (the runner's Stop bar takes the bottom), in the theme's colours; styled here so
+  // the page's one stylesheet stays what every page loads.
+  Object.assign(notice.style, {
+    position: "fixed", top: "0.5rem", left: "50%", transform: "translateX(-50%)", zIndex: "2000",
+    maxWidth: "calc(100vw - 1rem)", padding: "0.5rem 0.75rem", borderRadius: "0.375rem",
+    background: "var(--pst-color-surface)", color: "var(--pst-color-text-base)",
+    border: "1px solid var(--pst-color-border)", boxShadow: "0 2px 8px rgba(0, 0, 0, 0.25)",
+  });
   const text = document.createElement("span");
   text.textContent = "A new edition of this book is available. Your edits are kept. ";
   const reload = document.createElement("button");
