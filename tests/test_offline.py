@@ -146,3 +146,53 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     cached = page.evaluate("async () => (await (await caches.open('book-offline')).keys()).map((r) => r.url)")
     assert not any(old_digest in url for url in cached)
     assert any(offline.digest(changed) in url for url in cached)
+
+
+def type_and_run(page, number: int, source: str) -> dict:
+    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+
+    page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
+    return page.evaluate(JS_CELLS)[number - 1]
+
+
+def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
+    from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS
+
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.reload()
+    assert page.evaluate("() => self.crossOriginIsolated") is True
+    page.click("button.browser-run-at-cell")
+    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+                           timeout=PYTHON_READY_TIMEOUT_MS)
+    assert type_and_run(page, 1, "x = 42")["state"] == "done"
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("while True:\n    pass")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    stopped = page.evaluate(JS_CELLS)[0]
+    assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
+    status = page.locator(".browser-run-status").text_content()
+    assert "variables are kept" in status and "lost" not in status, status
+    kept = type_and_run(page, 1, "print(x)")
+    assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
+    # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("sum(range(10**13))")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
+                           timeout=10_000)
+    assert "Python was restarted" in page.locator(".browser-run-status").text_content()

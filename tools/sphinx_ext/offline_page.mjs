@@ -29,7 +29,7 @@ function offerNewEdition(waiting) {
   text.textContent = "A new edition of this book is available. Your edits are kept. ";
   const reload = document.createElement("button");
   reload.type = "button";
-  reload.className = "btn btn-sm";
+  reload.className = "btn btn-sm btn-primary";
   reload.textContent = "Open the new edition";
   reload.addEventListener("click", () => {
     navigator.serviceWorker.addEventListener("controllerchange", () => location.reload());

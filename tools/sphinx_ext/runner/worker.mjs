@@ -117,7 +117,7 @@ async function start() {
   await pyodide.runPythonAsync(await setup.text(), { filename: "<exec>" });
   const runCell = pyodide.globals.get("run_cell");
   const version = pyodide.runPython("import sys; sys.version.split()[0]");
-  return { runCell, version };
+  return { runCell, version, pyodide };
 }
 
 const ready = start().then(
@@ -135,6 +135,9 @@ const ready = start().then(
 let queue = Promise.resolve();
 self.onmessage = (event) => {
   const { type, id, source, label } = event.data;
+  // Stop without a restart (the page is cross-origin isolated): the page sets the shared
+  // buffer to 2 (SIGINT), and Python raises KeyboardInterrupt at its next bytecode check.
+  if (type === "interrupt-buffer") ready.then(({ pyodide }) => pyodide.setInterruptBuffer(event.data.buffer));
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;
