@@ -196,3 +196,39 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     page.wait_for_function("() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
                            timeout=10_000)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
+
+
+def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
+    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS, PYTHON_READY_TIMEOUT_MS
+
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.reload()
+    page.click("button.browser-run-at-cell")
+    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+                           timeout=PYTHON_READY_TIMEOUT_MS)
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text('name = input("Name? ")\nprint("hi", name)')
+    page.keyboard.press("Shift+Enter")
+    field = page.get_by_role("textbox", name="Name?")
+    field.wait_for(timeout=CELL_TIMEOUT_MS)
+    assert page.locator(".browser-run-input-prompt").text_content() == "Name? "
+    field.fill("Ada")
+    page.screenshot(path=str(ROOT / "_build" / "offline-input-answered.png"))
+    field.press("Enter")
+    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    cell = page.evaluate(JS_CELLS)[0]
+    assert cell["state"] == "done" and "".join(text for kind, text in cell["outputs"]) == "Name? Ada\nhi Ada\n", cell
+    # Stop while Python waits for an answer: KeyboardInterrupt, the field gone, Python kept.
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    field.wait_for(timeout=CELL_TIMEOUT_MS)
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    assert page.locator(".browser-run-input").count() == 0
+    assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
+    assert page.evaluate("() => window.browserRun.cells[0].element.dataset.runState") == "stopped"

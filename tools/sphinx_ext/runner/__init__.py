@@ -37,7 +37,7 @@ LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
 SERVED = ["runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs",
-          "figures.mjs", "worker.mjs", "page_python.py", "runner.css"]
+          "figures.mjs", "worker.mjs", "page_python.py", "runner.css", "input.mjs"]
 # Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
 ON_FIRST_FIGURE = ["figures.py"]
 # What `make assets` puts under _build/static (html_static_path) and the click fetches: the

@@ -95,6 +95,19 @@ def no_input(prompt=""):
 
 builtins.input = no_input
 
+def page_input(prompt=""):
+    """input() on a cross-origin isolated page (worker.mjs puts it in place): the prompt, then
+    what the reader typed in the field under the cell, as Jupyter shows them."""
+    import _browser_input
+    prompt = str(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = _browser_input.read(prompt)
+    if line is None:  # Stop while waiting
+        raise KeyboardInterrupt
+    sys.stdout.write(line + "\n")
+    return line
+
 def show(value):
     """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
     markdown = getattr(value, "_repr_markdown_", None)

@@ -16,6 +16,7 @@ import { button, el } from "./dom.mjs";
 import { showFigure } from "./figures.mjs";
 import { guardModifiedKeys } from "./keys.mjs";
 import { Work } from "./work.mjs";
+import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
 
 const state = {
   worker: null,
@@ -29,6 +30,7 @@ const state = {
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
   interrupt: null, // the shared buffer of Stop without a restart (cross-origin isolated pages only)
   interrupted: null, // the cell Stop interrupted, until it reports done
+  input: null, // the shared buffer input() answers through (cross-origin isolated pages only)
   notice: "", // Python was restarted: shown until a cell runs again
   skipped: [], // stopped or failed cells skipped as prerequisites: said until the next run asked for
   version: "",
@@ -108,6 +110,9 @@ function onWorkerMessage(message) {
       break;
     case "figure":
       if (cell) showFigure(cell, message);
+      break;
+    case "input":
+      if (cell) askForInput(cell, message.prompt, state.input);
       break;
     case "done":
       if (!cell) break;
@@ -239,7 +244,8 @@ const SIGINT = 2;
 function interruptBuffer(worker) {
   if (!self.crossOriginIsolated) return null;
   const buffer = new Int32Array(new SharedArrayBuffer(4));
-  worker.postMessage({ type: "interrupt-buffer", buffer });
+  state.input = inputBuffer();  // input() that reads what the reader types (input.mjs)
+  worker.postMessage({ type: "shared-buffers", interrupt: buffer, input: state.input });
   return buffer;
 }
 
@@ -247,6 +253,7 @@ function interrupt() {
   const cell = state.running;
   if (!cell || state.interrupted) return false;
   state.interrupted = cell;
+  dropInputFields(cell);
   for (const queued of state.queue) queued.setState("stopped");
   state.queue = [];
   Atomics.store(state.interrupt, 0, SIGINT);
