@@ -96,16 +96,15 @@ def no_input(prompt=""):
 builtins.input = no_input
 
 def page_input(prompt=""):
-    """input() on a cross-origin isolated page (worker.mjs puts it in place): the prompt, then
-    what the reader typed in the field under the cell, as Jupyter shows them."""
+    """input() on a cross-origin isolated page (worker.mjs puts it in place): a field under the
+    cell with the prompt; once answered, the prompt and the answer in the output, as Jupyter."""
     import _browser_input
     prompt = str(prompt)
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
-    line = _browser_input.read(prompt)
+    sys.stdout.flush()  # what the cell printed before, above the field
+    line = _browser_input.read(prompt)  # (the field shows the prompt while it waits)
     if line is None:  # Stop while waiting
         raise KeyboardInterrupt
-    sys.stdout.write(line + "\n")
+    sys.stdout.write(prompt + line + "\n")
     return line
 
 def show(value):
