@@ -151,9 +151,10 @@ test-site: env assets  ## tests of the built HTML (browser) and of the launch en
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
 	$(PY) -m pytest -m site tests
 
-bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
+bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
+	$(PY) -m tools.bench.offline
 validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
 	bash tools/browser/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.checks.vnu_check _build/html
