@@ -232,3 +232,19 @@ def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
     assert page.locator(".browser-run-input").count() == 0
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
     assert page.evaluate("() => window.browserRun.cells[0].element.dataset.runState") == "stopped"
+
+
+def test_under_a_sub_path_the_worker_keeps_only_its_site_and_works_offline(site, served_context, tmp_path):
+    """As on GitHub Pages (https://owner.github.io/repo/): the worker's scope is /repo/."""
+    shutil.copytree(site, tmp_path / "host" / "repo")
+    served, context = served_context(tmp_path / "host")
+    page = context.new_page()
+    page.goto(served.url("repo/" + FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    scope = page.evaluate("async () => (await navigator.serviceWorker.getRegistration()).scope")
+    assert scope == served.url("repo/")
+    context.set_offline(True)
+    for name in toc_pages()[:3]:
+        response = page.goto(served.url("repo/" + name))
+        assert response is not None and response.ok, name
+    assert page.evaluate("() => self.crossOriginIsolated") is True
