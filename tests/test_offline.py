@@ -9,6 +9,7 @@ URL is offered to an open page, taken on the reader's word, kept edits untouched
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -143,7 +144,7 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     assert page.evaluate("(key) => localStorage.getItem(key)", key) == kept_edit
     # The old edition's copy of the changed page is gone from the cache once the new one is in.
     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    cached = page.evaluate("async () => (await (await caches.open('book-offline')).keys()).map((r) => r.url)")
+    cached = page.evaluate("async () => (await (await caches.open('book-offline:/')).keys()).map((r) => r.url)")
     assert not any(old_digest in url for url in cached)
     assert any(offline.digest(changed) in url for url in cached)
 
@@ -248,3 +249,29 @@ def test_under_a_sub_path_the_worker_keeps_only_its_site_and_works_offline(site,
         response = page.goto(served.url("repo/" + name))
         assert response is not None and response.ok, name
     assert page.evaluate("() => self.crossOriginIsolated") is True
+
+
+def test_the_page_says_what_it_keeps_and_removes_it_on_the_readers_word(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    line = page.locator(".offline-storage")
+    line.wait_for(timeout=10_000)
+    assert re.search(r"kept in this browser for offline use \(\d+\.\d MB\)", line.text_content()), line.text_content()
+    page.get_by_role("button", name="Remove the offline copy").click()
+    page.wait_for_function(JS_OFFLINE_STATE, arg="removed")
+    assert page.evaluate("async () => [(await caches.keys()).length, (await navigator.serviceWorker.getRegistrations()).length]") == [0, 0]
+
+
+def test_a_browser_that_refuses_to_store_the_book_gets_one_notice_and_the_book_online(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": served.origin, "quotaSize": 100_000})
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=READY_MS)
+    assert page.locator(".offline-storage").text_content() == (
+        "This browser did not let the book keep an offline copy; it works online as before.")
+    page.reload()
+    assert page.locator("main h1").count() >= 1

@@ -7,6 +7,8 @@
    waits for the reader's word). */
 const root = document.documentElement;
 
+const siteRoot = new URL(root.dataset.content_root || "./", location.href);  // the worker's scope
+
 function say(state) { root.dataset.offline = state; }
 
 /* The notice of a new edition: it reloads into it only when the reader asks. Kept edits and
@@ -39,9 +41,46 @@ function offerNewEdition(waiting) {
   document.body.append(notice);
 }
 
+/* Honest about storage: a line in the page's footer says what this browser keeps for the
+   book and offers to remove it (the book then works online as before, until a later visit
+   keeps it again); a browser that refused to store it is said once, the same way. */
+function footerLine(...parts) {
+  const footer = document.querySelector(".bd-footer-content__inner") || document.body;
+  let line = document.querySelector(".offline-storage");
+  if (!line) {
+    line = document.createElement("p");
+    line.className = "offline-storage";
+    line.setAttribute("role", "status");
+    footer.append(line);
+  }
+  line.replaceChildren(...parts);
+}
+
+async function sayWhatIsKept() {
+  const { usage } = navigator.storage && navigator.storage.estimate ? await navigator.storage.estimate() : {};
+  if (!usage) return;
+  const remove = document.createElement("button");
+  remove.type = "button";
+  remove.className = "btn btn-sm btn-outline-secondary";
+  remove.textContent = "Remove the offline copy";
+  remove.addEventListener("click", async () => {
+    // Only this book's (other sites may share the origin, as on owner.github.io).
+    const registration = await navigator.serviceWorker.getRegistration(siteRoot.href);
+    if (registration) await registration.unregister();
+    await caches.delete(`book-offline:${siteRoot.pathname}`);
+    say("removed");
+    footerLine("The offline copy is removed; the book works online as before (a later visit keeps it again).");
+  });
+  footerLine(`This book is kept in this browser for offline use (${(usage / 1e6).toFixed(1)} MB). `, remove);
+}
+
+function sayNotKept() {
+  say("unavailable");
+  footerLine("This browser did not let the book keep an offline copy; it works online as before.");
+}
+
 async function register() {
   if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return say("unavailable");
-  const siteRoot = new URL(root.dataset.content_root || "./", location.href);
   let registration;
   try {
     registration = await navigator.serviceWorker.register(new URL("sw.js", siteRoot).href);
@@ -53,10 +92,15 @@ async function register() {
   const watch = (worker) => worker.addEventListener("statechange", () => {
     if (worker.state === "installed" && hasEdition()) offerNewEdition(worker);
     if (worker.state === "activated" && root.dataset.offline !== "update") say("ready");
+    if (worker.state === "activated") sayWhatIsKept();
+    if (worker.state === "redundant" && !registration.active) sayNotKept();  // install failed (quota)
   });
   if (registration.waiting && hasEdition()) offerNewEdition(registration.waiting);
   else if (registration.installing) watch(registration.installing);
-  else if (registration.active) say("ready");
+  else if (registration.active) {
+    say("ready");
+    sayWhatIsKept();
+  }
   registration.addEventListener("updatefound", () => watch(registration.installing));
   // A page left open for hours still hears of a new edition, and when the network returns.
   setInterval(() => registration.update().catch(() => {}), 60 * 60 * 1000);

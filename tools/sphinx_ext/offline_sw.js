@@ -17,9 +17,11 @@
      (the page posts "take-new-edition"), so an open page never changes under the reader. */
 const PRECACHE = __PRECACHE__;      // {site-relative path: digest}
 const ON_FIRST_USE = __ON_FIRST_USE__;
-const CACHE = "book-offline";       // one cache; each entry's key carries its file's digest
 const FILES = { ...PRECACHE, ...ON_FIRST_USE };
 const SCOPE = new URL(self.registration.scope);
+// One cache per site, named by its path: sites under one origin (owner.github.io/a/, /b/)
+// never prune each other's. Each entry's key carries its file's digest.
+const CACHE = `book-offline:${SCOPE.pathname}`;
 const PARALLEL_FETCHES = 6;
 
 function keyOf(path) { return new URL(`${path}?digest=${FILES[path]}`, SCOPE).href; }
