@@ -112,7 +112,9 @@ function onWorkerMessage(message) {
       if (cell) showFigure(cell, message);
       break;
     case "input":
-      if (cell) askForInput(cell, message.prompt, state.input);
+      if (!cell) break;
+      askForInput(cell, message.prompt, state.input);
+      setStatus(`${capital(cell.label)} waits for your answer to input() (under the cell; Enter sends it).`);
       break;
     case "done":
       if (!cell) break;
