@@ -25,7 +25,7 @@ SITE := _build/html
 PRINT_BUILD := _build/print
 SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
 # Our Sphinx extension, every file of it (the runner's web files included).
-SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/runner/*.*)
+SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/*.js tools/sphinx_ext/*.mjs tools/sphinx_ext/runner/*.*)
 PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
   $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/pipeline/print_solutions.py tools/checks/site_check.py tools/browser/chromium.py
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
@@ -166,9 +166,10 @@ test-site: env assets  ## tests of the built HTML (browser) and of the launch en
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
 	$(PY) -m pytest -m site tests
 
-bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page
+bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
+	$(PY) -m tools.bench.offline
 validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
 	bash tools/browser/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.checks.vnu_check _build/html

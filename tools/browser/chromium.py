@@ -46,6 +46,9 @@ CHROMIUM_ARGS = [
 # Every host name but the local server's address resolves to nothing.
 ONLY_LOCALHOST_RESOLVES = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 VIEWPORT = {"width": 1280, "height": 900}
+# What Playwright itself logs when a page registers a service worker in a context that blocks
+# them (open_context): the harness's message, not the page's, so the checks do not count it.
+SERVICE_WORKER_BLOCKED = "Service Worker registration blocked by Playwright"
 
 # pydata-sphinx-theme keeps the chosen mode and the applied theme in these
 # two attributes; setting both switches the CSS without a reload.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from tools.browser.chromium import open_context, wait_for_page_scripts
+from tools.browser.chromium import SERVICE_WORKER_BLOCKED, open_context, wait_for_page_scripts
 from tools.browser.local_site import LocalSite, find_pages
 from tools.checks.site_check import shorten
 from tools.pipeline.pages import ROOT
@@ -218,6 +218,8 @@ class BrowserRunner:
             self._problems.append(text)
 
     def _on_console(self, message) -> None:
+        if message.text == SERVICE_WORKER_BLOCKED:  # (tools/browser/chromium.py)
+            return
         if message.type in ("error", "warning") and not message.text.startswith("Failed to load resource"):
             self._problem(f"console {message.type}: {shorten(message.text)}")
 

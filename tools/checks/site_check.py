@@ -38,7 +38,9 @@ from urllib.parse import quote, unquote, urlsplit
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tools.browser.chromium import JS_DARK_THEME, keep_on_host, open_context, wait_for_page_scripts
+from tools.browser.chromium import (
+    JS_DARK_THEME, SERVICE_WORKER_BLOCKED, keep_on_host, open_context, wait_for_page_scripts,
+)
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
 
 NAVIGATION_TIMEOUT_MS = 30_000
@@ -253,7 +255,7 @@ class BrowserChecker:
         # Chromium logs every failed or blocked request as "Failed to load
         # resource", without its URL; the network listeners report each of
         # those with the URL, so this message would only repeat them.
-        if message.text.startswith("Failed to load resource"):
+        if message.text.startswith("Failed to load resource") or message.text == SERVICE_WORKER_BLOCKED:
             return
         self._problem(f"console {message.type}: {shorten(message.text)}")
 

@@ -19,6 +19,7 @@ module                    what it does, and why
 ``page_head``             a meta description per page; a valid root index.html
 ``page_assets``           one stylesheet per page; scripts after the first paint (Lighthouse)
 ``obsolete_pages``        a page taken out of _toc.yml leaves no file behind in the site
+``offline``               one service worker: the book offline after one visit; COOP/COEP
 ========================  ==================================================================
 
 The theme workarounds that need templates, not Python, are in book/_templates (MAINTAINING.md
@@ -28,12 +29,12 @@ says which does what).
 from __future__ import annotations
 
 from tools.sphinx_ext import (
-    citations, clean_pages, diagrams, icons, obsolete_pages, page_assets, page_head, pdf, runner, stored_outputs,
-    valid_markup,
+    citations, clean_pages, diagrams, icons, obsolete_pages, offline, page_assets, page_head, pdf, runner,
+    stored_outputs, valid_markup,
 )
 
 PARTS = [stored_outputs, citations, clean_pages, runner, pdf, diagrams, icons, valid_markup, page_head, page_assets,
-         obsolete_pages]
+         obsolete_pages, offline]
 
 
 def setup(app):

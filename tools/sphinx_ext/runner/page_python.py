@@ -100,6 +100,18 @@ def no_input(prompt=""):
 
 builtins.input = no_input
 
+def page_input(prompt=""):
+    """input() on a cross-origin isolated page (worker.mjs puts it in place): a field under the
+    cell with the prompt; once answered, the prompt and the answer in the output, as Jupyter."""
+    import _browser_input
+    prompt = str(prompt)
+    sys.stdout.flush()  # what the cell printed before, above the field
+    line = _browser_input.read(prompt)  # (the field shows the prompt while it waits)
+    if line is None:  # Stop while waiting
+        raise KeyboardInterrupt
+    sys.stdout.write(prompt + line + "\n")
+    return line
+
 def show(value):
     """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
     markdown = getattr(value, "_repr_markdown_", None)

@@ -17,6 +17,7 @@ import { button, el } from "./dom.mjs";
 import { showFigure } from "./figures.mjs";
 import { guardModifiedKeys } from "./keys.mjs";
 import { Work } from "./work.mjs";
+import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
 
 const state = {
   worker: null,
@@ -28,6 +29,9 @@ const state = {
   ready: false,
   status: null,
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
+  interrupt: null, // the shared buffer of Stop without a restart (cross-origin isolated pages only)
+  interrupted: null, // the cell Stop interrupted, until it reports done
+  input: null, // the shared buffer input() answers through (cross-origin isolated pages only)
   notice: "", // Python was restarted: shown until a cell runs again
   skipped: [], // stopped or failed cells skipped as prerequisites: said until the next run asked for
   version: "",
@@ -73,6 +77,7 @@ function startWorker() {
     setStatus(`Python could not start: ${event.message || "the worker failed to load"}.`);
   };
   state.worker = worker;
+  state.interrupt = interruptBuffer(worker);
   setStatus(`Downloading Python (${state.download.text}; cached after the first time)…`);
   earlier.forEach(onWorkerMessage);
 }
@@ -109,8 +114,17 @@ function onWorkerMessage(message) {
     case "figure":
       if (cell) showFigure(cell, message);
       break;
+    case "input":
+      if (!cell) break;
+      askForInput(cell, message.prompt, state.input);
+      setStatus(`${capital(cell.label)} waits for your answer to input() (under the cell; Enter sends it).`);
+      break;
     case "done":
       if (!cell) break;
+      if (cell === state.interrupted) {
+        interrupted(cell);
+        break;
+      }
       cell.setState(message.ok ? "done" : "error");
       cell.skipReason = message.ok ? null : "raised an error";
       state.running = null;
@@ -202,6 +216,7 @@ const STATE_WORDS_SKIPPED = { "was stopped": "stopped", "raised an error": "erro
 // shortcut was pressed; the stopped cell's Run button when the Stop button, now hidden, had it).
 function stop() {
   if (!state.running && !state.queue.length) return;
+  if (state.interrupt && interrupt()) return;
   const focused = document.activeElement;
   const stopped = state.running;
   state.worker.terminate();
@@ -211,7 +226,9 @@ function stop() {
   for (const cell of runnable()) if (["done", "error"].includes(cell.runState)) cell.setState("stale");
   state.queue = [];
   state.running = null;
-  state.notice =
+  const didNotStop = state.interrupted !== null;
+  state.interrupted = null;
+  state.notice = (didNotStop ? "The cell did not stop within 2 s. " : "") +
     "Stopped. Python was restarted, so everything earlier cells defined is lost; " +
     "running a cell runs the cells above it again first (not the stopped one).";
   startWorker();
@@ -220,6 +237,49 @@ function stop() {
     const target = stopped ? stopped.runButton : state.runAll;
     target.focus({ preventScroll: true });
   }
+}
+
+// Stop that keeps Python, when the page is cross-origin isolated (the book's service worker,
+// tools/sphinx_ext/offline.py): KeyboardInterrupt in the running cell through a shared buffer
+// Pyodide polls. A cell that does not stop within INTERRUPT_GRACE_MS (code that never returns
+// to Python's bytecode loop) gets today's restart. False when there is nothing to interrupt.
+const INTERRUPT_GRACE_MS = 2000;
+const SIGINT = 2;
+
+function interruptBuffer(worker) {
+  if (!self.crossOriginIsolated) return null;
+  const buffer = new Int32Array(new SharedArrayBuffer(4));
+  state.input = inputBuffer();  // input() that reads what the reader types (input.mjs)
+  worker.postMessage({ type: "shared-buffers", interrupt: buffer, input: state.input });
+  return buffer;
+}
+
+function interrupt() {
+  const cell = state.running;
+  if (!cell || state.interrupted) return false;
+  state.interrupted = cell;
+  dropInputFields(cell);
+  for (const queued of state.queue) queued.setState("stopped");
+  state.queue = [];
+  Atomics.store(state.interrupt, 0, SIGINT);
+  setStatus(`Stopping ${cell.label}…`);
+  const generation = state.generation;
+  setTimeout(() => { if (state.interrupted === cell && state.generation === generation) stop(); }, INTERRUPT_GRACE_MS);
+  return true;
+}
+
+function interrupted(cell) {
+  Atomics.store(state.interrupt, 0, 0);
+  state.interrupted = null;
+  state.running = null;
+  cell.setState("stopped");
+  cell.skipReason = "was stopped";
+  // The Stop button is hidden with the bar: its focus goes to the stopped cell's Run button.
+  const focused = document.activeElement;
+  if (!focused || focused === document.body || state.floating.contains(focused)) cell.runButton.focus({ preventScroll: true });
+  if (state.queue.length) return sendNext();
+  setBusy(false);
+  setStatus(`Stopped ${cell.label} (KeyboardInterrupt, under the cell): Python and all your variables are kept.`);
 }
 
 // Ctrl+. (⌘. on a Mac), from anywhere on the page, editors included (keys.mjs).

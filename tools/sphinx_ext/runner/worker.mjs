@@ -208,6 +208,41 @@ async function preload(pyodide, names) {
   }
 }
 
+// When the page is cross-origin isolated it shares two buffers with this worker:
+// - Stop without a restart: the page sets the interrupt buffer to 2 (SIGINT), and Python
+//   raises KeyboardInterrupt at its next bytecode check;
+// - input(): Python blocks here (Atomics.wait) until the page writes the reader's answer into
+//   the input buffer (its layout: input.mjs). Stop while waiting returns no answer, so
+//   Python raises KeyboardInterrupt (the interrupt is consumed here, not raised twice).
+let interruptBuffer = null;
+let inputBuffer = null;
+const WAIT_MS = 100;
+
+function readInput(prompt) {
+  flushStreams();
+  const flag = new Int32Array(inputBuffer, 0, 2);
+  Atomics.store(flag, 0, 0);
+  post({ type: "input", id: currentId, prompt });
+  while (Atomics.wait(flag, 0, 0, WAIT_MS) === "timed-out") {
+    if (Atomics.load(interruptBuffer, 0) !== 0) {
+      Atomics.store(interruptBuffer, 0, 0);
+      return null;
+    }
+  }
+  // (TextDecoder reads no shared memory: the bytes are copied out first.)
+  return new TextDecoder().decode(new Uint8Array(inputBuffer, 8, flag[1]).slice());
+}
+
+function useSharedBuffers({ interrupt, input }) {
+  interruptBuffer = interrupt;
+  inputBuffer = input;
+  ready.then(({ pyodide }) => {
+    pyodide.setInterruptBuffer(interrupt);
+    pyodide.registerJsModule("_browser_input", { read: readInput });
+    pyodide.runPython("import builtins; builtins.input = page_input");
+  });
+}
+
 // Cells run one at a time, in the order they were sent, like a notebook kernel.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
@@ -217,6 +252,7 @@ self.onmessage = (event) => {
     ready.then(({ pyodide }) => preload(pyodide, event.data.packages)).catch(() => {});
     return;
   }
+  if (type === "shared-buffers") useSharedBuffers(event.data);
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;

@@ -1,0 +1,277 @@
+"""The book as an offline app (tools/sphinx_ext/offline.py): its service worker in Chromium.
+
+After one visit and one run, with the network off: every page of _toc.yml opens, the search
+finds a word, 15.4 runs and redraws its figure, the PDF and the reader's notebooks open. From
+its second load a page is crossOriginIsolated (the worker adds COOP/COEP), without reloading
+itself. A context that refuses service workers gets the book as before. A new build at the same
+URL is offered to an open page, taken on the reader's word, kept edits untouched.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools.sphinx_ext import offline
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURE_PAGE = "book/15_04_quality_and_cost.html"
+FIRST_PAGE = "book/15_01_corpus_and_search_stub.html"
+READY_MS = 120_000
+RUN_MS = 240_000
+JS_OFFLINE_STATE = "(state) => document.documentElement.dataset.offline === state"
+JS_FIGURE_DRAWN = "() => !!document.querySelector('img.browser-run-figure-image')"
+JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"] + ".html", *(chapter["file"] + ".html" for chapter in toc["chapters"])]
+
+
+@pytest.fixture
+def served_context(site):
+    """A served copy of the site (a test may rebuild it) and a context that allows service workers;
+    every request that is not for the local server is recorded."""
+    from tools.browser.chromium import VIEWPORT, launch
+    from tools.browser.local_site import LocalSite
+
+    def open_(folder: Path, *, service_workers: str = "allow"):
+        served = stack.enter_context(LocalSite(folder))
+        context = browser.new_context(viewport=VIEWPORT, service_workers=service_workers)
+        context.on("request", lambda request: None if served.is_local(request.url) else elsewhere.append(request.url))
+        return served, context
+
+    import contextlib
+    elsewhere: list[str] = []
+    with contextlib.ExitStack() as stack, launch() as browser:
+        yield open_
+        assert elsewhere == [], f"requests to another host: {elsewhere[:5]}"
+
+
+def run_page(page) -> None:
+    page.click("button.browser-run-at-cell")
+    page.get_by_role("button", name="Run all", exact=True).click()
+    page.wait_for_function(JS_FIGURE_DRAWN, timeout=RUN_MS)
+    page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_MS)
+
+
+def test_after_one_visit_and_one_run_the_book_works_offline(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.goto(served.url(FIGURE_PAGE))
+    run_page(page)
+
+    served.server.take_bytes_served()
+    context.set_offline(True)
+    for name in toc_pages():
+        response = page.goto(served.url(name))
+        assert response is not None and response.ok, name
+        assert page.locator("main h1").count() >= 1, f"{name}: no heading offline"
+    page.goto(served.url("search.html?q=retrieval"))
+    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    page.goto(served.url(FIGURE_PAGE))
+    run_page(page)
+    kept = [path.relative_to(site).as_posix() for path in [*site.glob("*.pdf"), *site.glob("_sources/book/*.ipynb")]]
+    statuses = page.evaluate("""(paths) => Promise.all(paths.map((p) =>
+        fetch(new URL(p, new URL(document.documentElement.dataset.content_root, location.href)))
+          .then((r) => r.status, () => 'failed')))""", kept)
+    assert dict(zip(kept, statuses)) == {path: 200 for path in kept} and any(p.endswith(".ipynb") for p in kept)
+    assert served.server.take_bytes_served() == 0, "offline, yet the server was asked"
+
+
+def test_a_page_is_cross_origin_isolated_from_its_second_load_without_reloading_itself(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    # The first load was not served by the worker: not isolated, and the page does not reload for it.
+    assert page.evaluate("() => self.crossOriginIsolated") is False
+    page.reload()
+    page.evaluate("() => { window.sameDocument = true; }")
+    assert page.evaluate("() => self.crossOriginIsolated") is True
+    page.wait_for_timeout(2000)
+    assert page.evaluate("() => window.sameDocument === true"), "the page reloaded itself"
+    # Under COEP nothing the page uses is blocked: its images, its fonts, its scripts.
+    broken = page.evaluate("""async () => { await document.fonts.ready;
+        return [...document.images].filter((img) => img.complete && img.naturalWidth === 0).map((img) => img.src); }""")
+    assert broken == [] and problems == [], (broken, problems)
+
+
+def test_with_service_workers_refused_the_book_is_as_before(site, served_context):
+    served, context = served_context(site, service_workers="block")
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
+    assert page.evaluate("() => self.crossOriginIsolated") is False
+
+
+def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_untouched(site, served_context,
+                                                                                          tmp_path):
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    served, context = served_context(copy)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    kept_edit = '{"cells": {"1": {"source": "x = 42"}}}'
+    key = "browser-run:v1:/" + FIRST_PAGE
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [key, kept_edit])
+
+    # A new build, the same URL: one page changed (the worker's list is written as `make html` does).
+    changed = copy / FIRST_PAGE
+    old_digest = offline.digest(changed)
+    changed.write_text(changed.read_text(encoding="utf-8").replace("</h1>", " (new edition)</h1>", 1), encoding="utf-8")
+    offline.write_worker(copy)
+    page.reload()
+    assert "(new edition)" not in page.locator("main h1").first.inner_text(), "the page changed under the reader"
+    page.wait_for_function(JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
+    notice = page.get_by_role("button", name="Open the new edition")
+    with page.expect_navigation(timeout=30_000):
+        notice.click()
+    assert "(new edition)" in page.locator("main h1").first.inner_text()
+    assert page.evaluate("(key) => localStorage.getItem(key)", key) == kept_edit
+    # The old edition's copy of the changed page is gone from the cache once the new one is in.
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    cached = page.evaluate("async () => (await (await caches.open('book-offline:/')).keys()).map((r) => r.url)")
+    assert not any(old_digest in url for url in cached)
+    assert any(offline.digest(changed) in url for url in cached)
+
+
+def type_and_run(page, number: int, source: str) -> dict:
+    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+
+    page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
+    return page.evaluate(JS_CELLS)[number - 1]
+
+
+def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
+    from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS
+
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.reload()
+    assert page.evaluate("() => self.crossOriginIsolated") is True
+    page.click("button.browser-run-at-cell")
+    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+                           timeout=PYTHON_READY_TIMEOUT_MS)
+    assert type_and_run(page, 1, "x = 42")["state"] == "done"
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("while True:\n    pass")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    stopped = page.evaluate(JS_CELLS)[0]
+    assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
+    status = page.locator(".browser-run-status").text_content()
+    assert "variables are kept" in status and "lost" not in status, status
+    kept = type_and_run(page, 1, "print(x)")
+    assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
+    # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("sum(range(10**13))")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
+                           timeout=10_000)
+    assert "Python was restarted" in page.locator(".browser-run-status").text_content()
+
+
+def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
+    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS, PYTHON_READY_TIMEOUT_MS
+
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.reload()
+    page.click("button.browser-run-at-cell")
+    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+                           timeout=PYTHON_READY_TIMEOUT_MS)
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text('name = input("Name? ")\nprint("hi", name)')
+    page.keyboard.press("Shift+Enter")
+    field = page.get_by_role("textbox", name="Name?")
+    field.wait_for(timeout=CELL_TIMEOUT_MS)
+    assert page.locator(".browser-run-input-prompt").text_content() == "Name? "
+    field.fill("Ada")
+    page.screenshot(path=str(ROOT / "_build" / "offline-input-answered.png"))
+    field.press("Enter")
+    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    cell = page.evaluate(JS_CELLS)[0]
+    assert cell["state"] == "done" and "".join(text for kind, text in cell["outputs"]) == "Name? Ada\nhi Ada\n", cell
+    # Stop while Python waits for an answer: KeyboardInterrupt, the field gone, Python kept.
+    page.locator("div.cell").nth(0).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    field.wait_for(timeout=CELL_TIMEOUT_MS)
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    assert page.locator(".browser-run-input").count() == 0
+    assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
+    assert page.evaluate("() => window.browserRun.cells[0].element.dataset.runState") == "stopped"
+
+
+def test_under_a_sub_path_the_worker_keeps_only_its_site_and_works_offline(site, served_context, tmp_path):
+    """As on GitHub Pages (https://owner.github.io/repo/): the worker's scope is /repo/."""
+    shutil.copytree(site, tmp_path / "host" / "repo")
+    served, context = served_context(tmp_path / "host")
+    page = context.new_page()
+    page.goto(served.url("repo/" + FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    scope = page.evaluate("async () => (await navigator.serviceWorker.getRegistration()).scope")
+    assert scope == served.url("repo/")
+    context.set_offline(True)
+    for name in toc_pages()[:3]:
+        response = page.goto(served.url("repo/" + name))
+        assert response is not None and response.ok, name
+    assert page.evaluate("() => self.crossOriginIsolated") is True
+
+
+def test_the_page_says_what_it_keeps_and_removes_it_on_the_readers_word(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    line = page.locator(".offline-storage")
+    line.wait_for(timeout=10_000)
+    assert re.search(r"kept in this browser for offline use \(\d+\.\d MB\)", line.text_content()), line.text_content()
+    page.get_by_role("button", name="Remove the offline copy").click()
+    page.wait_for_function(JS_OFFLINE_STATE, arg="removed")
+    assert page.evaluate("async () => [(await caches.keys()).length, (await navigator.serviceWorker.getRegistrations()).length]") == [0, 0]
+
+
+def test_a_browser_that_refuses_to_store_the_book_gets_one_notice_and_the_book_online(site, served_context):
+    served, context = served_context(site)
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": served.origin, "quotaSize": 100_000})
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=READY_MS)
+    assert page.locator(".offline-storage").text_content() == (
+        "This browser did not let the book keep an offline copy; it works online as before.")
+    page.reload()
+    assert page.locator("main h1").count() >= 1

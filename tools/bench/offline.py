@@ -1,0 +1,100 @@
+"""Benchmark of the book offline (tools/sphinx_ext/offline.py): what its service worker costs and saves.
+
+Usage:
+    python -m tools.bench.offline [_build/html]
+
+(`make bench-run` runs it after run_in_browser.) In headless Chromium, one new profile that
+allows service workers, on 15.4 (a page with a figure):
+
+* the first visit: bytes served until the worker has cached the site, and its seconds;
+* the first run online: "Run in your browser", Run all, until the figure is drawn (bytes, s);
+* the same page reloaded with the network off, run again: seconds (the cache's speed; the
+  server is asked for nothing);
+* Stop on an isolated page: from the click on Stop in `while True: pass` to the cell's
+  KeyboardInterrupt traceback (Python kept);
+* the size kept for offline use (the browser's own estimate of this site's storage).
+
+Printed and written to _build/bench/offline.json; nothing is asserted. Timings depend on the
+machine's load.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from tools.browser.chromium import VIEWPORT, launch
+from tools.browser.local_site import LocalSite
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "_build" / "bench" / "offline.json"
+PAGE = "book/15_04_quality_and_cost.html"
+JS_STATE = "(state) => document.documentElement.dataset.offline === state"
+JS_IDLE = """() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
+JS_FIGURE = "() => !!document.querySelector('img.browser-run-figure-image')"
+LONG_MS = 300_000
+
+
+def run_to_figure(page) -> float:
+    started = time.monotonic()
+    page.click("button.browser-run-at-cell")
+    page.get_by_role("button", name="Run all", exact=True).click()
+    page.wait_for_function(JS_FIGURE, timeout=LONG_MS)
+    seconds = time.monotonic() - started
+    page.wait_for_function(JS_IDLE, timeout=LONG_MS)
+    return seconds
+
+
+def measure(site: Path) -> dict:
+    report = {}
+    with LocalSite(site) as served, launch() as browser:
+        context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+        page = context.new_page()
+        served.server.take_bytes_served()
+        started = time.monotonic()
+        page.goto(served.url(PAGE))
+        page.wait_for_function(JS_STATE, arg="ready", timeout=LONG_MS)
+        report["first_visit"] = {"seconds_until_kept": round(time.monotonic() - started, 2),
+                                 "bytes": served.server.take_bytes_served()}
+        seconds = run_to_figure(page)
+        report["first_run_online"] = {"seconds_to_figure": round(seconds, 2), "bytes": served.server.take_bytes_served()}
+        context.set_offline(True)
+        started = time.monotonic()
+        page.reload()
+        page.wait_for_load_state("load")
+        load = time.monotonic() - started
+        report["reload_offline"] = {"seconds_to_load": round(load, 2), "seconds_to_figure": round(run_to_figure(page), 2),
+                                    "bytes": served.server.take_bytes_served(),
+                                    "cross_origin_isolated": page.evaluate("() => self.crossOriginIsolated")}
+        page.locator("div.cell").nth(0).locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text("while True:\n    pass")
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+        page.wait_for_timeout(500)
+        started = time.monotonic()
+        page.get_by_role("button", name="Stop", exact=True).click()
+        page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+                               " && /KeyboardInterrupt/.test(window.browserRun.cells[0].element.textContent)",
+                               timeout=30_000)
+        report["stop_to_traceback_seconds"] = round(time.monotonic() - started, 3)
+        usage = page.evaluate("async () => (await navigator.storage.estimate()).usage")
+        report["kept_for_offline_mb"] = round(usage / 1e6, 1)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    site = Path(args[0]) if args else ROOT / "_build" / "html"
+    report = measure(site)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
