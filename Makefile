@@ -65,14 +65,14 @@ outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-execu
 	$(GRAPH) lib diagrams outputs
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
-# The diagrams' font, a subset of Debian's DejaVu Sans (tools/pipeline/diagram_font.py).
-DIAGRAM_FONT := _build/static/fonts/diagram-sans.woff
-# From the package managers (Make); the wheel, Python's snapshot and the first figure's bytes
-# are made from the book's files by the build graph (`$(GRAPH) assets`).
-NPM_ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(DIAGRAM_FONT)
-$(DIAGRAM_FONT): $(ENV_STAMP) tools/pipeline/diagram_font.py $(wildcard book/*.md)
-	@test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || apt-get install -y --no-install-recommends fonts-dejavu-core
-	$(PY) -m tools.pipeline.diagram_font $@
+# The diagrams' font is a subset of Debian's DejaVu Sans, made by the graph from the glyphs
+# the pages use (tools/pipeline/diagram_font.py); Make installs the Debian font.
+DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+# From the package managers (Make); the wheel, Python's snapshot, the first figure's bytes and
+# the diagrams' font are made from the book's files by the build graph (`$(GRAPH) assets`).
+NPM_ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(DEJAVU)
+$(DEJAVU):
+	apt-get install -y --no-install-recommends fonts-dejavu-core
 assets: $(NPM_ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
 	$(GRAPH) lib assets
 $(NODE_STAMP): package.json package-lock.json

@@ -27,6 +27,7 @@ when its content changes, so the next step's inputs are complete.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import subprocess
 import sys
@@ -276,6 +277,7 @@ def task_diagrams():
     """mermaid fences of book/*.md -> book/_diagrams/*.svg"""
     return {"actions": [diagrams_step], "file_dep": [*pages(), ROOT / "tools/pipeline/draw_diagrams.py",
                                                      ROOT / "tools/pipeline/diagram_font.py"],
+            "task_dep": ["lib"],  # a book whose library does not build rewrites nothing
             "targets": [DIAGRAMS_DIGEST], "verbosity": 2}
 
 
@@ -296,9 +298,27 @@ def task_pdf():
             "targets": [PDF], "verbosity": 2}
 
 
+def font_step() -> bool:
+    from tools.pipeline import diagram_font
+
+    made(DIAGRAM_FONT)
+    logging.getLogger("fontTools").setLevel(logging.ERROR)  # its notes on tables it drops, at every build
+    diagram_font.write_subset(DIAGRAM_FONT)
+    return True
+
+
+def task_diagram_font():
+    """the glyphs the pages use -> the diagrams' font (a subset of Debian's DejaVu Sans)"""
+    from tools.pipeline import diagram_font
+
+    return {"actions": [font_step], "file_dep": [*pages(), ROOT / "tools/pipeline/diagram_font.py",
+                                                 diagram_font.SOURCE],
+            "targets": [DIAGRAM_FONT], "verbosity": 2}
+
+
 def task_assets():
-    """what the page's Python restores and loads, made from the book's own files"""
-    return {"actions": None, "task_dep": ["wheel", "snapshot", "first_figure"]}
+    """what the page's Python restores and loads, and the diagrams' font, made from the book's own files"""
+    return {"actions": None, "task_dep": ["wheel", "snapshot", "first_figure", "diagram_font"]}
 
 
 def task_book():
@@ -322,16 +342,20 @@ class StepsReporter(ConsoleReporter):
         pass
 
     def add_failure(self, task, fail):
-        # Our steps print their own errors (page, cell, line); doit adds only which step stopped.
-        if fail.get_name() == "TaskFailed":
+        # Our steps print their own errors (page, cell, line); doit adds which step stopped,
+        # once, and not every step that needed it (doit's UnmetDependency).
+        name = fail.get_name()
+        if name == "TaskFailed":
             self.failures.append({"task": task, "exception": fail})
-        else:  # a bug in a step, not a problem in the book: the traceback is the message
+        elif name != "UnmetDependency":  # a bug in a step, not a problem in the book: the traceback says it
             super().add_failure(task, fail)
 
     def complete_run(self):
-        for result in self.failures:
-            self.write(f"error: the build's step `{result['task'].name}` failed (above); the steps that "
-                       f"need it were not run.\n")
+        stopped = [result["task"].name for result in self.failures if result["exception"].get_name() == "TaskFailed"]
+        if stopped:
+            self.write(f"The build stopped at {', '.join(f'`{name}`' for name in stopped)} (above); "
+                       f"what needs {'it' if len(stopped) == 1 else 'them'} was not made, and what was made "
+                       f"before is kept.\n")
         for message in self.runtime_errors:
             self.write(f"error: {message}\n")
 

@@ -104,6 +104,20 @@ def importers(pages: list[Path]) -> list[tuple[str, str, str]]:
     return found
 
 
+def names_defined_by(cell: str, lines: list[str]) -> set[str]:
+    """The names the old library's provenance comments attribute to ``cell``."""
+    names = set()
+    for index, line in enumerate(lines[:-1]):
+        origin = PROVENANCE.match(line)
+        if origin and origin.group("cell") == cell:
+            for following in lines[index + 1:index + 4]:  # past decorators
+                found = re.match(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=", following)
+                if found:
+                    names.add(found.group(1) or found.group(2))
+                    break
+    return names
+
+
 def what_removed(name: str, old_text: str | None, new_cells: dict[str, set[str]], pages: list[Path]) -> str:
     """The edit that removed ``name``, read from the library as it was (its provenance comments)."""
     if not old_text:
@@ -119,12 +133,20 @@ def what_removed(name: str, old_text: str | None, new_cells: dict[str, set[str]]
             cell = origin.group("cell")
             page = ROOT / cell.split(",")[0]
             if page not in pages:
-                return f"it was defined by {cell}, and {shown(page)} is no longer in _toc.yml"
-            now = sorted(new_cells.get(cell, set()))
+                return f"{shown(page)} is no longer in _toc.yml (it defined them)"
+            now = new_cells.get(cell, set())
             if not now:
                 return f"it was defined by {cell}, which is no longer a marked cell (or no longer defines anything)"
-            return f"{cell} now defines {', '.join(f'`{n}`' for n in now)}, not `{name}`"
+            added = sorted(now - names_defined_by(cell, lines))
+            if not added:
+                return f"{cell} no longer defines it"
+            return f"{cell} now defines {', '.join(f'`{n}`' for n in added)}, not `{name}`"
     return "no marked cell defines it any more"
+
+
+def reading_order(where: str) -> tuple:
+    """Sort key for "book/x.md, code cell 12 (line 40), line 41": by file, then by number."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", where))
 
 
 def check(new_modules: dict[Path, str], new_cells: dict[str, set[str]], old_text: str | None,
@@ -139,13 +161,22 @@ def check(new_modules: dict[Path, str], new_cells: dict[str, set[str]], old_text
             missing.setdefault(name, []).append(where)
     if not missing:
         return
-    problems = []
+    # One paragraph per cause (a page out of the toc removes many names at once), each place once.
+    by_cause: dict[str, dict[str, list[str]]] = {}
     for name, places in missing.items():
-        if name.startswith("module "):
-            problems.append(f"{name} is imported but chapter_lib has no such module:")
-        else:
-            problems.append(f"`{name}` is imported but the new chapter_lib does not define it: "
-                            f"{what_removed(name, old_text, new_cells, pages)}. It is imported at:")
-        problems += [f"  {where}" for where in dict.fromkeys(places)]
+        cause = ("chapter_lib has no such module" if name.startswith("module ")
+                 else what_removed(name, old_text, new_cells, pages))
+        by_cause.setdefault(cause, {})[name] = places
+    problems = []
+    for cause, names in by_cause.items():
+        listed = ", ".join(n if n.startswith("module ") else f"`{n}`" for n in names)
+        places: dict[str, list[str]] = {}
+        for name, wheres in names.items():
+            for where in wheres:
+                places.setdefault(where, []).append(name.removeprefix("module "))
+        problems.append(f"{listed} {'is' if len(names) == 1 else 'are'} imported but the new chapter_lib does not "
+                        f"define {'it' if len(names) == 1 else 'them'}: {cause}. Imported at:")
+        problems += [f"  {where}" + (f" ({', '.join(f'`{n}`' for n in imported)})" if len(names) > 1 else "")
+                     for where, imported in sorted(places.items(), key=lambda item: reading_order(item[0]))]
     problems.append("Rename the imports too, or keep the old name. chapter_lib was not changed, and no page was run.")
     raise BookError("\n".join(problems))
