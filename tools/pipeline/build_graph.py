@@ -160,8 +160,13 @@ def outputs_step(force: bool = False) -> bool:
     preview shows the error, and `book` exits 1 (the failure is not recorded as done:
     ``no_failed_page`` makes the step run again next time)."""
     from tools.pipeline import build_book
+    from tools.pipeline.pages import BookError
 
-    build_book.RESULT.failures = build_book.sync_outputs(build_book.RESULT.runs, force=force)
+    try:
+        build_book.RESULT.failures = build_book.sync_outputs(build_book.RESULT.runs, force=force)
+    except BookError as error:  # not a page's code (a page that does not read, a hand edit): stop here
+        print(f"error: {error}", file=sys.stderr)
+        return False
     record_digest(NOTEBOOKS_DIGEST, stored_notebooks() + files(FAILED, "*.ipynb"))
     return True
 

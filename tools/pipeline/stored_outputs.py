@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -257,7 +258,7 @@ def execute(md: Path, nb, twice: bool = True) -> None:
         difference = first_difference(md, nb, second)
         if difference:
             error = BookError(f"{difference}; {stored_path(md).name} was not changed.")
-            error.where = difference
+            error.notebook, error.where = nb, difference
             raise error
 
 
@@ -274,15 +275,26 @@ async def _execute_one(md: Path, nb, install) -> None:
         nb, timeout=timeout_s(), kernel_name="python3", record_timing=False,
         resources={"metadata": {"path": str(md.parent)}}, extra_arguments=KERNEL_ARGUMENTS,
         on_cell_execute=lambda cell, cell_index: started.append(cell_index),
+        # Past the limit the cell is interrupted, so its traceback says which line it was on.
+        interrupt_on_timeout=True,
     )
     client.log.setLevel(logging.CRITICAL)  # its own report of a dead kernel; ours names the page
     try:
         try:
-            await client.async_execute(env={**os.environ, **KERNEL_ENVIRONMENT})
+            # The kernel process's own stderr (not the cells': theirs comes as outputs) carries
+            # only its complaints when it is shut down mid-cell after a time limit: ours names the page.
+            await client.async_execute(env={**os.environ, **KERNEL_ENVIRONMENT}, stderr=subprocess.DEVNULL)
         finally:
             nb.cells = page_cells
     except CellExecutionError as err:
         where = failure(md, nb) or shown(md)
+        if err.ename == "KeyboardInterrupt" and ": KeyboardInterrupt" in where:  # our interrupt, at the limit
+            where = where.split(": KeyboardInterrupt")[0] + (
+                f": did not finish within the {timeout_s()} s limit (`execute.timeout` in _config.yml): "
+                f"an endless loop, or work to make smaller")
+            error = BookError(f"{where}; {stored_path(md).name} was not changed.")
+            error.notebook, error.where = nb, where
+            raise error from None
         error = BookError(f"{where}; {stored_path(md).name} was not changed.\n"
                           f"{ANSI.sub('', err.traceback or '')}".rstrip())
         error.notebook, error.where = nb, where  # outputs up to the error: the HTML preview shows them
