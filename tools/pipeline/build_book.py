@@ -54,6 +54,7 @@ class Result:
     runs: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # (page, message) per page whose code failed
     html_status: int | None = None
+    outputs_done: bool = False  # the outputs step went through every page (its report is whole)
 
 
 RESULT = Result()
@@ -225,8 +226,9 @@ def run_graph(arguments: list[str], doit) -> int:
     """Run the graph's steps named in ``arguments``, then say what happened."""
     RESULT.runs.clear()
     RESULT.failures.clear()
+    RESULT.outputs_done = False
     status = doit(arguments)
-    if RESULT.runs:  # last, so Sphinx's lines do not scroll it away
+    if RESULT.outputs_done:  # last, so Sphinx's lines do not scroll it away
         print(change_report.report(RESULT.runs, stored_outputs.stored_path, len(notebook_pages())))
     for _, failure in RESULT.failures:
         print(f"error: {failure}", file=sys.stderr)

@@ -167,6 +167,7 @@ def outputs_step(force: bool = False) -> bool:
     except BookError as error:  # not a page's code (a page that does not read, a hand edit): stop here
         print(f"error: {error}", file=sys.stderr)
         return False
+    build_book.RESULT.outputs_done = True
     record_digest(NOTEBOOKS_DIGEST, stored_notebooks() + files(FAILED, "*.ipynb"))
     return True
 

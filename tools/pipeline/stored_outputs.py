@@ -129,8 +129,15 @@ def hand_edit(md: Path, stored) -> str | None:
     target = stored_path(md)
     number = next((n for n, (a, b) in enumerate(zip(stored.cells, fresh_reader.cells), start=1)
                    if a.cell_type != b.cell_type or a.source != b.source), min(len(stored.cells), len(fresh_reader.cells)) + 1)
-    md_rank = sum(not is_added_cell(c) for c in fresh_reader.cells[:number])
-    origin = f"cell {md_rank} of {shown(md)}" if md_rank else shown(md)
+    origin = shown(md)
+    if number <= len(fresh_reader.cells) and not is_added_cell(fresh_reader.cells[number - 1]):
+        cell = fresh_reader.cells[number - 1]
+        if cell.cell_type == "code":
+            rank = sum(c.cell_type == "code" and not is_added_cell(c) for c in fresh_reader.cells[:number])
+            cells = code_cells(md)
+            origin = cells[rank - 1].where if rank <= len(cells) else f"{shown(md)}, code cell {rank}"
+        else:
+            origin = f"{shown(md)}, markdown cell {sum(not is_added_cell(c) for c in fresh_reader.cells[:number])}"
     return (f"{shown(target)}, cell {number}, was edited by hand (its cells are not what was last written there); "
             f"it is generated from {origin}: make the edit there, or `git checkout -- {shown(target)}` "
             f"(or delete it) to discard it. Nothing was overwritten.")
