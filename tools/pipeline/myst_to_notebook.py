@@ -36,6 +36,7 @@ caption and reference cells) is assembled by tools/pipeline/reader_notebook.py.
 from __future__ import annotations
 
 import html
+import difflib
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -168,7 +169,12 @@ class Context:
     cell: int  # 1-based rank of the cell in the .md notebook
     cited: list[str] = field(default_factory=list)
 
-    def error(self, message: str) -> ConversionError:
+    def error(self, message: str, near: str | None = None) -> ConversionError:
+        """``near``: text of the page the problem is in, to name its line (as an editor shows it)."""
+        text = self.page.read_text(encoding="utf-8") if near and self.page.is_file() else ""
+        if near and near in text:
+            line = text.count("\n", 0, text.index(near)) + 1
+            return ConversionError(f"{shown(self.page)}, line {line} (cell {self.cell}): {message}")
         return ConversionError(f"{shown(self.page)}, cell {self.cell}: {message}")
 
 
@@ -177,7 +183,10 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
         keys = [k.strip() for k in content.split(",")]
         for key in keys:
             if key not in bibliography():
-                raise ctx.error(f"{{{name}}}`{content}` cites {key!r}, which {shown(BIBFILE)} does not hold")
+                closest = difflib.get_close_matches(key, list(bibliography()), n=3)
+                hint = f"; closest in {shown(BIBFILE)}: {', '.join(closest)}" if closest else ""
+                raise ctx.error(f"{{{name}}}`{content}` cites {key!r}, which {shown(BIBFILE)} does not hold{hint}",
+                                near=f"{{{name}}}`{content}`")
             if key not in ctx.cited:
                 ctx.cited.append(key)
         year = {k: bibliography()[k].fields.get("year", "n.d.") for k in keys}
