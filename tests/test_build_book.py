@@ -1,6 +1,12 @@
-"""tools/pipeline/build_book.py: a page whose code fails is stored with its error; the others go on."""
+"""tools/pipeline/build_book.py: a page that fails, for any reason, loses nothing; the others go on.
+
+Each failure (an exception, a time limit, an output that differs between two runs, a hand
+edit of the stored notebook) leaves the stored notebook byte for byte as it was and names
+the page, the cell and the line; the failed run goes to _build/failed/ for the HTML preview.
+"""
 
 import nbformat
+import pytest
 
 from tools.pipeline import build_book, stored_outputs
 
@@ -15,39 +21,89 @@ kernelspec:
   name: python3
 ---
 
-# A page that fails
+# A page
 
-```{code-cell} ipython3
-print("before the error")
+```{{code-cell}} ipython3
+print("before")
 ```
 
-```{code-cell} ipython3
-{}["missing"]
+```{{code-cell}} ipython3
+{middle}
 ```
 
-```{code-cell} ipython3
-print("never reached")
+```{{code-cell}} ipython3
+print("after")
 ```
 """
 
-GOOD_PAGE = PAGE.replace('{}["missing"]', 'print("fine")').replace("# A page that fails", "# A page that works")
+
+@pytest.fixture
+def book(tmp_path, monkeypatch):
+    """Two pages, both executed once and stored: `page.md` (edited by each test) and `next.md`."""
+    monkeypatch.setattr(stored_outputs, "FAILED_RUNS", tmp_path / "failed")
+    page, following = tmp_path / "page.md", tmp_path / "next.md"
+    page.write_text(PAGE.format(middle='print("fine")'))
+    following.write_text(PAGE.format(middle='print("next")'))
+    monkeypatch.setattr(build_book, "notebook_pages", lambda: [page, following])
+    assert build_book.sync_outputs() == []
+    return page, following
 
 
-def test_a_failing_page_is_stored_with_its_error_and_the_next_page_still_runs(tmp_path, monkeypatch):
-    failing, good = tmp_path / "failing.md", tmp_path / "good.md"
-    failing.write_text(PAGE)
-    good.write_text(GOOD_PAGE)
-    monkeypatch.setattr(build_book, "notebook_pages", lambda: [failing, good])
+def fail_with(book, middle: str, capsys=None) -> tuple[str, bytes]:
+    page, following = book
+    stored = page.with_suffix(".ipynb").read_bytes()
+    page.write_text(PAGE.format(middle=middle))
+    following.write_text(PAGE.format(middle='print("next, edited")'))
+    runs = []
+    failures = build_book.sync_outputs(runs)
+    assert [md for md, _ in failures] == [page]
+    assert page.with_suffix(".ipynb").read_bytes() == stored, "the failed page's stored notebook is kept"
+    assert "next, edited" in following.with_suffix(".ipynb").read_text(), "the page after it still ran"
+    assert [run.status for run in runs] == ["failed", "executed"]
+    return failures[0][1], stored
 
-    failures = build_book.sync_outputs()
 
-    assert len(failures) == 1 and failures[0].startswith(f"{failing}, code cell 2 (line 18), line 19: KeyError: 'missing'")
-    stored = nbformat.read(tmp_path / "failing.ipynb", as_version=4)
-    code = stored_outputs.page_code(stored)  # the .md's cells (the reader's notebook adds an install cell)
-    assert code[0].outputs[0].text == "before the error\n"
-    assert code[1].outputs[0].output_type == "error" and code[1].outputs[0].ename == "KeyError"
-    assert code[2].outputs == [], "cells after the error are not run"
-    assert stored.metadata.chapter15.inputs_sha256 == build_book.FAILED_DIGEST, "re-executed next time"
-    assert stored_outputs.page_with_stored_outputs(failing)[1] == [], "the page still builds from it"
-    assert stored_outputs.pairing_problems(failing), "make test fails until the page is fixed"
-    assert (tmp_path / "good.ipynb").exists(), "the page after the failing one was executed"
+def test_an_exception_keeps_the_stored_notebook_and_shows_the_error_in_the_preview(book):
+    page, _ = book
+    message, stored = fail_with(book, '{}["missing"]')
+    assert message == f"{page}, code cell 2 (line 18), line 19: KeyError: 'missing'"
+    preview = nbformat.read(stored_outputs.FAILED_RUNS / "page.ipynb", as_version=4)
+    code = stored_outputs.page_code(preview)
+    assert code[0].outputs[0].text == "before\n" and code[1].outputs[0].ename == "KeyError" and code[2].outputs == []
+    assert stored_outputs.page_with_stored_outputs(page)[1] == [], "the HTML preview builds from the failed run"
+    assert stored_outputs.stale_reasons(page, stored_outputs.read_page(page),
+                                        nbformat.reads(stored.decode(), as_version=4)) == ["its last run failed"]
+    page.write_text(PAGE.format(middle='print("fine")'))  # fixed: it runs, and the failed run is gone
+    assert build_book.sync_outputs() == [] and not (stored_outputs.FAILED_RUNS / "page.ipynb").exists()
+    assert page.with_suffix(".ipynb").read_bytes() == stored
+
+
+def test_an_endless_cell_is_stopped_at_the_time_limit_and_named_in_one_line(book, monkeypatch):
+    monkeypatch.setattr(stored_outputs, "timeout_s", lambda: 3)
+    page, _ = book
+    message, _ = fail_with(book, "x = 0\nwhile True:\n    x += 1")
+    assert message.startswith(f"{page}, code cell 2 (line 18), line ")
+    assert message.endswith("did not finish within the 3 s limit (`execute.timeout` in _config.yml): "
+                            "an endless loop, or work to make smaller")
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_an_output_that_differs_between_two_runs_is_named(book):
+    page, _ = book
+    message, _ = fail_with(book, "import random\nprint(random.random())")
+    assert message.startswith(f"{page}, code cell 2 (line 18): its output differs between two runs of the same code")
+    assert "seed the random generator" in message
+
+
+def test_a_hand_edit_of_a_stored_notebook_is_named_and_kept(book):
+    page, _ = book
+    stored = page.with_suffix(".ipynb")
+    edited = stored.read_text().replace('print(\\"fine\\")', 'print(\\"edited by hand\\")')
+    assert edited != stored.read_text()
+    stored.write_text(edited)
+    with pytest.raises(build_book.BookError) as error:
+        build_book.sync_outputs()
+    assert str(error.value).startswith(f"{stored}, cell ")
+    assert f"was edited by hand (its cells are not what was last written there); it is generated from {page}, " \
+           f"code cell 2 (line 18)" in str(error.value)
+    assert stored.read_text() == edited, "nothing overwritten"

@@ -117,13 +117,22 @@ def test_solution_cells_become_one_generated_module_per_exercise(tmp_path, monke
     assert "# @solution" not in three.split('"""', 2)[2]  # the marker lines are not copied
     assert (scratch_solutions / "solution_4.py").read_text().count("LIMIT = 4") == 1
     assert "area" not in scratch_target.read_text()  # solutions never reach chapter15.py
-    # A hand edit of a generated solution module is caught, naming the file and the command.
-    (scratch_solutions / "solution_3.py").write_text(three.replace("2 * area", "3 * area"))
+    # A hand edit of a generated solution module is caught, naming the file and the command,
+    # and `make lib` names it (file, line, cell) and keeps it rather than overwrite it.
+    edited = three.replace("2 * area", "3 * area")
+    (scratch_solutions / "solution_3.py").write_text(edited)
     assert build_lib.main(["--check"]) == 1
     err = capsys.readouterr().err
     assert "solution_3.py is not in sync" in err and "`make lib`" in err
+    assert build_lib.main([]) == 1
+    err = capsys.readouterr().err
+    line = edited.splitlines().index("    return 3 * area(r)") + 1
+    assert f"solution_3.py, line {line}, was edited by hand" in err and "ex.md, code cell 4" in err
+    assert (scratch_solutions / "solution_3.py").read_text() == edited, "nothing overwritten"
+    (scratch_solutions / "solution_3.py").unlink()  # discarded, as the message says
+    assert build_lib.main([]) == 0 and (scratch_solutions / "solution_3.py").read_text() == three
     # A solution module no page makes any more is caught too, and removed by `make lib`.
-    (scratch_solutions / "solution_9.py").write_text("x = 1\n")
+    (scratch_solutions / "solution_9.py").write_text(build_lib.with_digest("x = 1\n"))
     assert build_lib.main(["--check"]) == 1 and "solution_9.py is made by no page" in capsys.readouterr().err
     assert build_lib.main([]) == 0 and not (scratch_solutions / "solution_9.py").exists()
 
@@ -188,3 +197,43 @@ def test_a_solution_cell_using_an_undefined_name_stops_make_lib(tmp_path, monkey
     err = capsys.readouterr().err
     assert "`undefined_helper` is used but" in err and "solution_5.py does not define it" in err
     assert not list(scratch_solutions.iterdir())
+
+
+def test_a_renamed_saved_function_stops_make_lib_before_any_page_runs_naming_its_importers(
+        tmp_path, monkeypatch, scratch_target, capsys):
+    saver = make_page(tmp_path, "saver", "# @save\ndef token_count(text):\n    return len(text.split())")
+    user = make_page(tmp_path, "user", "print('setup')", "from chapter_lib import token_count\n\nprint(token_count('a b'))")
+    use_pages(monkeypatch, saver, user)
+    assert build_lib.main([]) == 0
+    before = scratch_target.read_text()
+    saver.write_text(saver.read_text().replace("def token_count", "def count_tokens"))
+    assert build_lib.main([]) == 1
+    err = capsys.readouterr().err
+    lines = user.read_text().splitlines()
+    fence = [n for n, line in enumerate(lines, start=1) if line.startswith("```{code-cell}")][1]
+    assert lines[fence] == "from chapter_lib import token_count"
+    assert (f"`token_count` is imported but the new chapter_lib does not define it: {saver}, code cell 1 "
+            f"now defines `count_tokens`, not `token_count`. Imported at:\n"
+            f"  {user}, code cell 2 (line {fence}), line {fence + 1}\n") in err
+    assert "defined only by an ordinary cell" not in err, "an import is never called a definition"
+    assert err.count(f"{user}, code cell 2") == 1, "each problem once"
+    assert scratch_target.read_text() == before, "chapter_lib was not changed"
+    # A page taken out of the table of contents is named as the cause.
+    saver.write_text(saver.read_text().replace("def count_tokens", "def token_count"))
+    use_pages(monkeypatch, user)
+    assert build_lib.main([]) == 1
+    assert f"{saver} is no longer in _toc.yml" in capsys.readouterr().err
+
+
+def test_a_hand_edit_of_the_generated_library_is_named_and_kept(tmp_path, monkeypatch, scratch_target, capsys):
+    page = make_page(tmp_path, "p", "# @save\ndef f():\n    return 1", "# @save\ndef g():\n    return 2")
+    use_pages(monkeypatch, page)
+    assert build_lib.main([]) == 0 and build_lib.hand_edited_modules() == []
+    edited = scratch_target.read_text().replace("return 2", "return 3")
+    scratch_target.write_text(edited)
+    assert build_lib.hand_edited_modules() == [scratch_target]
+    assert build_lib.main([]) == 1
+    line = edited.splitlines().index("    return 3") + 1
+    assert (f"{scratch_target}, line {line}, was edited by hand; it is generated from {page}, code cell 2: "
+            f"make the edit there") in capsys.readouterr().err
+    assert scratch_target.read_text() == edited

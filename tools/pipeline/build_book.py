@@ -28,7 +28,6 @@ from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.pages import ROOT, BookError, notebook_pages, shown
 
 HTML = ROOT / "_build" / "html"
-FAILED = stored_outputs.FAILED_RUNS
 # Sphinx re-reads pages when their sources change, not when our extension (its Python and
 # the loader it inlines into pages) or our templates do: a change there rebuilds every page.
 SPHINX_EXT = ROOT / "tools" / "sphinx_ext"
@@ -61,7 +60,7 @@ RESULT = Result()
 
 
 def failed_path(md: Path) -> Path:
-    return FAILED / md.with_suffix(".ipynb").name
+    return stored_outputs.FAILED_RUNS / md.with_suffix(".ipynb").name
 
 
 def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path] | None = None) -> list[tuple[Path, str]]:
@@ -81,7 +80,7 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
             if executed is None:  # not a failing cell (an unreadable page, a hand edit): stop here
                 raise
             version = stored_outputs.python_version(executed) or ""
-            FAILED.mkdir(parents=True, exist_ok=True)
+            failed_path(md).parent.mkdir(parents=True, exist_ok=True)
             write_atomically(failed_path(md), stored_outputs.reader_text(md, executed, version))
             print(f"   FAILED  {shown(stored_outputs.stored_path(md))} (kept as it was)", flush=True)
             run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))

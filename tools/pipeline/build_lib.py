@@ -226,6 +226,10 @@ def ordinary_definition(name: str, pages: list[Path]) -> str | None:
     return None
 
 
+def module_name(target: Path) -> str:
+    return "chapter_lib.chapter15" if target == TARGET else f"chapter_lib.exercises.{target.stem}"
+
+
 def generate() -> dict[Path, str]:
     """Every generated module's text, by its path (chapter15.py always, even if empty)."""
     pages = pages_in_toc_order()
@@ -239,8 +243,10 @@ def generate() -> dict[Path, str]:
     new_cells = {}
     for s in saved:
         new_cells.setdefault(s.cell.name, set()).update(name for name, _ in defined_names(s.tree))
-    library_imports.check({target: text for target, (text, _) in rendered_modules.items()}, new_cells,
-                          TARGET.read_text() if TARGET.exists() else None, pages)
+    library_imports.check({module_name(target): text for target, (text, _) in rendered_modules.items()}, new_cells,
+                          TARGET.read_text() if TARGET.exists() else None, pages,
+                          # (the hand-written checks import the real library, not a test's scratch one)
+                          SOLUTIONS if TARGET.parent == SOLUTIONS.parent else None)
     modules = {}
     for target, (text, origins) in rendered_modules.items():
         check_names(text, origins, target, pages)

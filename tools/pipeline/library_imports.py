@@ -54,20 +54,23 @@ def exported(tree: ast.Module) -> set[str]:
     return {name for name in bound_names(tree) if not name.startswith("_")}
 
 
-def available(new_modules: dict[Path, str]) -> dict[str, set[str]]:
-    """Module name -> the names importing it gives, with the new generated modules."""
-    trees = {path: ast.parse(path.read_text()) for path in sorted(EXERCISES.glob("*.py"))
-             if path.name != "__init__.py" and not path.name.startswith("solution_")}
-    trees.update({path: ast.parse(text) for path, text in new_modules.items()})
-    names = {}
-    for path, tree in trees.items():
-        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        names[module] = bound_names(tree) | exported(tree)
-    chapter15 = trees.get(PACKAGE / "chapter15.py")
+def handwritten(exercises: Path | None) -> list[Path]:
+    """The hand-written modules beside the solutions (checks, helpers, fixtures)."""
+    if exercises is None:
+        return []
+    return [path for path in sorted(exercises.glob("*.py"))
+            if path.name != "__init__.py" and not path.name.startswith("solution_")]
+
+
+def available(new_modules: dict[str, str], exercises: Path | None = EXERCISES) -> dict[str, set[str]]:
+    """Module name -> the names importing it gives, with the new generated modules (by module name)."""
+    trees = {f"chapter_lib.exercises.{path.stem}": ast.parse(path.read_text()) for path in handwritten(exercises)}
+    trees.update({module: ast.parse(text) for module, text in new_modules.items()})
+    names = {module: bound_names(tree) | exported(tree) for module, tree in trees.items()}
+    chapter15 = trees.get("chapter_lib.chapter15")
     names["chapter_lib"] = (exported(chapter15) if chapter15 else set()) | {"chapter15", "exercises"}
-    submodules = {name.rsplit(".", 1)[1] for name in names if name.startswith("chapter_lib.exercises.")}
-    names["chapter_lib.exercises"] = submodules.union(*(exported(tree) for path, tree in trees.items()
-                                                        if path.parent == EXERCISES))
+    exercises = {module: tree for module, tree in trees.items() if module.startswith("chapter_lib.exercises.")}
+    names["chapter_lib.exercises"] = {m.rsplit(".", 1)[1] for m in exercises}.union(*map(exported, exercises.values()))
     return names
 
 
@@ -84,7 +87,7 @@ def imports_of_the_library(source: str) -> list[tuple[str, str, int]]:
     return found
 
 
-def importers(pages: list[Path]) -> list[tuple[str, str, str]]:
+def importers(pages: list[Path], exercises: Path | None = EXERCISES) -> list[tuple[str, str, str]]:
     """(module, name, where) for every import of the library in the book and its hand-written checks."""
     found = []
     for md in pages:
@@ -96,9 +99,7 @@ def importers(pages: list[Path]) -> list[tuple[str, str, str]]:
             for module, name, line in imports_of_the_library(cell.source):
                 at = f", line {start + line}" if start is not None else f", its line {line}"
                 found.append((module, name, f"{cell.where}{at}"))
-    for path in sorted(EXERCISES.glob("*.py")):
-        if path.name == "__init__.py" or path.name.startswith("solution_"):  # generated from the page's cells, read above
-            continue
+    for path in handwritten(exercises):  # (the solutions are generated from the page's cells, read above)
         for module, name, line in imports_of_the_library(path.read_text()):
             found.append((module, name, f"{shown(path)}, line {line}"))
     return found
@@ -149,12 +150,13 @@ def reading_order(where: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", where))
 
 
-def check(new_modules: dict[Path, str], new_cells: dict[str, set[str]], old_text: str | None,
-          pages: list[Path]) -> None:
-    """Stop (BookError) when an import of the library does not resolve in the new library."""
-    names = available(new_modules)
+def check(new_modules: dict[str, str], new_cells: dict[str, set[str]], old_text: str | None,
+          pages: list[Path], exercises: Path | None = EXERCISES) -> None:
+    """Stop (BookError) when an import of the library does not resolve in the new library.
+    ``exercises``: the folder of the hand-written modules that import it too (None: none)."""
+    names = available(new_modules, exercises)
     missing: dict[str, list[str]] = {}
-    for module, name, where in importers(pages):
+    for module, name, where in importers(pages, exercises):
         if module not in names:
             missing.setdefault(f"module `{module}`", []).append(where)
         elif name not in names[module]:
@@ -173,7 +175,9 @@ def check(new_modules: dict[Path, str], new_cells: dict[str, set[str]], old_text
         places: dict[str, list[str]] = {}
         for name, wheres in names.items():
             for where in wheres:
-                places.setdefault(where, []).append(name.removeprefix("module "))
+                shown_name = name.removeprefix("module ").strip("`")
+                if shown_name not in places.setdefault(where, []):
+                    places[where].append(shown_name)
         problems.append(f"{listed} {'is' if len(names) == 1 else 'are'} imported but the new chapter_lib does not "
                         f"define {'it' if len(names) == 1 else 'them'}: {cause}. Imported at:")
         problems += [f"  {where}" + (f" ({', '.join(f'`{n}`' for n in imported)})" if len(names) > 1 else "")
