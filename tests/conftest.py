@@ -74,6 +74,12 @@ class ScratchRepository:
 
 
 @pytest.fixture
+def scratch_run():
+    """ScratchRepository for a folder the test prepares itself."""
+    return ScratchRepository
+
+
+@pytest.fixture
 def scratch_repository(tmp_path) -> ScratchRepository:
     copy = tmp_path / "repository"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(

@@ -59,6 +59,7 @@ SINGLEHTML = PRINT_BUILD / "_build" / "singlehtml"
 LIBRARY_DIGEST = DIGESTS / "chapter_lib.sha256"
 NOTEBOOKS_DIGEST = DIGESTS / "stored-notebooks.sha256"
 DIAGRAMS_DIGEST = DIGESTS / "diagrams.sha256"
+FAILED_DIGEST = DIGESTS / "failed-runs.sha256"
 FAILED = BUILD / "failed"  # a page's last failed run, for the HTML preview (never book/*.ipynb)
 
 DOIT_CONFIG = {
@@ -78,12 +79,16 @@ def python_sources(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-def record_digest(digest_file: Path, paths: list[Path]) -> None:
-    """Write the digest of ``paths`` (names and bytes) to ``digest_file``, only if it changed."""
+def digest_of(paths: list[Path]) -> str:
     sha = hashlib.sha256()
     for path in sorted(paths):
         sha.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-    text = sha.hexdigest() + "\n"
+    return sha.hexdigest() + "\n"
+
+
+def record_digest(digest_file: Path, paths: list[Path]) -> None:
+    """Write the digest of ``paths`` (names and bytes) to ``digest_file``, only if it changed."""
+    text = digest_of(paths)
     digest_file.parent.mkdir(parents=True, exist_ok=True)
     if not digest_file.is_file() or digest_file.read_text() != text:
         digest_file.write_text(text)
@@ -97,9 +102,9 @@ def stored_notebooks() -> list[Path]:
     return [md.with_suffix(".ipynb") for md in pages_in_toc_order() if md.with_suffix(".ipynb").is_file()]
 
 
-def run(command: list[str]) -> bool:
+def run(command: list[str], env: dict | None = None) -> bool:
     """A step that is another program (pip, node, Chromium): its output is shown only if it fails."""
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     if done.returncode:
         sys.stderr.write(done.stdout + done.stderr)
     return done.returncode == 0
@@ -126,6 +131,8 @@ def library_intact() -> bool:
     so that `lib` runs and names the edit (tools/pipeline/build_lib.py), whatever else changed."""
     from tools.pipeline import build_lib
 
+    if not LIBRARY_DIGEST.is_file() or LIBRARY_DIGEST.read_text() != digest_of(library_files()):
+        return False  # a module of chapter_lib changed (a hand-written check) or went missing since
     return not build_lib.hand_edited_modules()
 
 
@@ -136,8 +143,10 @@ def wheel_step() -> bool:
     (work / "src").mkdir(parents=True)
     WHEEL.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-r", "pyproject.toml", "chapter_lib", str(work / "src")], cwd=ROOT, check=True)
+    # SOURCE_DATE_EPOCH: the zip's dates fixed (1980, zip's first year), so the same library
+    # makes the same bytes, and a clean build's wheel is an incremental build's.
     if not run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-                str(work / "src"), "-w", str(work)]):
+                str(work / "src"), "-w", str(work)], env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"}):
         return False
     built = next(work.glob("chapter_lib-*.whl"))
     os.replace(built, WHEEL)
@@ -168,12 +177,26 @@ def outputs_step(force: bool = False) -> bool:
         print(f"error: {error}", file=sys.stderr)
         return False
     build_book.RESULT.outputs_done = True
-    record_digest(NOTEBOOKS_DIGEST, stored_notebooks() + files(FAILED, "*.ipynb"))
+    for stray in set(files(FAILED, "*.ipynb")) - set(failed_runs()):  # of a page the book no longer has
+        stray.unlink()
+    record_digest(NOTEBOOKS_DIGEST, stored_notebooks())
+    record_digest(FAILED_DIGEST, failed_runs())  # the HTML preview shows failed runs
     return True
 
 
+def failed_runs() -> list[Path]:
+    """The failed runs kept for the HTML preview, of pages the book has."""
+    return [path for md in pages() if (path := FAILED / md.with_suffix(".ipynb").name).is_file()]
+
+
 def no_failed_page() -> bool:
-    return not files(FAILED, "*.ipynb")
+    return not failed_runs()
+
+
+def notebooks_as_written() -> bool:
+    """doit's up-to-date test for `outputs`, on what it writes: every stored notebook (and
+    none more or less) is what the step last wrote; a hand edit or a deleted notebook runs it."""
+    return NOTEBOOKS_DIGEST.is_file() and NOTEBOOKS_DIGEST.read_text() == digest_of(stored_notebooks())
 
 
 def diagrams_step() -> bool:
@@ -273,10 +296,14 @@ def task_outputs():
     """chapter_lib/ + book/*.md -> book/*.ipynb (executing only the pages whose inputs changed)"""
     force = bool(os.environ.get("FORCE"))
     return {"actions": [(outputs_step, [], {"force": force})],
-            "file_dep": [ROOT / "_config.yml", ROOT / "_toc.yml", *pages(), LIBRARY_DIGEST, *pipeline_sources(),
-                         *[md.with_suffix(".ipynb") for md in pages() if md.with_suffix(".ipynb").is_file()]],
+            "file_dep": [ROOT / "_config.yml", ROOT / "_toc.yml", *pages(), LIBRARY_DIGEST, *pipeline_sources()],
             "task_dep": ["diagrams"],  # a broken diagram stops the build before a notebook is rewritten
-            "targets": [NOTEBOOKS_DIGEST], "uptodate": [no_failed_page, not force], "verbosity": 2}
+            "targets": [NOTEBOOKS_DIGEST, FAILED_DIGEST], "uptodate": [no_failed_page, notebooks_as_written, not force],
+            "verbosity": 2}
+
+
+def diagrams_as_written() -> bool:
+    return DIAGRAMS_DIGEST.is_file() and DIAGRAMS_DIGEST.read_text() == digest_of(files(ROOT / "book" / "_diagrams"))
 
 
 def task_diagrams():
@@ -284,14 +311,14 @@ def task_diagrams():
     return {"actions": [diagrams_step], "file_dep": [*pages(), ROOT / "tools/pipeline/draw_diagrams.py",
                                                      ROOT / "tools/pipeline/diagram_font.py"],
             "task_dep": ["lib"],  # a book whose library does not build rewrites nothing
-            "targets": [DIAGRAMS_DIGEST], "verbosity": 2}
+            "targets": [DIAGRAMS_DIGEST], "uptodate": [diagrams_as_written], "verbosity": 2}
 
 
 def task_html():
     """everything above -> _build/html"""
     pdf = [PDF] if PDF.is_file() else []
     return {"actions": [html_step],
-            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf],
+            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, FAILED_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf],
             "targets": [SITE / "index.html"], "verbosity": 2}
 
 

@@ -18,6 +18,9 @@
 // its own folder: the wheel's copy is of another matplotlib (version 390, where 3.8.4 expects
 // 330), so without this one every page's first figure lists the fonts again (and says so in a
 // warning). A cache that does not fit is rebuilt by matplotlib, as before.
+//
+// The same runtime and wheels make the same bytes: reproducible_runtime.mjs, imported first.
+import { PYTHON_ENV } from "./reproducible_runtime.mjs";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 // (The package's own entry point by path: see python_snapshot.mjs.)
@@ -30,7 +33,7 @@ if (!served || !backend || !out) {
 }
 const indexURL = resolve(served) + "/";
 // packageCacheDir: the wheels come from the served folder, never from Pyodide's CDN.
-const pyodide = await loadPyodide({ indexURL, packageCacheDir: indexURL });
+const pyodide = await loadPyodide({ indexURL, packageCacheDir: indexURL, env: PYTHON_ENV });
 await pyodide.loadPackage("matplotlib", { messageCallback: () => {} });
 pyodide.FS.writeFile("/tmp/_browser_figures.py", readFileSync(backend, "utf8"));
 const summary = pyodide.runPython(`

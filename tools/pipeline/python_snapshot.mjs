@@ -14,6 +14,9 @@
 //
 // It is written gzipped (21 MB of memory, mostly empty, is about 5 MB): a server that would
 // not compress an unknown file type (GitHub Pages) sends 5 MB, not 21; the worker inflates it.
+//
+// The same library makes the same bytes: reproducible_runtime.mjs, imported first.
+import { PYTHON_ENV } from "./reproducible_runtime.mjs";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -26,7 +29,7 @@ if (!served || !wheel || !out) {
   console.error("usage: node python_snapshot.mjs <served pyodide folder>/ <chapter_lib.whl> <snapshot file>");
   process.exit(2);
 }
-const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapshot: true });
+const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapshot: true, env: PYTHON_ENV });
 pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8Array: Pyodide refuses a Buffer)
 // What the runner's page_python.py and a first cell import; chapter_lib last (it is what cells use).
 pyodide.runPython(`

@@ -118,10 +118,9 @@ def add_loader(app, pagename, templatename, context, doctree):
         app.add_js_file(f"runner/{PROGRESS}", type="module")
     if not has_code_cells(doctree):
         return
-    if not hasattr(app, "_browser_run_bytes"):
-        app._browser_run_bytes = download_bytes(app)
+    announced = app.config.browser_run_bytes or download_bytes(app)  # (0: not found at start; says what is missing)
     loader = (LOADER.read_text(encoding="utf-8")
-              .replace(BYTES_TOKEN, str(app._browser_run_bytes))
+              .replace(BYTES_TOKEN, str(announced))
               .replace(NOTEBOOK_TOKEN, f"_sources/{pagename}.ipynb")
               .replace(PRELOAD_TOKEN, json.dumps(packages_to_preload(doctree))))
     app.add_js_file(None, body=loader, id=LOADER_ID)
@@ -141,7 +140,19 @@ def copy_runner(app, exception):
                 shutil.copyfile(notebook, served)
 
 
+def note_download_bytes(app, config) -> None:
+    """The click's bytes, a config value that changes the HTML: every page announces it, so
+    when the wheel or Python's snapshot changes size, Sphinx rewrites every page (not only the
+    pages whose sources changed), and an incremental build announces what a clean one would."""
+    try:
+        config.browser_run_bytes = download_bytes(app)
+    except ExtensionError:  # a book without the runner's assets: said when a page with code needs them
+        config.browser_run_bytes = 0
+
+
 def setup(app):
+    app.add_config_value("browser_run_bytes", 0, "html", types=[int])
+    app.connect("config-inited", note_download_bytes)
     app.connect("html-page-context", add_loader)
     app.connect("build-finished", copy_runner)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,9 +8,14 @@ IPython.display, names each cell in tracebacks as the reader sees it ("cell 3", 
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
 micropip, a package the page does not serve.
 """
-import builtins, importlib.util, linecache, re, sys, traceback, types
+import builtins, importlib.util, linecache, random, re, sys, traceback, types
 from pyodide.code import CodeRunner, find_imports
 import _browser_run
+
+# The memory snapshot this Python may be restored from is made with fixed random bytes, so that
+# the same library always makes the same snapshot (tools/pipeline/python_snapshot.mjs): the
+# random module's state is drawn afresh here, as a new interpreter's would be.
+random.seed()
 
 # Packages loaded on a cell's first import of them (worker.mjs, loadPackages), by the top-level
 # name a cell imports: matplotlib (and what it needs) is served beside the runtime, not loaded

@@ -1,0 +1,125 @@
+"""The build graph's contract: an incremental `make book` leaves the site a clean build would.
+
+In a scratch copy of the repository, a sequence of author edits (saved code, prose, a
+`.bib` entry, a figure's caption, a page added then removed, a revert), each followed by
+`make book`'s graph, and after each the graph's own check (`build_graph status`: every
+artefact's recorded input digests are today's) finds nothing out of date. The page's Python
+(restored from the snapshot the graph remade) has the function the saved-code edit added, in
+a browser. Then a clean build of the same sources, and the two sites compared byte for byte.
+The saved-code edit is not reverted, so a stale artefact cannot hide behind a revert.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parent.parent
+# Files whose bytes differ between two builds of the same sources, and why:
+DIFFER_LEGITIMATELY = {
+    # Python's memory after its start: the interpreter's hash seed, addresses and the unpacked
+    # files' times differ from run to run (checked instead by what it holds: the test below).
+    "_static/runner/python-snapshot.bin.gz",
+    # The offline worker lists every file's digest, the snapshot's among them.
+    "sw.js",
+}
+PROBE = "\n\ndef probe_marker():\n    \"\"\"Added by tests/test_incremental_build.py.\"\"\"\n    return 'probe'\n"
+
+
+def sources_copy(source: Path, to: Path) -> Path:
+    """``source``'s sources (no environment, no builds), with what the package managers
+    installed: node_modules linked, and the files Make copies from it (Pyodide's, the editor)."""
+    shutil.copytree(source, to, ignore=shutil.ignore_patterns(
+        ".venv", "_build", "node_modules", ".git", "__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info",
+        ".ipynb_checkpoints"))
+    (to / "node_modules").symlink_to(ROOT / "node_modules")
+    for made_by_make in ["pyodide", "runner/editor.mjs"]:
+        made, target = ROOT / "_build" / "static" / made_by_make, to / "_build" / "static" / made_by_make
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
+    return to
+
+
+def graph(repository, *steps: str) -> str:
+    done = repository.run("-m", "tools.pipeline.build_graph", *steps, check=False)
+    assert done.returncode == 0, f"build_graph {' '.join(steps)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    status = repository.run("-m", "tools.pipeline.build_graph", "status", check=False)
+    assert status.returncode == 0, f"after build_graph {' '.join(steps)}: {status.stdout}{status.stderr}"
+    return done.stdout
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{path}: {old!r} not found"
+    path.write_text(text.replace(old, new, 1))
+
+
+def differing(one: Path, other: Path) -> list[str]:
+    """Files present in one site only, or with other bytes, as paths relative to the site."""
+    found = []
+
+    def walk(comparison: filecmp.dircmp, prefix: str) -> None:
+        found.extend(prefix + name for name in comparison.left_only + comparison.right_only + comparison.funny_files)
+        _, mismatch, errors = filecmp.cmpfiles(comparison.left, comparison.right, comparison.common_files, shallow=False)
+        found.extend(prefix + name for name in mismatch + errors)
+        for name, sub in comparison.subdirs.items():
+            walk(sub, f"{prefix}{name}/")
+
+    walk(filecmp.dircmp(one, other), "")
+    return sorted(found)
+
+
+def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
+    incremental = scratch_run(sources_copy(ROOT, tmp_path / "incremental"))
+    book = incremental.path / "book"
+    graph(incremental, "book")
+
+    # Saved code: a new function in 15.1's first `# @save` cell (library, wheel, snapshot, pages).
+    edit(book / "15_01_corpus_and_search_stub.md", "# @save\nfrom dataclasses import dataclass\n",
+         "# @save\nfrom dataclasses import dataclass\n" + PROBE)
+    assert "15_01_corpus_and_search_stub: executed" in graph(incremental, "book")
+    # Prose, then a revert of it.
+    page = book / "15_05_self_correcting_retrieval.md"
+    prose = page.read_text()
+    edit(page, "\n\n", "\n\nAn added sentence.\n\n")
+    graph(incremental, "book")
+    # A figure (its caption), and a .bib entry.
+    edit(book / "15_04_quality_and_cost.md", "Accuracy versus documents pulled into context.",
+         "Accuracy against documents pulled into context.")
+    graph(incremental, "book")
+    edit(book / "references.bib", "{{Don't Do RAG:", "{{Do Not Do RAG:")
+    graph(incremental, "book")
+    page.write_text(prose)
+    graph(incremental, "book")
+    # A page added, then removed.
+    toc = incremental.path / "_toc.yml"
+    listed = toc.read_text()
+    added = book / "15_12_scratch.md"
+    added.write_text((book / "15_10_summary.md").read_text().split("\n# ", 1)[0]
+                     + "\n# 15.12 A scratch section\n\n```{code-cell} ipython3\nprint('scratch')\n```\n")
+    toc.write_text(listed.replace("  - file: book/references\n", "  - file: book/15_12_scratch\n  - file: book/references\n"))
+    assert "15_12_scratch: executed" in graph(incremental, "book")
+    toc.write_text(listed)
+    added.unlink()
+    added.with_suffix(".ipynb").unlink()
+    graph(incremental, "book")
+
+    # The page's Python, restored from the snapshot, has the library just built.
+    from tools.checks.run_check import BrowserRunner
+
+    with BrowserRunner(incremental.path / "_build" / "html") as runner:
+        runner.open("book/15_01_corpus_and_search_stub.html")
+        runner.start()
+        cell = runner.type_and_run(1, "import chapter_lib\nprint(chapter_lib.probe_marker())")
+        assert cell["outputs"] == [["stdout", "probe\n"]], cell
+
+    clean = scratch_run(sources_copy(incremental.path, tmp_path / "clean"))
+    graph(clean, "book")
+    assert [path for path in differing(incremental.path / "_build" / "html", clean.path / "_build" / "html")
+            if path not in DIFFER_LEGITIMATELY] == []
