@@ -121,5 +121,6 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
 
     clean = scratch_run(sources_copy(incremental.path, tmp_path / "clean"))
     graph(clean, "book")
-    assert [path for path in differing(incremental.path / "_build" / "html", clean.path / "_build" / "html")
-            if path not in DIFFER_LEGITIMATELY] == []
+    different = [path for path in differing(incremental.path / "_build" / "html", clean.path / "_build" / "html")
+                 if path not in DIFFER_LEGITIMATELY]
+    assert different == [], f"the incremental and the clean build differ in: {different}"

@@ -2,9 +2,10 @@
 
 The HTML links the chapter's PDF only if the PDF existed when the HTML was built
 (tools/sphinx_ext/pdf.py); `make html` then `make pdf` left a site without it, and
-tests/test_pdf.py failed ("chapter15.pdf missing"). Now the Makefile's ``pdf`` target
-rebuilds an existing site that does not serve this PDF, and the HTML build removes the
-copy of a PDF that no longer exists.
+tests/test_pdf.py failed ("chapter15.pdf missing"). Now `make pdf` brings an existing site up
+to date after the PDF (the graph's `html` step depends on the PDF's content), `make html`
+brings an existing PDF up to date first, and the HTML build removes the copy of a PDF that
+no longer exists.
 """
 
 import subprocess
@@ -13,32 +14,26 @@ from pathlib import Path
 from scratch_book import build, scratch_book
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE_BUILD = "tools.pipeline.build_book html"  # the Makefile's html recipe
 
 
-def make_pdf_dry_run(pdf: Path, site: Path) -> str:
-    """What `make pdf` runs when `pdf` is up to date, for the site at `site` (make -n)."""
-    result = subprocess.run(["make", "-n", "-o", str(pdf), "pdf", f"PDF={pdf}", f"SITE={site}"],
+def dry_run(target: str, pdf: Path, site: Path) -> str:
+    """The graph steps `make target` asks for, for a PDF at `pdf` and a site at `site` (make -n)."""
+    result = subprocess.run(["make", "-n", target, f"PDF={pdf}", f"SITE={site}"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    return next(line for line in result.stdout.splitlines() if "tools.pipeline.build_graph" in line)
 
 
-def test_make_pdf_rebuilds_a_site_that_does_not_serve_this_pdf(tmp_path):
+def test_make_pdf_updates_a_built_site_and_make_html_an_existing_pdf(tmp_path):
     pdf, site = tmp_path / "pdf" / "chapter15.pdf", tmp_path / "html"
-    pdf.parent.mkdir()
     site.mkdir()
-    pdf.write_bytes(b"%PDF- the chapter")
-    assert SITE_BUILD not in make_pdf_dry_run(pdf, site), "no site yet: `make pdf` builds none"
-
+    assert not dry_run("pdf", pdf, site).endswith(" html"), "no site yet: `make pdf` builds none"
+    assert " pdf " not in dry_run("html", pdf, site) + " ", "no PDF yet: `make html` prints none"
     (site / "index.html").write_text("a site built before the PDF")
-    assert SITE_BUILD in make_pdf_dry_run(pdf, site), "a site without the PDF is not rebuilt"
-
-    (site / pdf.name).write_bytes(b"%PDF- an older chapter")
-    assert SITE_BUILD in make_pdf_dry_run(pdf, site), "a site serving an older PDF is not rebuilt"
-
-    (site / pdf.name).write_bytes(pdf.read_bytes())
-    assert SITE_BUILD not in make_pdf_dry_run(pdf, site), "a site already serving this PDF is rebuilt"
+    assert dry_run("pdf", pdf, site).endswith(" pdf html"), "a built site is not brought up to date after the PDF"
+    pdf.parent.mkdir()
+    pdf.write_bytes(b"%PDF- the chapter")
+    assert dry_run("html", pdf, site).endswith(" pdf html"), "an existing PDF is not brought up to date first"
 
 
 def test_the_site_links_and_serves_the_pdf_only_while_it_exists(tmp_path):

@@ -109,8 +109,12 @@ def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
     assert read_source(source[0]).cells[2].outputs, "the page is rendered with the stored outputs"
 
     md.write_text(md.read_text().replace("provider slow", "provider is slow"))
-    with pytest.raises(ExtensionError, match=r"page.md and page.ipynb: cell 3 .*\n.*make outputs"):
+    with pytest.raises(ExtensionError, match=r"page.md and page.ipynb: cell 3 .*\n.*make outputs") as error:
         use_stored_outputs(app, "page", [md.read_text()])
+    # The message shows the first line that differs, once in each version (not two identical excerpts).
+    changed = next(line for line in md.read_text().splitlines() if "paraphrase" in line and "provider is slow" in line)
+    assert f"in the .md, {changed.replace('provider is slow', 'provider slow')!r} in the .ipynb" in str(error.value)
+    assert repr(changed) in str(error.value)
 
 
 def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):

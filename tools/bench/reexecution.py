@@ -1,4 +1,4 @@
-"""What a library edit costs the author: pages executed and wall time, against FORCE=1.
+"""What the author's loop costs: pages executed and wall time, and what the build's checks add.
 
     python -m tools.bench.reexecution [--repeat 3]
 
@@ -6,10 +6,15 @@ In a scratch copy of the committed book (git's files, in _build/bench/reexecutio
 the working tree is never touched:
 * ``make outputs`` after a `# @save` edit that one later page uses: a line added to
   ``token_count`` (saved on 15.8, imported by 15.11 alone);
-* ``make outputs FORCE=1``, which re-executes every page.
-Each is run --repeat times on a fresh copy (median reported). The copy's pages import the
-copy's chapter_lib (PYTHONPATH), not the installed one. Writes _build/bench/reexecution.json;
-timings on a shared machine are noisy: rerun on a quiet one.
+* ``make outputs FORCE=1``, which re-executes every page;
+each with the reproducibility check (every executed page run twice at once, in two kernels,
+outputs compared: what `make outputs` does) and without it (``--run-once``): its cost.
+Then, on the working tree (restored after): the build graph's own cost, on a built book:
+`build_graph status` (every artefact's inputs checked, by content), a no-change `make book`,
+and a prose-only edit's `make book` beside a bare `jupyter-book build .` of the same edit.
+Each is run --repeat times (median reported). The copy's pages import the copy's chapter_lib
+(PYTHONPATH), not the installed one. Writes _build/bench/reexecution.json; timings on a
+shared machine are noisy: rerun on a quiet one.
 """
 
 from __future__ import annotations
@@ -41,6 +46,45 @@ def scratch_copy() -> None:
         shutil.copy2(ROOT / name, target)
 
 
+def timed(command: list[str]) -> float:
+    started = time.monotonic()
+    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.monotonic() - started
+
+
+def graph_costs(repeat: int) -> dict:
+    """The graph's own cost on the built working tree: its up-to-date check, a no-change build,
+    a prose-only edit's build beside Jupyter Book's own build of the same edit."""
+    from tools.bench.rebuild import JUPYTER_BOOK, edited
+
+    graph = [sys.executable, "-m", "tools.pipeline.build_graph"]
+    page = ROOT / "book" / "15_07_structured_stores.md"
+    original = page.read_text()
+    costs = {"status": [], "no_change_book": [], "prose_edit_book": [], "prose_edit_jupyter_book": []}
+    try:
+        timed(graph + ["book"])  # from a built, up-to-date book
+        for _ in range(repeat):
+            costs["status"].append(timed(graph + ["status"]))
+            costs["no_change_book"].append(timed(graph + ["book"]))
+            page.write_text(edited(original))
+            costs["prose_edit_book"].append(timed(graph + ["book"]))
+            page.write_text(original)
+            timed(graph + ["book"])
+            page.write_text(edited(original))
+            timed([sys.executable, "-m", "tools.pipeline.stored_outputs", "sync", str(page)])  # (re-paired, untimed)
+            costs["prose_edit_jupyter_book"].append(timed([str(JUPYTER_BOOK), "build", "."]))
+            page.write_text(original)
+            timed(graph + ["book"])
+    finally:
+        page.write_text(original)
+        timed(graph + ["book"])
+    result = {name: {"seconds_median": round(statistics.median(runs), 2), "seconds": [round(r, 2) for r in runs]}
+              for name, runs in costs.items()}
+    result["prose_edit_ratio"] = round(result["prose_edit_book"]["seconds_median"]
+                                       / result["prose_edit_jupyter_book"]["seconds_median"], 2)
+    return result
+
+
 def outputs(*arguments: str) -> tuple[float, int, str]:
     """(seconds, pages executed, the change report) of one `make outputs` in the copy."""
     environment = {**os.environ, "PYTHONPATH": str(SCRATCH)}
@@ -60,7 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     results = {}
-    for name, arguments, edit in (("one `# @save` edit (token_count)", [], True), ("FORCE=1", ["--force"], False)):
+    cases = (("one `# @save` edit (token_count)", [], True),
+             ("one `# @save` edit, without the reproducibility check", ["--run-once"], True),
+             ("FORCE=1", ["--force"], False),
+             ("FORCE=1, without the reproducibility check", ["--force", "--run-once"], False))
+    for name, arguments, edit in cases:
         runs = []
         for _ in range(args.repeat):
             scratch_copy()
@@ -75,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {results[name]['pages_executed']} pages executed, "
               f"{results[name]['seconds_median']} s (median of {args.repeat}: {results[name]['seconds']})")
     print(results["one `# @save` edit (token_count)"]["report"])
+    results["graph"] = graph_costs(args.repeat)
+    for name, value in results["graph"].items():
+        print(f"graph, {name}: {value}")
     (ROOT / "_build" / "bench").mkdir(parents=True, exist_ok=True)
     (ROOT / "_build" / "bench" / "reexecution.json").write_text(json.dumps(results, indent=1) + "\n")
     shutil.rmtree(SCRATCH, ignore_errors=True)

@@ -379,7 +379,7 @@ def md_line(md: Path, cell, line_in_cell: int) -> int:
     return start + line_in_cell
 
 
-def sync_page(md: Path, force: bool = False) -> PageRun:
+def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
     """Rewrite md's stored notebook, executing the page only if its inputs changed.
 
     Returns what happened: status 'executed', 'updated' (rewritten from the stored outputs)
@@ -395,7 +395,7 @@ def sync_page(md: Path, force: bool = False) -> PageRun:
     why = stale_reasons(md, fresh, stored, force)
     if why:
         try:
-            execute(md, fresh)
+            execute(md, fresh, twice=twice)
         except BookError as error:
             error.reasons = why
             raise
@@ -471,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["sync", "check"])
     parser.add_argument("--force", action="store_true", help="re-execute every page")
+    parser.add_argument("--run-once", action="store_true",
+                        help="execute a page once, without comparing two runs (what the comparison costs: make bench-outputs)")
     parser.add_argument("pages", nargs="*", type=Path, help="only these .md pages")
     args = parser.parse_args(argv)
     pages = [p.resolve() for p in args.pages] or notebook_pages()
@@ -484,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     try:
         for md in pages:
-            runs.append(sync_page(md, force=args.force))
+            runs.append(sync_page(md, force=args.force, twice=not args.run_once))
             print(f"{runs[-1].status:>9}  {shown(stored_path(md))}", flush=True)
     except BookError as err:  # ConversionError too: it names page and cell
         print(f"error: {err}", file=sys.stderr)

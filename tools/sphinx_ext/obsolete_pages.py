@@ -85,8 +85,29 @@ def remove_pages_no_longer_in_the_book(app, exception) -> None:
                         ", ".join(str(file.relative_to(Path(app.outdir).parent)) for file in removed))
 
 
+def drop_words_of_no_page(app, exception) -> None:
+    """Sphinx's incremental search index keeps a word whose pages all changed or went (with an
+    empty list of pages); a clean build has no such word. Dropped, so an incremental build's
+    index is a clean build's (tools/pipeline/build_graph.py), and search offers no dead word."""
+    if exception is not None or not writes_pages(app):
+        return
+    index = Path(app.outdir, app.builder.searchindex_filename)
+    if not index.is_file():
+        return
+    with index.open(encoding="utf-8") as stream:
+        data = js_index.load(stream)
+    kept = {key: {word: pages for word, pages in data[key].items() if pages != []}
+            for key in ("terms", "titleterms") if isinstance(data.get(key), dict)}
+    if all(len(kept[key]) == len(data[key]) for key in kept):
+        return
+    data.update(kept)
+    with index.open("w", encoding="utf-8") as stream:
+        js_index.dump(data, stream)
+
+
 def setup(app):
     app.connect("builder-inited", note_pages_built_before)
+    app.connect("build-finished", drop_words_of_no_page, priority=101)
     # Before the build-finished steps that read every page of the site (icons.py's glyph
     # count, page_assets.py's stylesheet links), so they never see a removed page.
     app.connect("build-finished", remove_pages_no_longer_in_the_book, priority=100)
