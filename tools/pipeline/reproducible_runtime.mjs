@@ -6,6 +6,11 @@
 // bytes Python draws at its start (its `random` module's state); Python's hash seed, which
 // orders sets (matplotlib's font list), is fixed by the scripts (env PYTHONHASHSEED "0").
 // The page reseeds `random` after restoring a snapshot (runner/page_python.py).
+// And the runtime's program name, which Emscripten takes from the script's path
+// (process.argv[1]) into the interpreter's memory: a checkout elsewhere would lay the memory
+// out otherwise. The scripts read their own arguments from process.argv.slice(2), unchanged.
+process.argv[1] = "pyodide";
+
 export const FIXED_TIME_MS = 315532800000; // 1980-01-01, zip's first year (as the wheel's dates)
 export const PYTHON_ENV = { PYTHONHASHSEED: "0" };
 

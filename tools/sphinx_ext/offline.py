@@ -78,7 +78,17 @@ def build_finished(app, exception):
         write_worker(Path(app.outdir))
 
 
+def serve_page_script_early(app) -> None:
+    """The page script in the site before any page is written: Sphinx versions a script's URL
+    (``?v=``) by the file it finds there, so a clean build links what an incremental one does."""
+    if app.builder.name == "html":
+        served = Path(app.outdir) / PAGE_SCRIPT_SERVED
+        served.parent.mkdir(parents=True, exist_ok=True)
+        served.write_bytes(PAGE_SCRIPT.read_bytes())
+
+
 def setup(app):
+    app.connect("builder-inited", serve_page_script_early)
     app.connect("html-page-context", add_page_script)
     # Last of the build-finished steps: the list must see every file the others write or remove.
     app.connect("build-finished", build_finished, priority=999)

@@ -150,7 +150,17 @@ def note_download_bytes(app, config) -> None:
         config.browser_run_bytes = 0
 
 
+def serve_progress_early(app) -> None:
+    """progress.mjs in the site before any page is written: Sphinx versions a script's URL
+    (``?v=``) by the file it finds there, so a clean build links what an incremental one does."""
+    if app.builder.format == "html":
+        target = Path(app.outdir, "_static", "runner")
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(HERE / PROGRESS, target / PROGRESS)
+
+
 def setup(app):
+    app.connect("builder-inited", serve_progress_early)
     app.add_config_value("browser_run_bytes", 0, "html", types=[int])
     app.connect("config-inited", note_download_bytes)
     app.connect("html-page-context", add_loader)
