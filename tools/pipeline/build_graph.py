@@ -26,10 +26,7 @@ when its content changes, so the next step's inputs are complete.
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -37,30 +34,13 @@ from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
 from doit.reporter import ConsoleReporter
 
-from tools.pipeline.pages import ROOT, pages_in_toc_order, shown
-
-BUILD = ROOT / "_build"
-DIGESTS = BUILD / "digests"
-STATIC = BUILD / "static"
-PYODIDE = STATIC / "pyodide"
-PYODIDE_FILES = [PYODIDE / name for name in
-                 ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")]
-PYODIDE_PACKAGES = PYODIDE / "served-packages.json"
-WHEEL = STATIC / "runner" / "chapter_lib.whl"
-SNAPSHOT = STATIC / "runner" / "python-snapshot.bin.gz"
-FIRST_FIGURE = STATIC / "runner" / "first-figure.zip"
-EDITOR = STATIC / "runner" / "editor.mjs"
-DIAGRAM_FONT = STATIC / "fonts" / "diagram-sans.woff"
-SITE = BUILD / "html"
-PDF = BUILD / "pdf" / "chapter15.pdf"
-PRINT_BUILD = BUILD / "print"
-SINGLEHTML = PRINT_BUILD / "_build" / "singlehtml"
-# Digest files: one line, rewritten only when the content of what they stand for changes.
-LIBRARY_DIGEST = DIGESTS / "chapter_lib.sha256"
-NOTEBOOKS_DIGEST = DIGESTS / "stored-notebooks.sha256"
-DIAGRAMS_DIGEST = DIGESTS / "diagrams.sha256"
-FAILED_DIGEST = DIGESTS / "failed-runs.sha256"
-FAILED = BUILD / "failed"  # a page's last failed run, for the HTML preview (never book/*.ipynb)
+from tools.pipeline.build_steps import (
+    BUILD, DIAGRAM_FONT, DIAGRAMS_DIGEST, EDITOR, FAILED_DIGEST, FIRST_FIGURE, LIBRARY_DIGEST, NOTEBOOKS_DIGEST, PDF,
+    PYODIDE, PYODIDE_FILES, PYODIDE_PACKAGES, SITE, SNAPSHOT, WHEEL, diagrams_as_written, diagrams_step, files, font_step,
+    html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step, pages,
+    pdf_step, wheel_step,
+)
+from tools.pipeline.pages import ROOT
 
 DOIT_CONFIG = {
     "dep_file": str(BUILD / ".build-graph.json"),
@@ -70,188 +50,14 @@ DOIT_CONFIG = {
     "continue": True,  # a failed step stops what depends on it, not the rest
 }
 
-
-def files(folder: Path, pattern: str = "*") -> list[Path]:
-    return sorted(p for p in folder.glob(pattern) if p.is_file()) if folder.is_dir() else []
-
-
-def python_sources(package: str) -> list[Path]:
-    return sorted((ROOT / package).rglob("*.py"))
-
-
-def digest_of(paths: list[Path]) -> str:
-    sha = hashlib.sha256()
-    for path in sorted(paths):
-        sha.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return sha.hexdigest() + "\n"
-
-
-def record_digest(digest_file: Path, paths: list[Path]) -> None:
-    """Write the digest of ``paths`` (names and bytes) to ``digest_file``, only if it changed."""
-    text = digest_of(paths)
-    digest_file.parent.mkdir(parents=True, exist_ok=True)
-    if not digest_file.is_file() or digest_file.read_text() != text:
-        digest_file.write_text(text)
-
-
-def library_files() -> list[Path]:
-    return sorted((ROOT / "chapter_lib").rglob("*.py"))
-
-
-def stored_notebooks() -> list[Path]:
-    return [md.with_suffix(".ipynb") for md in pages_in_toc_order() if md.with_suffix(".ipynb").is_file()]
-
-
-def run(command: list[str], env: dict | None = None) -> bool:
-    """A step that is another program (pip, node, Chromium): its output is shown only if it fails."""
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
-    if done.returncode:
-        sys.stderr.write(done.stdout + done.stderr)
-    return done.returncode == 0
-
-
-def made(path: Path):
-    """Announce an artefact as its step starts (what `make book` prints for it)."""
-    print(f"{'making':>9}  {shown(path)}", flush=True)
-
-
-# ---- the steps --------------------------------------------------------------------------
-
-def lib_step() -> bool:
-    from tools.pipeline import build_lib
-
-    if build_lib.main(["--quiet"]) != 0:
-        return False
-    record_digest(LIBRARY_DIGEST, library_files())
-    return True
-
-
-def library_intact() -> bool:
-    """doit's up-to-date test for `lib`: False when a generated module was edited by hand,
-    so that `lib` runs and names the edit (tools/pipeline/build_lib.py), whatever else changed."""
-    from tools.pipeline import build_lib
-
-    if not LIBRARY_DIGEST.is_file() or LIBRARY_DIGEST.read_text() != digest_of(library_files()):
-        return False  # a module of chapter_lib changed (a hand-written check) or went missing since
-    return not build_lib.hand_edited_modules()
-
-
-def wheel_step() -> bool:
-    made(WHEEL)
-    work = BUILD / "wheel"
-    subprocess.run(["rm", "-rf", str(work)], check=True)
-    (work / "src").mkdir(parents=True)
-    WHEEL.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["cp", "-r", "pyproject.toml", "chapter_lib", str(work / "src")], cwd=ROOT, check=True)
-    # SOURCE_DATE_EPOCH: the zip's dates fixed (1980, zip's first year), so the same library
-    # makes the same bytes, and a clean build's wheel is an incremental build's.
-    if not run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-                str(work / "src"), "-w", str(work)], env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"}):
-        return False
-    built = next(work.glob("chapter_lib-*.whl"))
-    os.replace(built, WHEEL)
-    return True
-
-
-def node_step(script: str, *arguments: Path, target: Path) -> bool:
-    made(target)
-    partial = target.with_name(target.name + ".tmp")
-    if not run(["node", script, *map(str, arguments), str(partial)]):
-        partial.unlink(missing_ok=True)
-        return False
-    os.replace(partial, target)
-    return True
-
-
-def outputs_step(force: bool = False) -> bool:
-    """Rewrite every stored notebook (executing the pages whose inputs changed). A page that
-    fails is named, and its stored notebook kept; the step still succeeds so that the HTML
-    preview shows the error, and `book` exits 1 (the failure is not recorded as done:
-    ``no_failed_page`` makes the step run again next time)."""
-    from tools.pipeline import build_book
-    from tools.pipeline.pages import BookError
-
-    try:
-        build_book.RESULT.failures = build_book.sync_outputs(build_book.RESULT.runs, force=force)
-    except BookError as error:  # not a page's code (a page that does not read, a hand edit): stop here
-        print(f"error: {error}", file=sys.stderr)
-        return False
-    build_book.RESULT.outputs_done = True
-    for stray in set(files(FAILED, "*.ipynb")) - set(failed_runs()):  # of a page the book no longer has
-        stray.unlink()
-    record_digest(NOTEBOOKS_DIGEST, stored_notebooks())
-    record_digest(FAILED_DIGEST, failed_runs())  # the HTML preview shows failed runs
-    return True
-
-
-def failed_runs() -> list[Path]:
-    """The failed runs kept for the HTML preview, of pages the book has."""
-    return [path for md in pages() if (path := FAILED / md.with_suffix(".ipynb").name).is_file()]
-
-
-def no_failed_page() -> bool:
-    return not failed_runs()
-
-
-def notebooks_as_written() -> bool:
-    """doit's up-to-date test for `outputs`, on what it writes: every stored notebook (and
-    none more or less) is what the step last wrote; a hand edit or a deleted notebook runs it."""
-    return NOTEBOOKS_DIGEST.is_file() and NOTEBOOKS_DIGEST.read_text() == digest_of(stored_notebooks())
-
-
-def diagrams_step() -> bool:
-    from tools.pipeline import build_book
-
-    if not build_book.ensure_diagrams():
-        return False
-    record_digest(DIAGRAMS_DIGEST, files(ROOT / "book" / "_diagrams"))
-    return True
-
-
-def html_step() -> bool:
-    from tools.pipeline import build_book
-
-    build_book.RESULT.html_status = build_book.build_html()
-    return build_book.RESULT.html_status == 0
-
-
-def pdf_step() -> bool:
-    """The singlehtml build, then Chromium prints it (tools/pipeline/print_pdf.py)."""
-    from tools.pipeline.build_book import extension_digest_changed
-
-    made(PDF)
-    if not run(["bash", "tools/browser/ensure_debian_package.sh", "chromium", "chromium"]):
-        return False
-    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--path-output", str(PRINT_BUILD),
-               "--builder", "singlehtml", "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
-    # Sphinx re-reads pages when they change, not when our extension or templates do.
-    if extension_digest_changed(DIGESTS / "print-extension.sha256"):
-        command.append("--all")
-    if not run(command):
-        # A build that warned drops Sphinx's environment, or the next one would not read the
-        # pages that warned again (unchanged) and would pass.
-        (PRINT_BUILD / "_build" / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
-        (DIGESTS / "print-extension.sha256").unlink(missing_ok=True)
-        return False
-    PDF.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "tools.pipeline.print_pdf", str(SINGLEHTML), str(PDF)], cwd=ROOT)
-    return done.returncode == 0
-
-
 # ---- the tasks (doit reads every task_* function of this module) -------------------------
-
-def pages() -> list[Path]:
-    return pages_in_toc_order()
-
 
 def pipeline_sources() -> list[Path]:
     return sorted((ROOT / "tools" / "pipeline").glob("*.py"))
 
-
 def sphinx_extension() -> list[Path]:
     folder = ROOT / "tools" / "sphinx_ext"
     return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-
 
 def book_sources() -> list[Path]:
     """What the HTML and the PDF are read from, besides the stored notebooks and diagrams."""
@@ -260,22 +66,18 @@ def book_sources() -> list[Path]:
             *sorted(p for p in (book / "_static").rglob("*") if p.is_file()),
             *sorted(p for p in (book / "_templates").rglob("*") if p.is_file()), *sphinx_extension()]
 
-
 def served_assets() -> list[Path]:
     return [*PYODIDE_FILES, PYODIDE_PACKAGES, EDITOR, WHEEL, SNAPSHOT, FIRST_FIGURE, DIAGRAM_FONT]
-
 
 def task_lib():
     """book/*.md `# @save` and `# @solution N` cells -> chapter_lib/"""
     return {"actions": [lib_step], "file_dep": [ROOT / "_toc.yml", *pages(), *pipeline_sources()],
             "targets": [LIBRARY_DIGEST], "uptodate": [library_intact], "verbosity": 2}
 
-
 def task_wheel():
     """chapter_lib/ -> the wheel the page's Python installs"""
     return {"actions": [wheel_step], "file_dep": [LIBRARY_DIGEST, ROOT / "pyproject.toml"],
             "targets": [WHEEL], "verbosity": 2}
-
 
 def task_snapshot():
     """the wheel + Pyodide -> Python's memory with chapter_lib imported, restored by the page"""
@@ -283,14 +85,12 @@ def task_snapshot():
     return {"actions": [(node_step, [script, PYODIDE.as_posix() + "/", WHEEL], {"target": SNAPSHOT})],
             "file_dep": [*PYODIDE_FILES, WHEEL, ROOT / script], "targets": [SNAPSHOT], "verbosity": 2}
 
-
 def task_first_figure():
     """Pyodide + matplotlib's wheels -> the first figure's bytecode and font cache"""
     script, figures = "tools/pipeline/figure_bytecode.mjs", ROOT / "tools/sphinx_ext/runner/figures.py"
     return {"actions": [(node_step, [script, PYODIDE.as_posix() + "/", figures], {"target": FIRST_FIGURE})],
             "file_dep": [*PYODIDE_FILES, PYODIDE_PACKAGES, ROOT / script, figures],
             "targets": [FIRST_FIGURE], "verbosity": 2}
-
 
 def task_outputs():
     """chapter_lib/ + book/*.md -> book/*.ipynb (executing only the pages whose inputs changed)"""
@@ -301,11 +101,6 @@ def task_outputs():
             "targets": [NOTEBOOKS_DIGEST, FAILED_DIGEST], "uptodate": [no_failed_page, notebooks_as_written, not force],
             "verbosity": 2}
 
-
-def diagrams_as_written() -> bool:
-    return DIAGRAMS_DIGEST.is_file() and DIAGRAMS_DIGEST.read_text() == digest_of(files(ROOT / "book" / "_diagrams"))
-
-
 def task_diagrams():
     """mermaid fences of book/*.md -> book/_diagrams/*.svg"""
     return {"actions": [diagrams_step], "file_dep": [*pages(), ROOT / "tools/pipeline/draw_diagrams.py",
@@ -313,14 +108,12 @@ def task_diagrams():
             "task_dep": ["lib"],  # a book whose library does not build rewrites nothing
             "targets": [DIAGRAMS_DIGEST], "uptodate": [diagrams_as_written], "verbosity": 2}
 
-
 def task_html():
     """everything above -> _build/html"""
     pdf = [PDF] if PDF.is_file() else []
     return {"actions": [html_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, FAILED_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf],
             "targets": [SITE / "index.html"], "verbosity": 2}
-
 
 def task_pdf():
     """the pages, their stored outputs and diagrams -> _build/pdf/chapter15.pdf"""
@@ -330,16 +123,6 @@ def task_pdf():
                          *sorted((ROOT / "tools" / "checks").glob("*.py")), *sorted((ROOT / "tools" / "browser").glob("*.py"))],
             "targets": [PDF], "verbosity": 2}
 
-
-def font_step() -> bool:
-    from tools.pipeline import diagram_font
-
-    made(DIAGRAM_FONT)
-    logging.getLogger("fontTools").setLevel(logging.ERROR)  # its notes on tables it drops, at every build
-    diagram_font.write_subset(DIAGRAM_FONT)
-    return True
-
-
 def task_diagram_font():
     """the glyphs the pages use -> the diagrams' font (a subset of Debian's DejaVu Sans)"""
     from tools.pipeline import diagram_font
@@ -348,17 +131,14 @@ def task_diagram_font():
                                                  diagram_font.SOURCE],
             "targets": [DIAGRAM_FONT], "verbosity": 2}
 
-
 def task_assets():
     """what the page's Python restores and loads, and the diagrams' font, made from the book's own files"""
     return {"actions": None, "task_dep": ["wheel", "snapshot", "first_figure", "diagram_font"]}
-
 
 def task_book():
     """`make book`: everything, for what changed (the PDF too, once an author has made one)"""
     steps = ["lib", "assets", "diagrams", "outputs", *(["pdf"] if PDF.is_file() else []), "html"]
     return {"actions": None, "task_dep": steps}
-
 
 # ---- running it --------------------------------------------------------------------------
 
@@ -392,13 +172,10 @@ class StepsReporter(ConsoleReporter):
         for message in self.runtime_errors:
             self.write(f"error: {message}\n")
 
-
 DOIT_CONFIG["reporter"] = StepsReporter
-
 
 def doit(arguments: list[str]) -> int:
     return DoitMain(ModuleTaskLoader(sys.modules[__name__])).run(arguments)
-
 
 def out_of_date() -> list[str]:
     """The artefacts whose inputs changed since they were made (doit's own status)."""
@@ -415,7 +192,6 @@ def out_of_date() -> list[str]:
             stale.append(name.strip())
     return stale
 
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv) or ["book"]
     if argv == ["status"]:
@@ -425,7 +201,6 @@ def main(argv: list[str] | None = None) -> int:
     from tools.pipeline import build_book
 
     return build_book.run_graph(argv, doit)
-
 
 if __name__ == "__main__":
     sys.exit(main())

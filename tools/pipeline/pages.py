@@ -14,6 +14,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/pipeline/pages.py -> the repository
 TOC = ROOT / "_toc.yml"
+# A page's last failed run (tools/pipeline/build_book.py): shown by the HTML preview, and the
+# page runs again while it exists; never in book/, whose stored notebook a failure leaves as it was.
+FAILED_RUNS = ROOT / "_build" / "failed"
 
 
 def shown(path: Path) -> str:

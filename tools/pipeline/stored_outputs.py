@@ -47,14 +47,11 @@ from tools.pipeline.change_report import PageRun
 from tools.pipeline.page_inputs import inputs, inputs_digest
 from tools.pipeline.myst_to_notebook import ConversionError
 from tools.pipeline.reader_notebook import draws_figures, is_added_cell, page_install_cell, reader_notebook
-from tools.pipeline.pages import BookError, shown, code_cells, notebook_pages, read_page
+from tools.pipeline.pages import FAILED_RUNS, BookError, shown, code_cells, notebook_pages, read_page
 
 DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}, "sources_sha256": ...}
 # Never an inputs digest: a notebook stored so (by an older build) is re-executed, whatever changed.
 FAILED_DIGEST = "failed"
-# A page's last failed run, kept out of book/ (tools/pipeline/build_book.py): while it exists,
-# the page is re-executed whatever changed, and the HTML preview shows it.
-FAILED_RUNS = Path(__file__).resolve().parents[2] / "_build" / "failed"
 REGENERATE = "make outputs"
 CONFIG = Path(__file__).resolve().parents[2] / "_config.yml"
 
