@@ -5,6 +5,8 @@ edit of the stored notebook) leaves the stored notebook byte for byte as it was 
 the page, the cell and the line; the failed run goes to _build/failed/ for the HTML preview.
 """
 
+import io
+
 import nbformat
 import pytest
 
@@ -107,3 +109,22 @@ def test_a_hand_edit_of_a_stored_notebook_is_named_and_kept(book):
     assert f"was edited by hand (its cells are not what was last written there); it is generated from {page}, " \
            f"code cell 2 (line 18)" in str(error.value)
     assert stored.read_text() == edited, "nothing overwritten"
+
+
+def test_warnings_about_figures_of_a_failed_page_are_counted_as_consequences(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    name: fig-drawn-later\n---\nplot()\n```\n")
+    assert build_book.figure_labels(page) == {"fig-drawn-later"}
+    shown = io.StringIO()
+    stream = build_book.ConsequenceFilter(shown, build_book.figure_labels(page))
+    stream.write("other.md:3: WARNING: undefined label: 'fig-drawn-later'\n")
+    stream.write("other.md:9: WARNING: undefined label: 'fig-a-typo'\n")
+    assert stream.held == 1 and stream.passed == 1
+    assert shown.getvalue() == "other.md:9: WARNING: undefined label: 'fig-a-typo'\n", "a real cause is still printed"
+
+
+@pytest.mark.parametrize("middle", ["import no_such_module_of_this_book"])
+def test_an_import_error_keeps_the_stored_notebook(book, middle):
+    page, _ = book
+    message, _ = fail_with(book, middle)
+    assert message == f"{page}, code cell 2 (line 18), line 19: ModuleNotFoundError: No module named 'no_such_module_of_this_book'"
