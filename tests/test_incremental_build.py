@@ -12,12 +12,11 @@ The saved-code edit is not reverted, so a stale artefact cannot hide behind a re
 
 from __future__ import annotations
 
-import filecmp
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+
+from tools.checks.clean_build_compare import differing, sources_copy
 
 pytestmark = pytest.mark.site
 
@@ -27,20 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # checkout's path; see tools/pipeline/reproducible_runtime.mjs and build_graph.py.)
 DIFFER_LEGITIMATELY: set[str] = set()
 PROBE = "\n\ndef probe_marker():\n    \"\"\"Added by tests/test_incremental_build.py.\"\"\"\n    return 'probe'\n"
-
-
-def sources_copy(source: Path, to: Path) -> Path:
-    """``source``'s sources (no environment, no builds), with what the package managers
-    installed: node_modules linked, and the files Make copies from it (Pyodide's, the editor)."""
-    shutil.copytree(source, to, ignore=shutil.ignore_patterns(
-        ".venv", "_build", "node_modules", ".git", "__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info",
-        ".ipynb_checkpoints"))
-    (to / "node_modules").symlink_to(ROOT / "node_modules")
-    for made_by_make in ["pyodide", "runner/editor.mjs"]:
-        made, target = ROOT / "_build" / "static" / made_by_make, to / "_build" / "static" / made_by_make
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
-    return to
 
 
 def graph(repository, *steps: str) -> str:
@@ -55,21 +40,6 @@ def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{path}: {old!r} not found"
     path.write_text(text.replace(old, new, 1))
-
-
-def differing(one: Path, other: Path) -> list[str]:
-    """Files present in one site only, or with other bytes, as paths relative to the site."""
-    found = []
-
-    def walk(comparison: filecmp.dircmp, prefix: str) -> None:
-        found.extend(prefix + name for name in comparison.left_only + comparison.right_only + comparison.funny_files)
-        _, mismatch, errors = filecmp.cmpfiles(comparison.left, comparison.right, comparison.common_files, shallow=False)
-        found.extend(prefix + name for name in mismatch + errors)
-        for name, sub in comparison.subdirs.items():
-            walk(sub, f"{prefix}{name}/")
-
-    walk(filecmp.dircmp(one, other), "")
-    return sorted(found)
 
 
 def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
