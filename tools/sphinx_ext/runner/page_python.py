@@ -8,8 +8,9 @@ IPython.display, names each cell in tracebacks as the reader sees it ("cell 3", 
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
 micropip, a package the page does not serve.
 """
-import builtins, importlib.util, linecache, re, sys, traceback, types
+import builtins, importlib.util, linecache, re, sys, time, traceback, types
 from pyodide.code import CodeRunner, find_imports
+from pyodide.ffi import JsException
 import _browser_run
 
 # Packages loaded on a cell's first import of them (worker.mjs, loadPackages), by the top-level
@@ -58,6 +59,10 @@ def missing_module(error):
     replaced.__traceback__ = error.__traceback__
     return replaced
 
+class PackageNotLoaded(Exception):
+    """A package this page serves could not be loaded (offline and not stored, most often):
+    worker.mjs words it in one sentence, in place of Pyodide's error for each wheel."""
+
 async def load_what_it_imports(source):
     """Load the served packages a cell imports before it runs (and the figure backend)."""
     global figures
@@ -67,7 +72,10 @@ async def load_what_it_imports(source):
         return  # compiling the cell reports it
     wanted = sorted({ON_IMPORT[name] for name in imported if name in ON_IMPORT})
     if wanted:
-        await _browser_run.load_packages(wanted)
+        try:
+            await _browser_run.load_packages(wanted)
+        except JsException as error:
+            raise PackageNotLoaded(str(error).removeprefix("Error: ")) from None
     if figures is None and "matplotlib" in wanted:
         import logging
         import matplotlib
@@ -111,6 +119,17 @@ def page_input(prompt=""):
         raise KeyboardInterrupt
     sys.stdout.write(prompt + line + "\n")
     return line
+
+_sleep = time.sleep
+
+def page_sleep(seconds):
+    """time.sleep on a cross-origin isolated page (worker.mjs puts it in place): Stop ends the
+    wait with KeyboardInterrupt, as it ends a loop, and every variable is kept."""
+    import _browser_input
+    if not isinstance(seconds, (int, float)) or seconds < 0 or seconds != seconds:
+        return _sleep(seconds)  # Python's own error for a bad argument
+    if _browser_input.sleep(float(seconds)):
+        raise KeyboardInterrupt
 
 def show(value):
     """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""

@@ -103,7 +103,8 @@ function onWorkerMessage(message) {
       sendNext();
       break;
     case "failed":
-      setStatus(`Python could not start: ${message.text}`);
+      // Offline without Python stored: the worker's one sentence says what is missing and why.
+      setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
       break;
     case "stream":
       if (cell) cell.output.add(message.name, message.text);
