@@ -32,7 +32,7 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
         # Content-Length is exactly the body size of every file and error page
         # http.server sends, so summing it gives the bytes a page load costs.
         if keyword.lower() == "content-length":
-            self.server.count_bytes(int(value))
+            self.server.count_bytes(int(value), unquote(urlsplit(self.path).path))
         super().send_header(keyword, value)
 
 
@@ -82,10 +82,18 @@ class _CountingServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self._lock = threading.Lock()
         self._bytes_served = 0
+        self._paths_served: list[tuple[str, int]] = []
 
-    def count_bytes(self, n: int) -> None:
+    def count_bytes(self, n: int, path: str = "") -> None:
         with self._lock:
             self._bytes_served += n
+            self._paths_served.append((path, n))
+
+    def take_paths_served(self) -> list[tuple[str, int]]:
+        """(URL path, body bytes) of each answer since the last call (304s are not counted)."""
+        with self._lock:
+            paths, self._paths_served = self._paths_served, []
+            return paths
 
     def take_bytes_served(self) -> int:
         """Bytes sent since the last call."""

@@ -104,7 +104,12 @@ function ask(worker, message) {
   });
 }
 
-function keepGroups(worker, groups) { worker.postMessage({ type: "keep", groups }); }
+// With the URLs this page loaded: the worker keeps those from the browser's cache, not again
+// from the network (the page was loaded before the worker controlled it).
+function keepGroups(worker, groups) {
+  const loaded = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
+  worker.postMessage({ type: "keep", groups, loaded });
+}
 
 async function sayWhatIsKept(registration) {
   const worker = registration.active;

@@ -66,18 +66,44 @@ async function fetchAndKeep(cache, path, init = { cache: "no-cache" }) {
 
 async function keptKeys(cache) { return new Set((await cache.keys()).map((request) => request.url)); }
 
+async function digestOf(bytes) {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return [...hash.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/* A file's bytes as this edition has them: from the browser's HTTP cache when the page (or a
+   run) just loaded it, at the URL it used (Sphinx adds "?v=..." to its assets), so keeping it
+   costs nothing more; from the server when the cached copy is not this edition's (its digest
+   differs). */
+async function thisEditionOf(path, loadedAt) {
+  for (const [url, mode] of [[loadedAt, "default"], [new URL(path, SCOPE).href, "default"], [new URL(path, SCOPE).href, "reload"]]) {
+    if (!url) continue;
+    const response = await fetch(url, { cache: mode });
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    const bytes = await response.arrayBuffer();
+    if (await digestOf(bytes) !== FILES[path] && mode !== "reload") continue;
+    const headers = new Headers(response.headers);
+    ["Content-Encoding", "Content-Length"].forEach((name) => headers.delete(name));  // (the bytes are decoded)
+    return new Response(bytes, { status: 200, headers });
+  }
+}
+
 /* The files of these groups not in the cache yet, a few at a time (a static host limits
-   parallel requests). Fails on the first file the browser refuses to store. */
-async function keepGroups(names) {
+   parallel requests). loaded: URLs the asking page already loaded. Fails on the first file
+   the browser refuses to store. */
+async function keepGroups(names, loaded = []) {
   const cache = await caches.open(CACHE);
   const kept = await keptKeys(cache);
+  const loadedAt = {};
+  for (const url of loaded) {
+    const path = pathOf(new URL(url));
+    if (path !== null) loadedAt[path] = url;
+  }
   const missing = names.flatMap((name) => Object.keys(GROUPS[name].files)).filter((path) => !kept.has(keyOf(path)));
   const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
     while (missing.length) {
       const path = missing.pop();
-      const response = await fetch(new URL(path, SCOPE), { cache: "no-cache" });
-      if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
-      await cache.put(keyOf(path), response);  // (a refusal rejects: said to the page)
+      await cache.put(keyOf(path), await thisEditionOf(path, loadedAt[path]));  // (a refusal rejects: said to the page)
     }
   });
   await Promise.all(workers);
@@ -135,7 +161,7 @@ self.addEventListener("message", (event) => {
     event.waitUntil(whatIsKept().then((report) => event.ports[0].postMessage(report)));
   } else if (message && message.type === "keep") {
     const names = message.groups.filter((name) => name in GROUPS);
-    event.waitUntil(keepGroups(names).then(
+    event.waitUntil(keepGroups(names, message.loaded || []).then(
       async () => tellPages({ type: "kept", groups: names, report: await whatIsKept() }),
       async (error) => tellPages({ type: "not-kept", groups: names, reason: String(error && error.name || error) }),
     ));

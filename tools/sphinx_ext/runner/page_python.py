@@ -99,7 +99,13 @@ async def load_what_it_imports(source):
 class InputNotAvailable(Exception):
     """input() in the page: there is no keyboard for Python to read from here."""
 
+RELOAD_ISOLATES = False  # worker.mjs: a reload of this page would let input() read the keyboard
+
 def no_input(prompt=""):
+    if RELOAD_ISOLATES:
+        raise InputNotAvailable(
+            "input() cannot read what you type in this page until it is reloaded: reload the page "
+            "(your edits are kept) and input() shows a field under the cell for your answer.")
     raise InputNotAvailable(
         "input() cannot read what you type in this page: Python runs in the page without "
         "a keyboard to read from. Put the value in the code instead (for example "

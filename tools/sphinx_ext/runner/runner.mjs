@@ -231,7 +231,8 @@ function stop() {
   state.interrupted = null;
   state.notice = (didNotStop ? "The cell did not stop within 2 s. " : "") +
     "Stopped. Python was restarted, so everything earlier cells defined is lost; " +
-    "running a cell runs the cells above it again first (not the stopped one).";
+    "running a cell runs the cells above it again first (not the stopped one)." +
+    (reloadIsolates() ? RELOAD_FOR_STOP : "");
   startWorker();
   setStatus("Starting Python again…");
   if (!focused || focused === document.body || state.floating.contains(focused)) {
@@ -247,8 +248,18 @@ function stop() {
 const INTERRUPT_GRACE_MS = 2000;
 const SIGINT = 2;
 
+// A page the book's service worker controls but that was loaded before it existed (a first
+// visit): a reload makes it cross-origin isolated, and Stop and input() complete.
+const reloadIsolates = () => !self.crossOriginIsolated && "serviceWorker" in navigator
+  && navigator.serviceWorker.controller !== null;
+const RELOAD_FOR_STOP = " Reload the page for a Stop that keeps Python and your variables (from its second " +
+  "load this page can interrupt Python; your edits are kept).";
+
 function interruptBuffer(worker) {
-  if (!self.crossOriginIsolated) return null;
+  if (!self.crossOriginIsolated) {
+    if (reloadIsolates()) worker.postMessage({ type: "reload-isolates" });
+    return null;
+  }
   const buffer = new Int32Array(new SharedArrayBuffer(4));
   state.input = inputBuffer();  // input() that reads what the reader types (input.mjs)
   worker.postMessage({ type: "shared-buffers", interrupt: buffer, input: state.input });

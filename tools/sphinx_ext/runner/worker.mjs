@@ -294,6 +294,8 @@ self.onmessage = (event) => {
     return;
   }
   if (type === "shared-buffers") useSharedBuffers(event.data);
+  // input() then says that a reload of the page makes it read what the reader types.
+  if (type === "reload-isolates") ready.then(({ pyodide }) => pyodide.runPython("RELOAD_ISOLATES = True"));
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;
