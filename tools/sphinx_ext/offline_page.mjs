@@ -192,4 +192,5 @@ async function register() {
   window.addEventListener("online", () => registration.update().catch(() => {}));
 }
 
-register();
+// (Site data refused: reading navigator.serviceWorker itself may throw; the book is then online.)
+register().catch(() => say("unavailable"));

@@ -28,11 +28,14 @@ function timing(step, at = now()) {
 // worker controlled it, so its files went past it. Asked again, they come from the HTTP cache.
 const SITE_ROOT = new URL("../../", import.meta.url).href;
 function keepForOffline(groups) {
-  if (!("serviceWorker" in navigator)) return;
-  navigator.serviceWorker.getRegistration(SITE_ROOT)
-    .then((registration) => registration && registration.active
-      && registration.active.postMessage({ type: "keep", groups }))
-    .catch(() => {}); // no worker (refused, a file:// page): nothing is kept, as before
+  try {
+    navigator.serviceWorker.getRegistration(SITE_ROOT)
+      .then((registration) => registration && registration.active
+        && registration.active.postMessage({ type: "keep", groups }))
+      .catch(() => {});
+  } catch (error) {
+    // no worker (refused, site data blocked, a file:// page): nothing is kept, as before
+  }
 }
 
 function rememberStarted() {

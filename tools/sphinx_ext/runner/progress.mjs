@@ -44,6 +44,7 @@ export class Progress {
     this.entry = { v: 1, total: 0, done: {} };
     this.listeners = [];
     try {
+      if (window.bookStorageRefused) throw new DOMException("storage refused", "SecurityError");  // (layout.html)
       this.storage = window.localStorage;
       this.storage.getItem(this.key);  // (blocked storage throws here, not later)
     } catch (error) {

@@ -250,8 +250,13 @@ const SIGINT = 2;
 
 // A page the book's service worker controls but that was loaded before it existed (a first
 // visit): a reload makes it cross-origin isolated, and Stop and input() complete.
-const reloadIsolates = () => !self.crossOriginIsolated && "serviceWorker" in navigator
-  && navigator.serviceWorker.controller !== null;
+function reloadIsolates() {
+  try {
+    return !self.crossOriginIsolated && navigator.serviceWorker.controller !== null;
+  } catch (error) {
+    return false;  // no service worker here (refused, site data blocked)
+  }
+}
 const RELOAD_FOR_STOP = " Reload the page for a Stop that keeps Python and your variables (from its second " +
   "load this page can interrupt Python; your edits are kept).";
 
