@@ -74,10 +74,10 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
     page.wait_for_function("() => document.documentElement.dataset.pageScripts === 'loaded'")
     assert page.evaluate("() => matchMedia('(hover: none)').matches"), "the phone is not emulated as a touch screen"
     # The contents open and close by touch, and leave no tooltip behind (it took the taps on "Run").
-    page.locator(".article-header-buttons .primary-toggle, button.primary-toggle").first.tap()
-    page.wait_for_timeout(500)
-    page.keyboard.press("Escape")
-    page.locator("main h1").first.tap()
+    page.locator(".bd-header-article .primary-toggle").tap()
+    page.locator("ul.current.bd-sidenav").first.wait_for(state="visible")
+    page.mouse.click(PHONE["width"] - 20, PHONE["height"] // 2)  # a tap outside closes them
+    page.locator("ul.current.bd-sidenav").first.wait_for(state="hidden")
     page.wait_for_timeout(500)
     tooltips = page.evaluate("() => [...document.querySelectorAll('.tooltip')].filter((t) => t.getClientRects().length"
                              " && getComputedStyle(t).display !== 'none').length")
