@@ -213,3 +213,25 @@ def test_two_copies_of_the_book_on_one_host_never_see_each_others_edition(browse
     page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.wait_for_timeout(1000)
     assert page.locator(".offline-new-edition").count() == 0
+
+
+def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_ran_for(browser_at):
+    served, new_context = browser_at()  # no service worker: Stop restarts Python
+    page = new_context().new_page()
+    page.goto(served.url(PAGE))
+    start_runner(page)
+    for number in (1, 2):
+        type_in_cell(page, number, "while True:\n    pass")
+    page.keyboard.press("Escape")
+    page.locator("div.cell").nth(0).get_by_role("button", name="Run cell 1").click()
+    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function(JS_IDLE, timeout=READY_MS)
+    assert "Stopped cell 1. Python was restarted" in page.locator(".browser-run-status").text_content()
+    # Cell 3 runs cell 2 first (cell 1 was stopped: skipped); Stop names cell 2, for cell 3.
+    page.locator("div.cell").nth(2).get_by_role("button", name="Run cell 3").click()
+    page.wait_for_function("() => window.browserRun.cells[1].element.dataset.runState === 'running'")
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.wait_for_function(JS_IDLE, timeout=READY_MS)
+    status = page.locator(".browser-run-status").text_content()
+    assert "Stopped cell 2, run first for cell 3." in status, status
