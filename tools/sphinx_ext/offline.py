@@ -36,9 +36,12 @@ import gzip
 import hashlib
 import html
 import json
+import mimetypes
 import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
+
+from tools.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
 
 HERE = Path(__file__).parent
 WORKER_SOURCE = HERE / "offline_sw.js"
@@ -52,8 +55,6 @@ KEEPABLE = ("pages", "python", "figures", "pdf", "notebooks")
 # A quoted string or a CSS url(...): the candidates for a file a page or its assets load.
 REFERENCE = re.compile(r"""["']([^"'\s<>(){}]+)["']|url\(\s*([^)"'\s]+)\s*\)""")
 FOLLOWED = (".html", ".css", ".js", ".mjs")  # files whose references are followed
-COMPRESSED_SUFFIXES = (".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".py", ".ipynb", ".md",
-                       ".inv", ".map", ".xml")
 
 
 def digest(path: Path) -> str:
@@ -61,9 +62,13 @@ def digest(path: Path) -> str:
 
 
 def transfer_bytes(path: Path) -> int:
-    """What a static host that compresses text (GitHub Pages) sends for this file."""
+    """What a static host that compresses text (GitHub Pages) sends for this file: the rule
+    the benchmarks' server follows (tools/browser/local_site.py), so the size the footer
+    states is the size `make bench-run` counts."""
     data = path.read_bytes()
-    return len(gzip.compress(data, compresslevel=6, mtime=0)) if path.suffix in COMPRESSED_SUFFIXES else len(data)
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    compressed = content_type.startswith(COMPRESSED_TYPES) or path.name.endswith(COMPRESSED_SUFFIXES)
+    return len(gzip.compress(data, compresslevel=6, mtime=0)) if compressed else len(data)
 
 
 def site_files(outdir: Path) -> dict[str, str]:
