@@ -653,3 +653,28 @@ def test_the_pages_workflow_runs_only_what_the_tests_run():
         if step.get("uses", "").startswith("actions/upload-pages-artifact")
     ]
     assert uploads == ["_build/html"], f"the workflow publishes {uploads}, not what `make html` builds"
+
+
+# A figure JupyterLab would draw from the chapter's mermaid source left to right, too small to
+# read (15.9's trust boundaries: 941 x 119 px, labels about 7 px high); the reader's notebook
+# shows our drawing beside it (tools/pipeline/myst_to_notebook.py), read here at 1400 px.
+SMALLEST_DIAGRAM_LABEL_PX = 11  # as tests/test_diagram_legibility.py asks of the HTML
+MERMAID_FONT_PX = 16  # the drawings' labels, in the drawing's own units (draw_diagrams.py)
+
+
+def test_jupyterlab_shows_each_wide_diagram_readably_at_1400_px(lab, browser):
+    from tools.pipeline.draw_diagrams import book_diagrams, drawn_top_to_bottom
+
+    turned = [d for d in book_diagrams() if drawn_top_to_bottom(d.code)]
+    assert turned, "no diagram is drawn top to bottom: nothing to check"
+    pages = sorted({d.where.split(",")[0] for d in turned})
+    page = browser
+    for md in pages:
+        panel = open_in_jupyterlab(page, lab, md.replace(".md", ".ipynb"))
+        drawing = panel.locator(".jp-MarkdownCell img[alt*='drawn top to bottom']").first
+        drawing.scroll_into_view_if_needed(timeout=NOTEBOOK_OPEN_TIMEOUT_MS)
+        page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=drawing.element_handle())
+        scale = drawing.evaluate("(img) => img.getBoundingClientRect().width / img.naturalWidth")
+        page.screenshot(path=str(OUT / f"jupyterlab-{Path(md).stem}-diagram.png"))
+        assert MERMAID_FONT_PX * scale >= SMALLEST_DIAGRAM_LABEL_PX, (
+            f"{md}: the drawing's labels are {MERMAID_FONT_PX * scale:.1f} px high in JupyterLab at 1400 px")

@@ -23,7 +23,7 @@ MyST in book/X.md                           in the reader's notebook
 ```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it; beside a
                                             figure the HTML draws top to bottom (too wide left
                                             to right: tools/pipeline/draw_diagrams.py), our
-                                            drawing of it, as a cell attachment
+                                            drawing of it (book/_diagrams/, by its path)
 ``(label)=``, ``% comment``                 dropped (they render as nothing in the HTML)
 ==========================================  ==================================================
 
@@ -38,7 +38,6 @@ caption and reference cells) is assembled by tools/pipeline/reader_notebook.py.
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from dataclasses import dataclass, field
@@ -178,7 +177,6 @@ class Context:
     page: Path
     cell: int  # 1-based rank of the cell in the .md notebook
     cited: list[str] = field(default_factory=list)
-    attachments: dict = field(default_factory=dict)  # the cell's attachments (our drawings)
 
     def error(self, message: str) -> ConversionError:
         return ConversionError(f"{shown(self.page)}, cell {self.cell}: {message}")
@@ -266,17 +264,11 @@ def convert_directive(name: str, argument: str, body: str, ctx: Context) -> str:
 
 
 def attach_drawing(code: str, number: str, ctx: Context) -> str:
-    """Our build-time drawing of a diagram (book/_diagrams, tools/pipeline/draw_diagrams.py) as
-    an attachment of the cell, and the markdown that shows it. An <img> of an SVG whose width
-    is 100% has no size of its own, so the copy gets its drawn size; its labels are in the
-    book's diagram font, measured in DejaVu Sans (the font it subsets), named as a fallback."""
-    svg = Diagram("", code).svg_path.read_text(encoding="utf-8").split("\n", 1)[1]
-    width, height = re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"', svg).groups()
-    svg = re.sub(r'^<svg([^>]*?) width="100%"', rf'<svg\1 width="{width}" height="{height}"', svg, count=1)
-    svg = svg.replace('font-family:"Diagram Sans",', 'font-family:"Diagram Sans","DejaVu Sans",')
-    name = f"{number.lower().replace(' ', '-')}.svg"
-    ctx.attachments[name] = {"image/svg+xml": base64.b64encode(svg.encode()).decode()}
-    return f"![{number}, drawn top to bottom as in the HTML book and the PDF](attachment:{name})"
+    """Markdown that shows our build-time drawing of a diagram (book/_diagrams, committed beside
+    the notebooks; tools/pipeline/draw_diagrams.py), by its path from the notebook: JupyterLab
+    serves it as a file (an SVG as a cell attachment is dropped by its sanitizer)."""
+    svg = Diagram("", code).svg_path
+    return f"![{number}, drawn top to bottom as in the HTML book and the PDF]({svg.parent.name}/{svg.name})"
 
 
 def convert_title(text: str, ctx: Context) -> str:

@@ -173,8 +173,6 @@ def reader_cells(md: Path, nb) -> list:
         cell = copy.deepcopy(cell)
         if cell.cell_type == "markdown":
             cell.source = convert_markdown(cell.source, ctx).strip("\n")
-            if ctx.attachments:
-                cell.attachments = ctx.attachments
             cells.append(cell)
             continue
         if cell.cell_type != "code":
