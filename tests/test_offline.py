@@ -101,6 +101,8 @@ def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(s
 
     context.set_offline(False)
     keep = page.locator("button.offline-keep-all")
+    page.locator(".offline-storage").scroll_into_view_if_needed()
+    page.screenshot(path=str(ROOT / "_build" / "offline-keep-control.png"))
     assert re.fullmatch(r"Keep this book for offline use \(\d+\.\d MB\)", keep.text_content())
     keep.click()
     page.wait_for_function("() => /^This book is kept/.test(document.querySelector('.offline-storage').textContent)"
@@ -156,6 +158,15 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     offline.write_worker(copy)
     page.reload()
     assert "(new edition)" not in page.locator("main h1").first.inner_text(), "the page changed under the reader"
+    page.wait_for_function(JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
+    # Below the header, so it hides neither the header's buttons nor the title; "Not now" dismisses
+    # it until the next load.
+    box = page.locator(".offline-new-edition").bounding_box()
+    header = page.locator(".bd-header-article").bounding_box()
+    assert box["y"] >= header["y"] + header["height"], (box, header)
+    page.get_by_role("button", name="Not now").click()
+    assert page.locator(".offline-new-edition").count() == 0
+    page.reload()
     page.wait_for_function(JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
     notice = page.get_by_role("button", name="Open the new edition")
     with page.expect_navigation(timeout=30_000):

@@ -235,3 +235,19 @@ def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_r
     page.wait_for_function(JS_IDLE, timeout=READY_MS)
     status = page.locator(".browser-run-status").text_content()
     assert "Stopped cell 2, run first for cell 3." in status, status
+
+
+def test_on_a_first_visit_input_says_a_reload_makes_it_read_the_keyboard(browser_at):
+    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+
+    served, new_context = browser_at()
+    page = new_context(service_workers="allow").new_page()
+    page.goto(served.url(PAGE))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)  # the worker controls the page now
+    assert page.evaluate("() => self.crossOriginIsolated") is False
+    start_runner(page)
+    type_in_cell(page, 1, 'name = input("Name? ")')
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    error = dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
+    assert "until it is reloaded" in error and "reload the page" in error, error
