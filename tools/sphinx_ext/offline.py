@@ -140,15 +140,17 @@ def group_of(relative: str, loaded_by_pages: set[str]) -> str:
 
 
 def groups(outdir: Path) -> dict[str, dict]:
-    """{group: {"files": {path: digest}, "bytes": transfer size}} for every file of the site."""
+    """{group: {"files": {path: digest}, "sizes": {path: transfer size}, "bytes": their sum}}
+    for every file of the site."""
     files = site_files(outdir)
     pages = [name for name in files if is_page(name)]
     loaded_by_pages = referenced(outdir, set(files), pages)
-    result = {name: {"files": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
+    result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
     for relative, file_digest in files.items():
         group = result[group_of(relative, loaded_by_pages)]
         group["files"][relative] = file_digest
-        group["bytes"] += transfer_bytes(outdir / relative)
+        group["sizes"][relative] = transfer_bytes(outdir / relative)
+        group["bytes"] += group["sizes"][relative]
     return result
 
 

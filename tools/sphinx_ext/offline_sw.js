@@ -18,7 +18,7 @@
    - offline, a page outside the book gets the book's own offline page;
    - activate: files of an earlier edition are dropped. A new edition waits until the reader
      accepts it (the page posts "take-new-edition"), so an open page never changes under them. */
-const GROUPS = __GROUPS__;          // {group: {files: {site-relative path: digest}, bytes}}
+const GROUPS = __GROUPS__;          // {group: {files: {site-relative path: digest}, sizes: {path: bytes}, bytes}}
 const KEEPABLE = __KEEPABLE__;      // the groups "Keep this book for offline use" keeps
 const OFFLINE_PAGE = __OFFLINE_PAGE__;
 const FILES = Object.assign({}, ...Object.values(GROUPS).map((group) => group.files));
@@ -115,10 +115,10 @@ async function whatIsKept() {
   const report = {};
   for (const [name, group] of Object.entries(GROUPS)) {
     const paths = Object.keys(group.files);
-    const have = paths.filter((path) => kept.has(keyOf(path))).length;
-    // Bytes of the group still to fetch, in proportion (the build gives each group's total).
-    report[name] = { kept: have, files: paths.length, bytes: group.bytes,
-                     missingBytes: paths.length ? Math.round(group.bytes * (1 - have / paths.length)) : 0 };
+    const missing = paths.filter((path) => !kept.has(keyOf(path)));
+    // What the missing files cost, as the host sends them (the build measured each).
+    report[name] = { kept: paths.length - missing.length, files: paths.length, bytes: group.bytes,
+                     missingBytes: missing.reduce((sum, path) => sum + group.sizes[path], 0) };
   }
   return report;
 }
