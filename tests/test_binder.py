@@ -467,16 +467,17 @@ def test_jupyterlab_shows_the_readers_notebook_with_notes_and_citations(lab, bro
     panel = open_in_jupyterlab(page, lab, NOTE_PAGE)
     wait_until_idle_and_painted(page)
     titles = panel.locator(".jp-RenderedMarkdown blockquote > p:first-child > strong")
-    expect(titles.filter(has_text="In the interview")).to_have_count(1)
-    expect(titles.filter(has_text="Landscape 2026")).to_have_count(1)
-    citation = panel.locator('.jp-RenderedMarkdown a[href="#references"]', has_text="Zou et al. 2025")
+    # A note and a tip, told apart by their kind's word (the HTML, by colour and icon).
+    expect(titles.filter(has_text="Tip: In the interview")).to_have_count(1)
+    expect(titles.filter(has_text="Note: Landscape 2026")).to_have_count(1)
+    citation = panel.locator('.jp-RenderedMarkdown a[href="#ref-zou2025poisonedrag"]', has_text="Zou et al. 2025")
     expect(citation).to_have_count(1)
     expect(panel.locator(".jp-RenderedMarkdown h2", has_text="References")).to_have_count(1)
     expect(panel.locator(".jp-RenderedMarkdown em", has_text=re.compile(r"^Figure 15\.5: Where must"))).to_have_count(1)
     assert_reads_like_the_book(page, panel, NOTE_PAGE)
     citation.scroll_into_view_if_needed()
-    citation.click()  # the citation leads to the work it cites
-    expect(panel.locator(".jp-RenderedMarkdown h2", has_text="References")).to_be_in_viewport()
+    citation.click()  # the citation leads to the work it cites: its own entry
+    expect(panel.locator(".jp-RenderedMarkdown li", has_text="PoisonedRAG")).to_be_in_viewport()
     citation.scroll_into_view_if_needed()
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     page.screenshot(path=OUT / "jupyterlab-15_09-citation.png")

@@ -100,7 +100,7 @@ def test_a_returning_reader_opens_a_figure_page_without_downloading_matplotlib(s
     page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
     page.wait_for_function(JS_IDLE, timeout=RUN_MS)
-    page.wait_for_function("() => /: the pages and the search, Python\./.test("
+    page.wait_for_function(r"() => /: the pages and the search, Python\./.test("
                            "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
     served.server.take_paths_served()  # (what the run kept is kept: nothing more from here on)
     page.goto(served.url(FIGURE_PAGE))

@@ -98,11 +98,11 @@ JS_SOLUTIONS_AT_THE_BACK = """(pageTargets) => {
     const walker = document.createTreeWalker(document.querySelector('article') || document.body, NodeFilter.SHOW_TEXT);
     let intro = null;
     for (let node = walker.nextNode(); node && !intro; node = walker.nextNode()) {
-        if (node.data.replace(/\s+/g, ' ').includes(screen)) intro = node;
+        if (node.data.replace(/\\s+/g, ' ').includes(screen)) intro = node;
     }
     if (!intro) throw new Error(`15.11's introduction no longer says "${screen}": `
         + 'say how it reads in print in tools/pipeline/print_solutions.py');
-    const text = intro.data.replace(/\s+/g, ' ');
+    const text = intro.data.replace(/\\s+/g, ' ');
     const at = text.indexOf(screen);
     const printed = document.createElement('span');
     printed.className = 'print-intro';
