@@ -251,3 +251,18 @@ def test_on_a_first_visit_input_says_a_reload_makes_it_read_the_keyboard(browser
     page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     error = dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
     assert "until it is reloaded" in error and "reload the page" in error, error
+
+
+def test_on_a_phone_the_folds_and_the_footers_controls_are_large_enough(browser_at):
+    served, new_context = browser_at()
+    page = new_context(viewport=PHONE, has_touch=True, is_mobile=True, service_workers="allow").new_page()
+    page.goto(served.url(EXERCISES))
+    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    page.locator(".offline-storage button").first.wait_for()
+    assert page.locator(".toggle.admonition .admonition-title").count() >= len(book_shape.exercise_numbers())
+    small = page.evaluate("""(min) => [...document.querySelectorAll(
+            '.toggle.admonition .admonition-title, .offline-storage button, details.sd-dropdown > summary')]
+        .filter((e) => e.getClientRects().length)
+        .map((e) => [e.textContent.trim().slice(0, 40), e.getBoundingClientRect().height])
+        .filter(([, height]) => height < min - 0.5)""", TOUCH_TARGET_PX)
+    assert small == [], small
