@@ -259,9 +259,9 @@ def test_on_a_phone_the_folds_and_the_footers_controls_are_large_enough(browser_
     page.goto(served.url(EXERCISES))
     page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.locator(".offline-storage button").first.wait_for()
-    assert page.locator(".toggle.admonition .admonition-title").count() >= len(book_shape.exercise_numbers())
+    assert page.locator("details.admonition.hide > summary").count() >= len(book_shape.exercise_numbers())
     small = page.evaluate("""(min) => [...document.querySelectorAll(
-            '.toggle.admonition .admonition-title, .offline-storage button, details.sd-dropdown > summary')]
+            'details.admonition.hide > summary, .offline-storage button, details.sd-dropdown > summary')]
         .filter((e) => e.getClientRects().length)
         .map((e) => [e.textContent.trim().slice(0, 40), e.getBoundingClientRect().height])
         .filter(([, height]) => height < min - 0.5)""", TOUCH_TARGET_PX)
