@@ -467,16 +467,17 @@ def test_jupyterlab_shows_the_readers_notebook_with_notes_and_citations(lab, bro
     panel = open_in_jupyterlab(page, lab, NOTE_PAGE)
     wait_until_idle_and_painted(page)
     titles = panel.locator(".jp-RenderedMarkdown blockquote > p:first-child > strong")
-    expect(titles.filter(has_text="In the interview")).to_have_count(1)
-    expect(titles.filter(has_text="Landscape 2026")).to_have_count(1)
-    citation = panel.locator('.jp-RenderedMarkdown a[href="#references"]', has_text="Zou et al. 2025")
+    # A note and a tip, told apart by their kind's word (the HTML, by colour and icon).
+    expect(titles.filter(has_text="Tip: In the interview")).to_have_count(1)
+    expect(titles.filter(has_text="Note: Landscape 2026")).to_have_count(1)
+    citation = panel.locator('.jp-RenderedMarkdown a[href="#ref-zou2025poisonedrag"]', has_text="Zou et al. 2025")
     expect(citation).to_have_count(1)
     expect(panel.locator(".jp-RenderedMarkdown h2", has_text="References")).to_have_count(1)
     expect(panel.locator(".jp-RenderedMarkdown em", has_text=re.compile(r"^Figure 15\.5: Where must"))).to_have_count(1)
     assert_reads_like_the_book(page, panel, NOTE_PAGE)
     citation.scroll_into_view_if_needed()
-    citation.click()  # the citation leads to the work it cites
-    expect(panel.locator(".jp-RenderedMarkdown h2", has_text="References")).to_be_in_viewport()
+    citation.click()  # the citation leads to the work it cites: its own entry
+    expect(panel.locator(".jp-RenderedMarkdown li", has_text="PoisonedRAG")).to_be_in_viewport()
     citation.scroll_into_view_if_needed()
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     page.screenshot(path=OUT / "jupyterlab-15_09-citation.png")
@@ -653,3 +654,28 @@ def test_the_pages_workflow_runs_only_what_the_tests_run():
         if step.get("uses", "").startswith("actions/upload-pages-artifact")
     ]
     assert uploads == ["_build/html"], f"the workflow publishes {uploads}, not what `make html` builds"
+
+
+# A figure JupyterLab would draw from the chapter's mermaid source left to right, too small to
+# read (15.9's trust boundaries: 941 x 119 px, labels about 7 px high); the reader's notebook
+# shows our drawing beside it (tools/pipeline/myst_to_notebook.py), read here at 1400 px.
+SMALLEST_DIAGRAM_LABEL_PX = 11  # as tests/test_diagram_legibility.py asks of the HTML
+MERMAID_FONT_PX = 16  # the drawings' labels, in the drawing's own units (draw_diagrams.py)
+
+
+def test_jupyterlab_shows_each_wide_diagram_readably_at_1400_px(lab, browser):
+    from tools.pipeline.draw_diagrams import book_diagrams, drawn_top_to_bottom
+
+    turned = [d for d in book_diagrams() if drawn_top_to_bottom(d.code)]
+    assert turned, "no diagram is drawn top to bottom: nothing to check"
+    pages = sorted({d.where.split(",")[0] for d in turned})
+    page = browser
+    for md in pages:
+        panel = open_in_jupyterlab(page, lab, md.replace(".md", ".ipynb"))
+        drawing = panel.locator(".jp-MarkdownCell img[alt*='drawn top to bottom']").first
+        drawing.scroll_into_view_if_needed(timeout=NOTEBOOK_OPEN_TIMEOUT_MS)
+        page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=drawing.element_handle())
+        scale = drawing.evaluate("(img) => img.getBoundingClientRect().width / img.naturalWidth")
+        page.screenshot(path=str(OUT / f"jupyterlab-{Path(md).stem}-diagram.png"))
+        assert MERMAID_FONT_PX * scale >= SMALLEST_DIAGRAM_LABEL_PX, (
+            f"{md}: the drawing's labels are {MERMAID_FONT_PX * scale:.1f} px high in JupyterLab at 1400 px")

@@ -36,17 +36,17 @@ def test_plain_commonmark_is_kept_line_for_line():
 def test_a_parenthetical_citation_names_authors_and_year_and_links_the_references():
     ctx = convert.Context(PAGE, 3)
     out = convert.convert_markdown("text {cite:p}`zou2025poisonedrag`.", ctx)
-    assert out == "text ([Zou et al. 2025](#references))."
+    assert out == "text ([Zou et al. 2025](#ref-zou2025poisonedrag))."
     assert ctx.cited == ["zou2025poisonedrag"]
 
 
 def test_a_textual_citation_puts_the_year_in_brackets():
-    assert md("{cite:t}`liu2024lost` show") == "[Liu et al.](#references) (2024) show"
+    assert md("{cite:t}`liu2024lost` show") == "[Liu et al.](#ref-liu2024lost) (2024) show"
 
 
 def test_a_citation_of_two_works_lists_both():
     assert md("{cite:p}`asai2024selfrag,yan2024crag`") == (
-        "([Asai et al. 2024](#references); [Yan et al. 2024](#references))")
+        "([Asai et al. 2024](#ref-asai2024selfrag); [Yan et al. 2024](#ref-yan2024crag))")
 
 
 def test_an_unknown_citation_key_names_page_and_cell():
@@ -65,10 +65,17 @@ def test_figures_are_numbered_through_the_book_in_reading_order():
         "Figure 15.1", "Figure 15.2", "Figure 15.5"]
 
 
-def test_an_admonition_is_a_blockquote_with_a_bold_title():
+def test_an_admonition_is_a_blockquote_with_a_bold_title_after_its_kind():
     text = "```{admonition} In the interview\n:class: tip\n\nQ. Why {cite:p}`liu2024lost`?\n\nA. Because.\n```"
     assert md(text) == (
-        "> **In the interview**\n>\n> Q. Why ([Liu et al. 2024](#references))?\n>\n> A. Because.")
+        "> **Tip: In the interview**\n>\n> Q. Why ([Liu et al. 2024](#ref-liu2024lost))?\n>\n> A. Because.")
+
+
+def test_a_note_and_a_tip_are_told_apart():
+    note = md("```{admonition} Landscape\n:class: note\n\nText.\n```")
+    tip = md("```{admonition} Landscape\n:class: tip\n\nText.\n```")
+    assert note.startswith("> **Note: Landscape**") and tip.startswith("> **Tip: Landscape**")
+    assert md("```{admonition} Plain\n\nText.\n```").startswith("> **Plain**")
 
 
 def test_a_named_admonition_takes_its_name_as_title():
@@ -148,10 +155,12 @@ def test_the_references_cell_lists_the_works_cited_on_the_page_in_the_html_style
     references = assemble.reader_cells(PAGE, notebook(text))[-1]
     assert references.source == (
         '<a id="references"></a>\n\n## References\n\n'
-        "- Asai, Akari, Zeqiu Wu, Yizhong Wang, Avirup Sil, and Hannaneh Hajishirzi. 2024. “Self-RAG: Learning "
+        '- <a id="ref-asai2024selfrag"></a>'
+        "Asai, Akari, Zeqiu Wu, Yizhong Wang, Avirup Sil, and Hannaneh Hajishirzi. 2024. “Self-RAG: Learning "
         "to Retrieve, Generate, and Critique Through Self-Reflection.” *International Conference on Learning "
         "Representations*.\n"
-        "- Zou, Wei, Runpeng Geng, Binghui Wang, and Jinyuan Jia. 2025. “PoisonedRAG: Knowledge Corruption "
+        '- <a id="ref-zou2025poisonedrag"></a>'
+        "Zou, Wei, Runpeng Geng, Binghui Wang, and Jinyuan Jia. 2025. “PoisonedRAG: Knowledge Corruption "
         "Attacks to Retrieval-Augmented Generation of Large Language Models.” *USENIX Security Symposium*.")
 
 
@@ -247,8 +256,12 @@ def test_every_figure_has_its_caption_and_every_citation_its_reference():
         nb = reader(md)
         for cell in nb.cells:
             captions.update((m, md.stem) for m in re.findall(r"^\*(Figure 15\.\d+):", cell.source, re.M))
-        links = sum(c.source.count("](#references)") for c in nb.cells)
+        links = sum(len(re.findall(r"\]\(#ref-[\w-]+\)", c.source)) for c in nb.cells)
         cited += links
+        # Each citation lands on its own entry of the References cell.
+        anchors = {m for c in nb.cells for m in re.findall(r'<a id="(ref-[\w-]+)"></a>', c.source)}
+        targets = {m for c in nb.cells for m in re.findall(r"\]\(#(ref-[\w-]+)\)", c.source)}
+        assert targets <= anchors, f"{md.stem}: citations without an entry: {sorted(targets - anchors)}"
         has_references = any("\n## References\n" in c.source for c in nb.cells)
         assert has_references == bool(links), md.stem
     assert sorted(captions, key=lambda c: int(c.split(".")[-1])) == list(book_shape.figures().values())
@@ -290,7 +303,7 @@ def test_the_worked_solutions_are_folded_and_the_answers_closed():
 
 HTML_CITATION = re.compile(r'<span class="bibtex-citation"[^>]*>(.*?)</span>', re.S)
 HTML_FIGURE_NUMBER = re.compile(r'<span class="caption-number">(.*?)</span>')
-NOTEBOOK_CITATION = re.compile(r"\((?:\[[^\]]+\]\(#references\)(?:; )?)+\)")
+NOTEBOOK_CITATION = re.compile(r"\((?:\[[^\]]+\]\(#ref-[\w-]+\)(?:; )?)+\)")
 
 
 def plain(html_text: str) -> str:
@@ -302,7 +315,7 @@ def plain(html_text: str) -> str:
 def test_citations_and_figure_numbers_read_as_in_the_html(site, md):
     html_page = (site / md.relative_to(ROOT).with_suffix(".html")).read_text()
     text = "\n".join(c.source for c in reader(md).cells if c.cell_type == "markdown")
-    in_notebook = [re.sub(r"\[([^\]]+)\]\(#references\)", r"\1", m.group(0)) for m in NOTEBOOK_CITATION.finditer(text)]
+    in_notebook = [re.sub(r"\[([^\]]+)\]\(#ref-[\w-]+\)", r"\1", m.group(0)) for m in NOTEBOOK_CITATION.finditer(text)]
     assert in_notebook == [plain(c) for c in HTML_CITATION.findall(html_page)]
     numbers = re.findall(r"^\*(Figure 15\.\d+):", text, re.M)
     assert numbers == [plain(n) for n in HTML_FIGURE_NUMBER.findall(html_page)]

@@ -135,7 +135,9 @@ def test_scripts_run_after_the_first_paint_and_the_theme_is_set_before(browser_o
     from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
 
     served, browser = browser_on_site
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
+    # (No service worker: the book's would answer the second page's scripts from its cache,
+    # past the route that stops copybutton.js.)
+    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark", service_workers="block")
     context.add_init_script("""document.addEventListener("DOMContentLoaded", () => {
         window.atContentLoaded = {theme: document.documentElement.dataset.theme,
                                   bootstrap: typeof window.bootstrap,

@@ -513,6 +513,28 @@ def test_the_contents_list_gives_each_section_its_page(pdf, page_texts):
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_contents_list_names_the_solutions_with_their_page(pdf, page_texts):
+    """The solutions at the back of 15.11 are in the printed contents, as in the bookmarks."""
+    bookmarks = dict(outline_pages(pdf.read_bytes()))
+    contents = "\n".join(page_texts[:2])
+    listed = re.search(r"Solutions to the exercises\s+(\d+)\b", contents)
+    assert listed, "the printed contents do not list the solutions"
+    assert int(listed.group(1)) == bookmarks.get("Solutions to the exercises"), (listed.group(1), bookmarks)
+
+
+def test_the_printed_exercise_introduction_describes_the_printed_page(printed_pages):
+    """15.11's introduction says where print puts hints and solutions, not how the screen folds them."""
+    text = re.sub(r"\s+", " ", "\n".join(printed_pages))
+    for screen_only in ("one at a time: each hint holds the next one", "hidden on this page until you open it"):
+        assert screen_only not in text, f"the PDF prints the screen's wording: {screen_only!r}"
+    said = re.search(r"printed with the others after the last exercise, under “Solutions to the exercises” "
+                     r"\(p\. (\d+)\)", text)
+    assert said, "the printed introduction does not say where the solutions are"
+    page_of_solutions = next(i + 1 for i, page in enumerate(printed_pages)
+                             if re.search(r"^\s*Solutions to the exercises\s*$", page, re.M))
+    assert int(said.group(1)) == page_of_solutions
+
+
 def test_the_pdf_is_tagged(reader):
     catalog = reader.trailer["/Root"]
     assert "/StructTreeRoot" in catalog, "no structure tree: printed without tagged=True?"

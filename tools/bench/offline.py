@@ -6,7 +6,10 @@ Usage:
 (`make bench-run` runs it after run_in_browser.) In headless Chromium, one new profile that
 allows service workers, on 15.4 (a page with a figure):
 
-* the first visit: bytes served until the worker has cached the site, and its seconds;
+* the first visit: bytes served (gzip, as GitHub Pages sends text) until the worker has kept the
+  pages and the search, and its seconds; the same with the data saver on (its page alone);
+* "Keep this book for offline use (N MB)" after a first visit: the N the page states, and the
+  bytes served until everything is kept;
 * the first run online: "Run in your browser", Run all, until the figure is drawn (bytes, s);
 * the same page reloaded with the network off, run again: seconds (the cache's speed; the
   server is asked for nothing);
@@ -35,6 +38,10 @@ JS_STATE = "(state) => document.documentElement.dataset.offline === state"
 JS_IDLE = """() => document.documentElement.dataset.browserRun === 'idle'
     && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
 JS_FIGURE = "() => !!document.querySelector('img.browser-run-figure-image')"
+DATA_SAVER = "Object.defineProperty(NetworkInformation.prototype, 'saveData', { get: () => true })"
+JS_ALL_KEPT = "() => /^This book is kept/.test(document.querySelector('.offline-storage')?.textContent || '')" \
+    " && !document.querySelector('button.offline-keep-all')"
+SETTLE_MS = 5_000  # after "ready" or the data saver's first paint: anything late would show
 LONG_MS = 300_000
 
 
@@ -48,17 +55,49 @@ def run_to_figure(page) -> float:
     return seconds
 
 
+def first_visits(served, browser) -> dict:
+    """Bytes of a first visit (until the pages and the search are kept), with the data saver
+    on, and of "Keep this book for offline use" after a first visit."""
+    report = {}
+    context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+    page = context.new_page()
+    served.server.take_bytes_served()
+    started = time.monotonic()
+    page.goto(served.url(PAGE))
+    page.wait_for_function(JS_STATE, arg="ready", timeout=LONG_MS)
+    seconds = time.monotonic() - started
+    page.wait_for_timeout(SETTLE_MS)
+    report["first_visit"] = {"seconds_until_kept": round(seconds, 2), "bytes": served.server.take_bytes_served()}
+    keep = page.locator("button.offline-keep-all")
+    stated = keep.text_content()
+    started = time.monotonic()
+    keep.click()
+    page.wait_for_function(JS_ALL_KEPT, timeout=LONG_MS)
+    report["keep_offline"] = {"stated": stated, "bytes": served.server.take_bytes_served(),
+                              "seconds": round(time.monotonic() - started, 2)}
+    context.close()
+    context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+    context.add_init_script(DATA_SAVER)
+    page = context.new_page()
+    page.goto(served.url(PAGE))
+    page.wait_for_function(JS_STATE, arg="partial", timeout=LONG_MS)
+    page.wait_for_timeout(SETTLE_MS)
+    report["first_visit_data_saver"] = {"bytes": served.server.take_bytes_served()}
+    context.close()
+    return report
+
+
 def measure(site: Path) -> dict:
     report = {}
-    with LocalSite(site) as served, launch() as browser:
+    with LocalSite(site, gzip=True) as served, launch() as browser:
+        report.update(first_visits(served, browser))
         context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
         page = context.new_page()
         served.server.take_bytes_served()
         started = time.monotonic()
         page.goto(served.url(PAGE))
         page.wait_for_function(JS_STATE, arg="ready", timeout=LONG_MS)
-        report["first_visit"] = {"seconds_until_kept": round(time.monotonic() - started, 2),
-                                 "bytes": served.server.take_bytes_served()}
+        served.server.take_bytes_served()
         seconds = run_to_figure(page)
         report["first_run_online"] = {"seconds_to_figure": round(seconds, 2), "bytes": served.server.take_bytes_served()}
         context.set_offline(True)

@@ -22,8 +22,6 @@ on a shared machine are noisy (byte and request counts are not).
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import json
 import os
 import statistics
@@ -33,37 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tools.browser.chromium import VIEWPORT, chromium_path, launch, lighthouse_flags
-from tools.browser.local_site import LocalSite, _QuietCountingHandler, find_pages
+from tools.browser.local_site import GzipHandler, LocalSite, find_pages
 from tools.pipeline.pages import ROOT
 
 LIGHTHOUSE = Path(__file__).parent / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
-# What GitHub Pages compresses: text of every kind, scripts, JSON, SVG.
-COMPRESSED_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
-COMPRESSED_SUFFIXES = (".mjs", ".js", ".map")
 LOAD_TIMEOUT_MS = 60_000
-
-
-class GzipHandler(_QuietCountingHandler):
-    """Serves text gzipped when the browser accepts it; counts the bytes actually sent."""
-
-    def send_head(self):
-        path = self.translate_path(self.path)
-        if os.path.isdir(path) and self.path.split("?")[0].endswith("/"):
-            path = os.path.join(path, "index.html")
-        content_type = self.guess_type(path)
-        compressible = content_type.startswith(COMPRESSED_TYPES) or path.endswith(COMPRESSED_SUFFIXES)
-        if (not os.path.isfile(path) or not compressible
-                or "gzip" not in self.headers.get("Accept-Encoding", "")):
-            return super().send_head()
-        body = gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        return io.BytesIO(body)
-
-
 @dataclass
 class PageWeight:
     page: str

@@ -6,7 +6,11 @@ Pages are opened over http, as a reader's browser opens the published book: open
 
 from __future__ import annotations
 
+import email.utils
 import functools
+import gzip
+import io
+import os
 import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -28,8 +32,47 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
         # Content-Length is exactly the body size of every file and error page
         # http.server sends, so summing it gives the bytes a page load costs.
         if keyword.lower() == "content-length":
-            self.server.count_bytes(int(value))
+            self.server.count_bytes(int(value), unquote(urlsplit(self.path).path))
         super().send_header(keyword, value)
+
+
+# What GitHub Pages compresses: text of every kind, scripts, JSON, SVG.
+COMPRESSED_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
+COMPRESSED_SUFFIXES = (".mjs", ".js", ".map")
+
+
+class GzipHandler(_QuietCountingHandler):
+    """Serves text gzipped when the browser accepts it, as GitHub Pages does, so the bytes
+    counted are the bytes a reader's browser would receive; answers a revalidation with 304
+    (as http.server does for the files it sends whole)."""
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) and self.path.split("?")[0].endswith("/"):
+            path = os.path.join(path, "index.html")
+        content_type = self.guess_type(path)
+        compressible = content_type.startswith(COMPRESSED_TYPES) or path.endswith(COMPRESSED_SUFFIXES)
+        if (not os.path.isfile(path) or not compressible
+                or "gzip" not in self.headers.get("Accept-Encoding", "")):
+            return super().send_head()
+        modified = int(os.stat(path).st_mtime)
+        since = self.headers.get("If-Modified-Since")
+        if since and "If-None-Match" not in self.headers:
+            try:
+                if modified <= email.utils.parsedate_to_datetime(since).timestamp():
+                    self.send_response(304)
+                    self.end_headers()
+                    return None
+            except (TypeError, ValueError):
+                pass
+        body = gzip.compress(open(path, "rb").read(), compresslevel=6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Last-Modified", self.date_time_string(modified))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 class _CountingServer(ThreadingHTTPServer):
@@ -39,10 +82,18 @@ class _CountingServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self._lock = threading.Lock()
         self._bytes_served = 0
+        self._paths_served: list[tuple[str, int]] = []
 
-    def count_bytes(self, n: int) -> None:
+    def count_bytes(self, n: int, path: str = "") -> None:
         with self._lock:
             self._bytes_served += n
+            self._paths_served.append((path, n))
+
+    def take_paths_served(self) -> list[tuple[str, int]]:
+        """(URL path, body bytes) of each answer since the last call (304s are not counted)."""
+        with self._lock:
+            paths, self._paths_served = self._paths_served, []
+            return paths
 
     def take_bytes_served(self) -> int:
         """Bytes sent since the last call."""
@@ -54,8 +105,10 @@ class _CountingServer(ThreadingHTTPServer):
 class LocalSite:
     """Serves a folder on 127.0.0.1 at a free port, in a background thread."""
 
-    def __init__(self, root: Path, handler_class: type = None):
+    def __init__(self, root: Path, handler_class: type = None, *, gzip: bool = False):
+        """gzip: text sent compressed (GzipHandler), for counting bytes as a reader receives them."""
         self.root = Path(root).resolve()
+        handler_class = handler_class or (GzipHandler if gzip else None)
         handler = functools.partial(handler_class or _QuietCountingHandler, directory=str(self.root))
         self.server = _CountingServer(("127.0.0.1", 0), handler)
         host, port = self.server.server_address[:2]

@@ -81,10 +81,16 @@ class Diagram:
 
 
 def mermaid_version() -> str:
+    """The installed mermaid's version; without node_modules (the reader's notebook is
+    converted where npm has not run), the version package-lock.json pins, which npm ci installs."""
     package = MERMAID / "package.json"
-    if not package.is_file():
+    if package.is_file():
+        return json.loads(package.read_text())["version"]
+    lock = ROOT / "package-lock.json"
+    pinned = json.loads(lock.read_text()).get("packages", {}).get("node_modules/mermaid", {}) if lock.is_file() else {}
+    if "version" not in pinned:
         raise SystemExit(f"{shown(package)} is missing: run `make assets` (npm ci)")
-    return json.loads(package.read_text())["version"]
+    return pinned["version"]
 
 
 def diagram_key(code: str) -> str:

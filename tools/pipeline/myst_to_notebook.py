@@ -8,19 +8,22 @@ styles it:
 ==========================================  ==================================================
 MyST in book/X.md                           in the reader's notebook
 ==========================================  ==================================================
-``{cite:p}`key```                           ``([Zou et al. 2025](#references))``, and a
+``{cite:p}`key```                           ``([Zou et al. 2025](#ref-key))``, and a
                                             References cell at the end listing the works cited
-                                            on that page (author–date, as the HTML)
-``{cite:t}`key```                           ``[Zou et al.](#references) (2025)``
+                                            on that page (author–date, as the HTML), each
+                                            entry anchored ``ref-key``
+``{cite:t}`key```                           ``[Zou et al.](#ref-key) (2025)``
 ``{numref}`label```                         ``Figure 15.5`` (Sphinx's numfig order: figures in
                                             table-of-contents order)
-```{admonition} Title`` / ``{note}``...     a blockquote whose first line is the bold title
+```{admonition} Title`` / ``{note}``...     a blockquote whose first line is the bold title,
+                                            after its kind's word ("Tip: Title") when it has one
 ```{dropdown} Title``                       a closed ``<details>`` with ``<summary>Title``
 ``{#fig-x caption=... alt=...}`` + fence    the fence, an italic caption line under it, and
                                             the alt text in a closed ``<details>``
-```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it; a figure
-                                            drawn top to bottom in the HTML (too wide left to
-                                            right: tools/pipeline/draw_diagrams.py) turned so too
+```mermaid`` (plain)                        kept: JupyterLab 4 and GitHub draw it; beside a
+                                            figure the HTML draws top to bottom (too wide left
+                                            to right: tools/pipeline/draw_diagrams.py), our
+                                            drawing of it (book/_diagrams/, by its path)
 ``(label)=``, ``% comment``                 dropped (they render as nothing in the HTML)
 ==========================================  ==================================================
 
@@ -52,6 +55,7 @@ from pybtex.richtext import Text
 
 from tools.pipeline.pages import ROOT, BookError, notebook_pages, read_page, shown
 from tools.pipeline.author_date import register_author_date_style
+from tools.pipeline.draw_diagrams import Diagram, drawn_top_to_bottom
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
@@ -59,6 +63,12 @@ BIBFILE = ROOT / CONFIG["bibtex_bibfiles"][0]
 # The citations link to an explicit anchor above the References heading: headings' own ids
 # differ between renderers (JupyterLab 4 keeps the case, "References"; GitHub lower-cases).
 REFERENCES_ANCHOR = "references"
+
+
+def reference_anchor(key: str) -> str:
+    """The anchor of one entry of the References cell: a citation lands on the work it cites
+    (as in the HTML), not on the top of the list."""
+    return "ref-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)
 
 ADMONITIONS = {"admonition", "note", "tip", "hint", "important", "warning", "caution",
                "attention", "danger", "error", "seealso"}
@@ -191,8 +201,8 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
                 ctx.cited.append(key)
         year = {k: bibliography()[k].fields.get("year", "n.d.") for k in keys}
         if name == "cite:p":
-            return "(" + "; ".join(f"[{cite_names(k)} {year[k]}](#{REFERENCES_ANCHOR})" for k in keys) + ")"
-        return "; ".join(f"[{cite_names(k)}](#{REFERENCES_ANCHOR}) ({year[k]})" for k in keys)
+            return "(" + "; ".join(f"[{cite_names(k)} {year[k]}](#{reference_anchor(k)})" for k in keys) + ")"
+        return "; ".join(f"[{cite_names(k)}](#{reference_anchor(k)}) ({year[k]})" for k in keys)
     if name == "numref":
         match = re.fullmatch(r"(?:(.*?)\s*<)?([^<>]+?)>?", content.strip())
         title, label = match.group(1), match.group(2)
@@ -243,16 +253,31 @@ def convert_directive(name: str, argument: str, body: str, ctx: Context) -> str:
         raise ctx.error(f"the {{{name}}} directive's options {sorted(unknown)} have no notebook form")
     inner = convert_markdown(content, ctx)
     if name in ADMONITIONS:
-        title = argument or name.capitalize().replace("Seealso", "See also")
         if not argument and name == "admonition":
             raise ctx.error("an {admonition} needs a title")
-        return quoted(f"**{convert_title(title, ctx)}**\n\n{inner}")
+        # The HTML tells a note from a tip by colour and icon; the notebook's plain blockquotes
+        # by the kind's word before a title ("Tip: In the interview").
+        classes = str(options.get("class", "")).split()
+        kind = name if name != "admonition" else next((c for c in classes if c in ADMONITIONS), None)
+        word = kind.capitalize().replace("Seealso", "See also") if kind and kind != "admonition" else None
+        title = convert_title(argument, ctx) if argument else word
+        if argument and word:
+            title = f"{word}: {title}"
+        return quoted(f"**{title}**\n\n{inner}")
     if name == "dropdown":
         return details(argument or "Details", inner, open_="open" in options)
     if name == "mermaid":  # the directive form; the fence form is kept as it is
         return f"```mermaid\n{content}\n```"
     raise ctx.error(f"the {{{name}}} directive has no notebook form; write plain markdown, "
                     "or teach tools/pipeline/myst_to_notebook.py to convert it")
+
+
+def attach_drawing(code: str, number: str, ctx: Context) -> str:
+    """Markdown that shows our build-time drawing of a diagram (book/_diagrams, committed beside
+    the notebooks; tools/pipeline/draw_diagrams.py), by its path from the notebook: JupyterLab
+    serves it as a file (an SVG as a cell attachment is dropped by its sanitizer)."""
+    svg = Diagram("", code).svg_path
+    return f"![{number}, drawn top to bottom as in the HTML book and the PDF]({svg.parent.name}/{svg.name})"
 
 
 def convert_title(text: str, ctx: Context) -> str:
@@ -325,8 +350,13 @@ def convert_block(block, lines: list[str], ctx: Context) -> str:
         if unknown:
             raise ctx.error(f"the figure {label!r} has attributes {sorted(unknown)} with no notebook form")
         # A mermaid figure keeps the chapter's source, word for word, although the HTML and
-        # PDF draw a wide one top to bottom: JupyterLab draws it as written (left to right).
-        return "\n".join(lines) + "\n\n" + caption_markdown(label, number, token.attrs["caption"], token.attrs.get("alt"), ctx)
+        # PDF draw a wide one top to bottom: JupyterLab draws it as written (left to right, too
+        # small to read), so our drawing, as the HTML shows it, comes beside it.
+        drawing = ""
+        if token.info.strip() == "mermaid" and drawn_top_to_bottom(token.content):
+            drawing = "\n\n" + attach_drawing(token.content, number, ctx)
+        return ("\n".join(lines) + drawing + "\n\n"
+                + caption_markdown(label, number, token.attrs["caption"], token.attrs.get("alt"), ctx))
     if kind in ("myst_target", "myst_line_comment", "myst_block_break", "front_matter"):
         return ""
     if token.attrs and kind not in ("fence", "code_block"):

@@ -102,8 +102,11 @@ JS_ADD_CONTENTS = """() => {
     const text = (heading) => [...heading.childNodes]
         .filter((node) => !(node.classList && node.classList.contains('headerlink')))
         .map((node) => node.textContent).join('').trim();
-    const sections = [...article.querySelectorAll('h2')]
-        .map((heading) => ({id: heading.closest('section[id]').id, title: text(heading)}));
+    // The solutions at the back of 15.11 (print_solutions.py) are a part of their own: listed
+    // under 15.11, as the PDF's bookmarks list them.
+    const sections = [...article.querySelectorAll('h2, section#print-solutions > h3')]
+        .map((heading) => ({id: heading.closest('section[id]').id, title: text(heading),
+                            sub: heading.tagName === 'H3'}));
     const nav = document.createElement('nav');
     nav.className = 'print-contents';
     nav.setAttribute('aria-label', 'Contents');
@@ -111,6 +114,7 @@ JS_ADD_CONTENTS = """() => {
     for (const section of sections) {
         const item = document.createElement('li');
         item.innerHTML = '<a></a><span class="print-contents-page"></span>';
+        if (section.sub) item.className = 'print-contents-part';
         item.querySelector('a').href = '#' + section.id;
         item.querySelector('a').textContent = section.title;
         nav.querySelector('ol').append(item);

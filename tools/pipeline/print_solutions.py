@@ -10,7 +10,9 @@ A book puts the answers at the end of the chapter, so in print only:
   ("Hint 1", "Hint 2", ...), then a line "Solution: p. N" linking to its solution;
 * every worked solution moves, in order, to a section "Solutions to the exercises" after the
   last exercise, under a heading "Solution N (exercise N, p. M)" linking back: its code,
-  outputs and figures, then the answer in words, with no fold labels.
+  outputs and figures, then the answer in words, with no fold labels;
+* the page's introduction says where the hints and solutions are in print (its two sentences
+  about the screen's folds are replaced; a page that no longer has them stops the print).
 
 The page numbers are filled in on the second print (print_pdf.py), from the named
 destinations Chromium writes for the two links' targets: ``PAGE_TARGETS`` is the attribute
@@ -89,6 +91,27 @@ JS_SOLUTIONS_AT_THE_BACK = """(pageTargets) => {
         targets.push(exercise.id, solution.id);
     }
     exercises.at(-1).after(solutions);
+    // 15.11's introduction tells how the screen shows hints and solutions; in print it tells
+    // where they are. Its two sentences about the screen are found as the page writes them.
+    const screen = 'Hints come next, one at a time: each hint holds the next one. '
+        + 'Then comes a worked solution, hidden on this page until you open it.';
+    const walker = document.createTreeWalker(document.querySelector('article') || document.body, NodeFilter.SHOW_TEXT);
+    let intro = null;
+    for (let node = walker.nextNode(); node && !intro; node = walker.nextNode()) {
+        if (node.data.replace(/\\s+/g, ' ').includes(screen)) intro = node;
+    }
+    if (!intro) throw new Error(`15.11's introduction no longer says "${screen}": `
+        + 'say how it reads in print in tools/pipeline/print_solutions.py');
+    const text = intro.data.replace(/\\s+/g, ' ');
+    const at = text.indexOf(screen);
+    const printed = document.createElement('span');
+    printed.className = 'print-intro';
+    printed.innerHTML = 'Its hints follow it, in order. Its worked solution is printed with the others after '
+        + `the last exercise, under “Solutions to the exercises” (<a href="#${solutions.id}">p.&nbsp;`
+        + `${pageOf(solutions.id)}</a>), and the exercise ends with a line giving its page.`;
+    intro.replaceWith(document.createTextNode(text.slice(0, at)), printed,
+                      document.createTextNode(text.slice(at + screen.length)));
+    targets.push(solutions.id);
     return targets;
 }"""
 

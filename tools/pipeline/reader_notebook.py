@@ -37,7 +37,7 @@ import nbformat
 from tools.pipeline.pages import ROOT
 from tools.pipeline.myst_to_notebook import (
     CONFIG, REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
-    entry_markdown, figure_numbers,
+    entry_markdown, figure_numbers, reference_anchor,
 )
 
 # Tags of the cells this module adds, so tools can tell them from the .md's cells.
@@ -197,7 +197,8 @@ def reader_cells(md: Path, nb) -> list:
             cells.append(markdown_cell(caption_markdown(label, number, figure.get("caption", ""), alt, ctx),
                                        [CAPTION_TAG]))
     if cited:
-        entries = "\n".join(f"- {entry_markdown(key)}" for key in sorted(cited, key=sort_key))
+        entries = "\n".join(f'- <a id="{reference_anchor(key)}"></a>{entry_markdown(key)}'
+                            for key in sorted(cited, key=sort_key))
         cells.append(markdown_cell(f'<a id="{REFERENCES_ANCHOR}"></a>\n\n## References\n\n{entries}',
                                    [REFERENCES_TAG]))
     return cells

@@ -1,23 +1,30 @@
 """The book as an offline app (ours): one service worker, written when the build finishes.
 
 Why: from the published site, a lost connection loses every page not yet open, and "Run in
-your browser" needs its 14 MB again whenever the HTTP cache has dropped it. A service worker
-(``offline_sw.js``, written to the site's root as ``sw.js``) keeps the book after one visit,
-and adds COOP/COEP to the book's own responses, which GitHub Pages cannot send, so a page is
-``crossOriginIsolated`` from its second load on.
+your browser" needs its runtime again whenever the HTTP cache has dropped it. A service worker
+(``offline_sw.js``, written to the site's root as ``sw.js``) keeps what the reader has and asks
+for, and adds COOP/COEP to the book's own responses, which GitHub Pages cannot send, so a page
+is ``crossOriginIsolated`` from its second load on.
 
-What it keeps is listed here, each file with a digest of its bytes (the cache key carries it,
-so a file changes in the cache exactly when it changes in the site, and an unchanged file is
-never downloaded again by a new edition):
+Data on the reader's word: the site's files are split into groups (``GROUPS``), each file with
+a digest of its bytes (the cache key carries it, so a file changes in the cache exactly when it
+changes in the site, and an unchanged file is never downloaded again by a new edition):
 
-- every file of the site, cached at the first visit, except
-- ``ON_FIRST_USE``: Pyodide's runtime and matplotlib's wheels, the editor bundle and the
-  chapter_lib wheel, cached when the reader first runs a page (they are most of the site's
-  bytes, and a reader who never runs code should not pay for them).
+- ``pages``: every page and what the pages load (their stylesheets, scripts, fonts, images,
+  found by reading the pages and the files they name) and the search index, kept in the
+  background after a first visit, unless the data saver is on (about 1.5 MB gzipped);
+- ``python``: Pyodide's runtime, the runner, the editor, chapter_lib and Python's snapshot,
+  kept when the reader runs a page (they are fetched for that run anyway);
+- ``figures``: matplotlib's wheels and the first figure's bytecode, kept when a page draws;
+- ``pdf`` and ``notebooks``: the chapter's PDF and the reader's notebooks, kept when opened;
+- ``other``: files no page names (the theme's unused scripts and fonts), kept only if asked for.
+
+"Keep this book for offline use (N MB)" in the footer keeps every group but ``other``; N is
+the missing groups' transfer size (``transfer_bytes``: gzip for text, as a static host sends it).
 
 The list is written into sw.js itself, so a new build is a different sw.js, which is how the
 browser learns of a new edition. Every page loads ``_static/offline.mjs`` after its first
-paint: it registers the worker and offers a new edition when one is ready.
+paint: it registers the worker, asks for the pages, says what is kept, offers a new edition.
 
 Relative URLs throughout (the worker's scope is its folder, the site's root), so the site
 works the same under a sub-path (``https://owner.github.io/repo/``).
@@ -25,21 +32,43 @@ works the same under a sub-path (``https://owner.github.io/repo/``).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import html
 import json
-from pathlib import Path
+import mimetypes
+import re
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+from tools.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
 
 HERE = Path(__file__).parent
 WORKER_SOURCE = HERE / "offline_sw.js"
 PAGE_SCRIPT = HERE / "offline_page.mjs"
 WORKER = "sw.js"
 PAGE_SCRIPT_SERVED = "_static/offline.mjs"
-# Folders and files kept only once the reader runs code (see the module's docstring).
-ON_FIRST_USE = ("_static/pyodide/", "_static/runner/editor.mjs", "_static/runner/chapter_lib.whl")
+# What a navigation outside the book gets while offline (the worker answers it from the cache).
+OFFLINE_PAGE = "_static/offline.html"
+# The groups, in the order the footer names them; "other" is never kept unasked.
+KEEPABLE = ("pages", "python", "figures", "pdf", "notebooks")
+# A quoted string or a CSS url(...): the candidates for a file a page or its assets load.
+REFERENCE = re.compile(r"""["']([^"'\s<>(){}]+)["']|url\(\s*([^)"'\s]+)\s*\)""")
+FOLLOWED = (".html", ".css", ".js", ".mjs")  # files whose references are followed
 
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def transfer_bytes(path: Path) -> int:
+    """What a static host that compresses text (GitHub Pages) sends for this file: the rule
+    the benchmarks' server follows (tools/browser/local_site.py), so the size the footer
+    states is the size `make bench-run` counts."""
+    data = path.read_bytes()
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    compressed = content_type.startswith(COMPRESSED_TYPES) or path.name.endswith(COMPRESSED_SUFFIXES)
+    return len(gzip.compress(data, compresslevel=6, mtime=0)) if compressed else len(data)
 
 
 def site_files(outdir: Path) -> dict[str, str]:
@@ -56,16 +85,105 @@ def site_files(outdir: Path) -> dict[str, str]:
     return files
 
 
-def write_worker(outdir: Path) -> dict[str, dict[str, str]]:
-    (outdir / PAGE_SCRIPT_SERVED).write_bytes(PAGE_SCRIPT.read_bytes())
+def is_page(relative: str) -> bool:
+    return relative.endswith(".html") and not relative.split("/")[0].startswith("_")
+
+
+def referenced(outdir: Path, files: set[str], start: list[str]) -> set[str]:
+    """The site's files that ``start`` name, and those they name in turn (stylesheets' fonts,
+    modules' imports): any quoted string or url() that resolves, relative to the naming file,
+    to a file of the site. Links between pages are not followed (every page is a start)."""
+    found, todo = set(start), list(start)
+    while todo:
+        name = todo.pop()
+        if not name.endswith(FOLLOWED):
+            continue
+        folder = PurePosixPath(name).parent
+        text = (outdir / name).read_text(encoding="utf-8", errors="replace").replace("\\/", "/")
+        for match in REFERENCE.finditer(text):
+            target = unquote(urlsplit(html.unescape(match.group(1) or match.group(2))).path)
+            if not target or target.startswith(("/", "data:")) or "://" in target:
+                continue
+            resolved = _normalise(folder / target)
+            if resolved in files and resolved not in found and not is_page(resolved):
+                found.add(resolved)
+                todo.append(resolved)
+    return found
+
+
+def _normalise(path: PurePosixPath) -> str:
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def group_of(relative: str, loaded_by_pages: set[str]) -> str:
+    if relative.startswith("_static/pyodide/") and relative.endswith(".whl"):
+        return "figures"
+    if relative in ("_static/runner/first-figure.zip", "_static/runner/figures.py"):
+        return "figures"
+    if relative.startswith(("_static/pyodide/", "_static/runner/")) and relative not in loaded_by_pages:
+        return "python"
+    if relative.endswith(".pdf"):
+        return "pdf"
+    if relative.startswith("_sources/"):
+        return "notebooks"
+    if is_page(relative) or relative in loaded_by_pages or relative in ("searchindex.js", OFFLINE_PAGE):
+        return "pages"
+    return "other"
+
+
+def groups(outdir: Path) -> dict[str, dict]:
+    """{group: {"files": {path: digest}, "sizes": {path: transfer size}, "bytes": their sum}}
+    for every file of the site."""
     files = site_files(outdir)
-    later = {path: d for path, d in files.items() if path.startswith(ON_FIRST_USE)}
-    first = {path: d for path, d in files.items() if path not in later}
+    pages = [name for name in files if is_page(name)]
+    loaded_by_pages = referenced(outdir, set(files), pages)
+    result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
+    for relative, file_digest in files.items():
+        group = result[group_of(relative, loaded_by_pages)]
+        group["files"][relative] = file_digest
+        group["sizes"][relative] = transfer_bytes(outdir / relative)
+        group["bytes"] += group["sizes"][relative]
+    return result
+
+
+def write_offline_page(outdir: Path, title: str) -> None:
+    """The page a navigation outside the book gets offline: the book's own words, not the
+    browser's "This site can't be reached". Its links are relative to _static/."""
+    title = html.escape(title)
+    (outdir / OFFLINE_PAGE).write_text(f"""<!DOCTYPE html>
+<!-- Generated by tools/sphinx_ext/offline.py; do not edit. -->
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Offline: {title}</title>
+<style>body {{ font: 1.1rem/1.5 system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem; }}
+a {{ display: inline-block; min-height: 44px; line-height: 44px; }}</style>
+</head><body><main>
+<h1>You are offline</h1>
+<p>This address is not part of {title} as this browser keeps it, and the network cannot be
+reached. The book's pages kept in this browser still open.</p>
+<p><a href="../index.html">Go to the book's first page</a></p>
+</main></body></html>
+""", encoding="utf-8")
+
+
+def write_worker(outdir: Path, title: str = "this book") -> dict[str, dict]:
+    (outdir / PAGE_SCRIPT_SERVED).write_bytes(PAGE_SCRIPT.read_bytes())
+    write_offline_page(outdir, title)
+    site_groups = groups(outdir)
     worker = (WORKER_SOURCE.read_text(encoding="utf-8")
-              .replace("__PRECACHE__", json.dumps(first, indent=0))
-              .replace("__ON_FIRST_USE__", json.dumps(later, indent=0)))
+              .replace("__GROUPS__", json.dumps(site_groups, indent=0))
+              .replace("__KEEPABLE__", json.dumps(KEEPABLE))
+              .replace("__OFFLINE_PAGE__", json.dumps(OFFLINE_PAGE)))
     (outdir / WORKER).write_text(worker, encoding="utf-8")
-    return {"precache": first, "on_first_use": later}
+    return site_groups
 
 
 def add_page_script(app, pagename, templatename, context, doctree):
@@ -75,7 +193,7 @@ def add_page_script(app, pagename, templatename, context, doctree):
 
 def build_finished(app, exception):
     if exception is None and app.builder.name == "html":
-        write_worker(Path(app.outdir))
+        write_worker(Path(app.outdir), app.config.html_title or app.config.project)
 
 
 def serve_page_script_early(app) -> None:

@@ -1,49 +1,83 @@
 /* Every page of the HTML book: registers the book's service worker (sw.js, at the site's root;
-   tools/sphinx_ext/offline.py says what it keeps) and says when a new edition is ready.
+   tools/sphinx_ext/offline.py says what it keeps), asks it to keep the pages, says in the
+   footer what is kept, offers the rest ("Keep this book for offline use (N MB)") and a new
+   edition when one is ready.
 
-   <html data-offline> tells the tests where things stand: "unavailable" (no service worker:
-   a file:// page, a browser or a private window that refuses one; the book works online as
-   before), "ready" (this edition is kept for offline use), "update" (a new edition is kept and
-   waits for the reader's word). */
+   Data on the reader's word: after a first visit the worker keeps the pages and the search in
+   the background (about 1.5 MB), never with the data saver on (`navigator.connection.saveData`,
+   Chrome's Save-Data); Python, the figures, the PDF and the notebooks only when the reader
+   runs, draws, opens them, or keeps the whole book.
+
+   <html data-offline> tells the tests where things stand: "unavailable" (no service worker, or
+   storage refused; the book works online as before), "partial" (the worker serves the book,
+   the pages are not all kept: the data saver, or still keeping), "ready" (the pages and the
+   search are kept for offline use), "update" (a new edition is kept and waits for the reader's
+   word), "removed". */
 const root = document.documentElement;
 
 const siteRoot = new URL(root.dataset.content_root || "./", location.href);  // the worker's scope
+const WORKER_URL = new URL("sw.js", siteRoot).href;
+const TOUCH_TARGET = "44px";  // WCAG 2.5.5: every control here is at least this tall on a phone
+const NAMES = { pages: "the pages and the search", python: "Python", figures: "figures", pdf: "the PDF",
+                notebooks: "the notebooks" };
+let refused = false;  // the browser refused to store: said once, the same way everywhere
 
-function say(state) { root.dataset.offline = state; }
+function say(state) { if (root.dataset.offline !== "update" || state === "removed") root.dataset.offline = state; }
+const saveData = () => Boolean(navigator.connection && navigator.connection.saveData);
+const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
 
-/* The notice of a new edition: it reloads into it only when the reader asks. Kept edits and
-   progress live in localStorage, which neither the worker nor the reload touch. */
+function control(text, onClick, primary = false) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = `btn btn-sm ${primary ? "btn-primary" : "btn-outline-secondary"} offline-control`;
+  b.style.minHeight = TOUCH_TARGET;
+  b.style.margin = "0.25rem 0.5rem 0.25rem 0";
+  b.textContent = text;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+/* The notice of a new edition: it reloads into it only when the reader asks, or goes away on
+   "Not now". Below the header (the runner's Stop bar takes the bottom of the window), so it
+   hides neither the header's buttons nor the page's title. Kept edits and progress live in
+   localStorage, which neither the worker nor the reload touch. */
 function offerNewEdition(waiting) {
   if (document.querySelector(".offline-new-edition")) return;
   say("update");
   const notice = document.createElement("div");
   notice.className = "offline-new-edition";
   notice.setAttribute("role", "status");
-  // At the top (the runner's Stop bar takes the bottom), in the theme's colours; styled here so
-  // the page's one stylesheet stays what every page loads.
+  const header = document.querySelector(".bd-header-article") || document.querySelector(".bd-header");
+  const place = () => {
+    const below = header ? Math.max(header.getBoundingClientRect().bottom, 0) : 0;
+    notice.style.top = `calc(${below}px + 0.5rem)`;
+  };
+  // In the theme's colours; styled here so the page's one stylesheet stays what every page loads.
   Object.assign(notice.style, {
-    position: "fixed", top: "0.5rem", left: "50%", transform: "translateX(-50%)", zIndex: "2000",
-    maxWidth: "calc(100vw - 1rem)", padding: "0.5rem 0.75rem", borderRadius: "0.375rem",
+    position: "fixed", right: "0.5rem", zIndex: "1040", maxWidth: "min(32rem, calc(100vw - 1rem))",
+    padding: "0.5rem 0.75rem", borderRadius: "0.375rem",
     background: "var(--pst-color-surface)", color: "var(--pst-color-text-base)",
     border: "1px solid var(--pst-color-border)", boxShadow: "0 2px 8px rgba(0, 0, 0, 0.25)",
   });
-  const text = document.createElement("span");
-  text.textContent = "A new edition of this book is available. Your edits are kept. ";
-  const reload = document.createElement("button");
-  reload.type = "button";
-  reload.className = "btn btn-sm btn-primary";
-  reload.textContent = "Open the new edition";
-  reload.addEventListener("click", () => {
+  place();
+  window.addEventListener("scroll", place, { passive: true });
+  const text = document.createElement("p");
+  text.style.margin = "0 0 0.25rem";
+  text.textContent = "A new edition of this book is available. Your edits are kept.";
+  const reload = control("Open the new edition", () => {
     navigator.serviceWorker.addEventListener("controllerchange", () => location.reload());
     waiting.postMessage("take-new-edition");
+  }, true);
+  const dismiss = control("Not now", () => {
+    window.removeEventListener("scroll", place);
+    notice.remove();  // the next page load offers it again
   });
-  notice.append(text, reload);
+  notice.append(text, reload, dismiss);
   document.body.append(notice);
 }
 
 /* Honest about storage: a line in the page's footer says what this browser keeps for the
-   book and offers to remove it (the book then works online as before, until a later visit
-   keeps it again); a browser that refused to store it is said once, the same way. */
+   book, what it does not, the size of the rest, and offers to keep it or to remove it. */
 function footerLine(...parts) {
   const footer = document.querySelector(".bd-footer-content__inner") || document.body;
   let line = document.querySelector(".offline-storage");
@@ -56,55 +90,107 @@ function footerLine(...parts) {
   line.replaceChildren(...parts);
 }
 
-async function sayWhatIsKept() {
-  const { usage } = navigator.storage && navigator.storage.estimate ? await navigator.storage.estimate() : {};
-  if (!usage) return;
-  const remove = document.createElement("button");
-  remove.type = "button";
-  remove.className = "btn btn-sm btn-outline-secondary";
-  remove.textContent = "Remove the offline copy";
-  remove.addEventListener("click", async () => {
-    // Only this book's (other sites may share the origin, as on owner.github.io).
-    const registration = await navigator.serviceWorker.getRegistration(siteRoot.href);
-    if (registration) await registration.unregister();
-    await caches.delete(`book-offline:${siteRoot.pathname}`);
-    say("removed");
-    footerLine("The offline copy is removed; the book works online as before (a later visit keeps it again).");
-  });
-  footerLine(`This book is kept in this browser for offline use (${(usage / 1e6).toFixed(1)} MB). `, remove);
-}
-
 function sayNotKept() {
+  refused = true;
   say("unavailable");
   footerLine("This browser did not let the book keep an offline copy; it works online as before.");
+}
+
+function ask(worker, message) {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = (event) => resolve(event.data);
+    worker.postMessage(message, [channel.port2]);
+  });
+}
+
+// With the URLs this page loaded: the worker keeps those from the browser's cache, not again
+// from the network (the page was loaded before the worker controlled it).
+function keepGroups(worker, groups) {
+  const loaded = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
+  worker.postMessage({ type: "keep", groups, loaded });
+}
+
+async function sayWhatIsKept(registration) {
+  const worker = registration.active;
+  if (!worker || refused) return;
+  const report = await ask(worker, { type: "what-is-kept" });
+  const present = Object.keys(NAMES).filter((name) => report[name] && report[name].files);
+  const complete = present.filter((name) => report[name].kept === report[name].files);
+  const missing = present.filter((name) => !complete.includes(name));
+  if (report.pages && report.pages.kept === report.pages.files) say("ready");
+  else say("partial");
+  const keptBytes = present.reduce((sum, name) => sum + report[name].bytes - report[name].missingBytes, 0);
+  const missingBytes = missing.reduce((sum, name) => sum + report[name].missingBytes, 0);
+  const list = (names) => names.map((name) => NAMES[name]).join(", ");
+  const parts = [];
+  if (complete.length) {
+    parts.push(`This book is kept in this browser for offline use (${megabytes(keptBytes)} MB): ${list(complete)}.`);
+  } else {
+    parts.push(saveData()
+      ? "Nothing of this book is kept for offline use yet: the data saver is on, so only what you open is kept."
+      : "Nothing of this book is kept for offline use yet: only what you open is kept.");
+  }
+  if (missing.length) parts.push(` Not kept: ${list(missing)}. `);
+  else parts.push(" ");
+  const controls = [];
+  if (missing.length) {
+    const keepAll = control(`Keep this book for offline use (${megabytes(missingBytes)} MB)`, () => {
+      keepAll.disabled = true;
+      keepAll.textContent = "Keeping the book for offline use…";
+      keepGroups(worker, missing);
+    });
+    keepAll.classList.add("offline-keep-all");
+    controls.push(keepAll);
+  }
+  if (complete.length || present.some((name) => report[name].kept)) {
+    controls.push(control("Remove the offline copy", async () => {
+      // Only this book's (other sites may share the origin, as on owner.github.io).
+      const registration = await navigator.serviceWorker.getRegistration(siteRoot.href);
+      if (registration) await registration.unregister();
+      await caches.delete(`book-offline:${siteRoot.pathname}`);
+      say("removed");
+      footerLine("The offline copy is removed; the book works online as before (a later visit keeps its pages again).");
+    }));
+  }
+  footerLine(...parts, ...controls);
 }
 
 async function register() {
   if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return say("unavailable");
   let registration;
   try {
-    registration = await navigator.serviceWorker.register(new URL("sw.js", siteRoot).href);
+    registration = await navigator.serviceWorker.register(WORKER_URL);
   } catch (error) {
     return say("unavailable");  // refused (private window, blocked, quota): online as before
   }
   if (!registration) return say("unavailable");  // (a blocked registration that still resolves)
-  const hasEdition = () => navigator.serviceWorker.controller !== null;
+  // An edition of this very book controls the page (not another copy of the book on the same
+  // host, whose worker may control this path too: its edition is not ours).
+  const hasEdition = () => Boolean(navigator.serviceWorker.controller
+    && navigator.serviceWorker.controller.scriptURL === WORKER_URL);
+  const activeNow = () => {
+    say("partial");
+    if (!saveData()) keepGroups(registration.active, ["pages"]);  // in the background, a few at a time
+    sayWhatIsKept(registration);
+  };
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    if (event.data && event.data.type === "kept") sayWhatIsKept(registration);
+    if (event.data && event.data.type === "not-kept") sayNotKept();
+  });
   const watch = (worker) => worker.addEventListener("statechange", () => {
     if (worker.state === "installed" && hasEdition()) offerNewEdition(worker);
-    if (worker.state === "activated" && root.dataset.offline !== "update") say("ready");
-    if (worker.state === "activated") sayWhatIsKept();
+    if (worker.state === "activated") activeNow();
     if (worker.state === "redundant" && !registration.active) sayNotKept();  // install failed (quota)
   });
   if (registration.waiting && hasEdition()) offerNewEdition(registration.waiting);
   else if (registration.installing) watch(registration.installing);
-  else if (registration.active) {
-    say("ready");
-    sayWhatIsKept();
-  }
+  if (registration.active) activeNow();
   registration.addEventListener("updatefound", () => watch(registration.installing));
   // A page left open for hours still hears of a new edition, and when the network returns.
   setInterval(() => registration.update().catch(() => {}), 60 * 60 * 1000);
   window.addEventListener("online", () => registration.update().catch(() => {}));
 }
 
-register();
+// (Site data refused: reading navigator.serviceWorker itself may throw; the book is then online.)
+register().catch(() => say("unavailable"));

@@ -1,23 +1,27 @@
 /* The book's service worker (ours; tools/sphinx_ext/offline.py writes it to the site's root as
-   sw.js, with the build's file list filled in). Why our own and not Workbox: the whole job is
-   "these files, each versioned by its digest, from one cache", which is these lines; Workbox's
-   build tool would add a few hundred npm packages for the same manifest.
+   sw.js, with the build's file groups filled in). Why our own and not Workbox: the whole job is
+   "these files, each versioned by its digest, in one cache, kept on the reader's word", which
+   is these lines; Workbox's build tool would add a few hundred npm packages for the same.
 
-   What it does, for the site's own URLs only (never another host's, which the page never asks for):
-   - install: every file of the site except Python's runtime and the editor (PRECACHE) is put in
-     the cache, so after one visit every page, the search, the figures, the PDF and the reader's
-     notebooks open offline. A file already cached with the same digest (from an earlier edition)
-     is not fetched again;
-   - fetch: a file of the list is answered from the cache; one of ON_FIRST_USE (Pyodide, the
-     editor, matplotlib's wheels) is fetched the first time the page asks for it, then kept;
+   Data on the reader's word (web.dev's offline cookbook: the shell ahead, the rest on use):
+   - install downloads nothing new: it only refreshes, for a new edition, the files the reader
+     has already kept (a file kept with the same digest is not fetched again);
+   - "keep" (a message from a page): the pages and the search after a first visit, unless the
+     data saver is on (offline_page.mjs decides); Python and the figures' packages when a page
+     has run them, since a page that ran before this worker controlled it fetched them past it
+     (runner/boot.mjs asks); every group on "Keep this book for offline use";
+   - fetch: a file of the book is answered from the cache; one not kept yet is fetched and
+     kept (the reader asked for it: a page, Run, a figure, the PDF link). A request that may
+     only use what is stored (prestart.mjs's `only-if-cached`) never reaches the network;
    - every answer gets COOP/COEP headers, so a page this worker serves is crossOriginIsolated
      (the first visit's page is not: it was loaded before the worker existed);
-   - activate: files of an earlier edition are dropped, only once this one is completely cached
-     (activate follows a successful install). A new edition waits until the reader accepts it
-     (the page posts "take-new-edition"), so an open page never changes under the reader. */
-const PRECACHE = __PRECACHE__;      // {site-relative path: digest}
-const ON_FIRST_USE = __ON_FIRST_USE__;
-const FILES = { ...PRECACHE, ...ON_FIRST_USE };
+   - offline, a page outside the book gets the book's own offline page;
+   - activate: files of an earlier edition are dropped. A new edition waits until the reader
+     accepts it (the page posts "take-new-edition"), so an open page never changes under them. */
+const GROUPS = __GROUPS__;          // {group: {files: {site-relative path: digest}, sizes: {path: bytes}, bytes}}
+const KEEPABLE = __KEEPABLE__;      // the groups "Keep this book for offline use" keeps
+const OFFLINE_PAGE = __OFFLINE_PAGE__;
+const FILES = Object.assign({}, ...Object.values(GROUPS).map((group) => group.files));
 const SCOPE = new URL(self.registration.scope);
 // One cache per site, named by its path: sites under one origin (owner.github.io/a/, /b/)
 // never prune each other's. Each entry's key carries its file's digest.
@@ -43,22 +47,97 @@ function isolated(response) {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
-async function fetchAndKeep(cache, path) {
-  const response = await fetch(new URL(path, SCOPE), { cache: "no-cache" });
+/* Stored, or not: a browser that refuses (quota, storage blocked) still gets its answer. */
+async function keep(cache, path, response) {
+  try {
+    await cache.put(keyOf(path), response);
+    return true;
+  } catch (error) {
+    return false;
+  }
+}
+
+async function fetchAndKeep(cache, path, init = { cache: "no-cache" }) {
+  const response = await fetch(new URL(path, SCOPE), init);
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
-  await cache.put(keyOf(path), response.clone());
+  await keep(cache, path, response.clone());
   return response;
 }
 
+async function keptKeys(cache) { return new Set((await cache.keys()).map((request) => request.url)); }
+
+async function digestOf(bytes) {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return [...hash.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/* A file's bytes as this edition has them: from the browser's HTTP cache when the page (or a
+   run) just loaded it, at the URL it used (Sphinx adds "?v=..." to its assets), so keeping it
+   costs nothing more; from the server when the cached copy is not this edition's (its digest
+   differs). */
+async function thisEditionOf(path, loadedAt) {
+  for (const [url, mode] of [[loadedAt, "default"], [new URL(path, SCOPE).href, "default"], [new URL(path, SCOPE).href, "reload"]]) {
+    if (!url) continue;
+    const response = await fetch(url, { cache: mode });
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    const bytes = await response.arrayBuffer();
+    if (await digestOf(bytes) !== FILES[path] && mode !== "reload") continue;
+    const headers = new Headers(response.headers);
+    ["Content-Encoding", "Content-Length"].forEach((name) => headers.delete(name));  // (the bytes are decoded)
+    return new Response(bytes, { status: 200, headers });
+  }
+}
+
+/* The files of these groups not in the cache yet, a few at a time (a static host limits
+   parallel requests). loaded: URLs the asking page already loaded. Fails on the first file
+   the browser refuses to store. */
+async function keepGroups(names, loaded = []) {
+  const cache = await caches.open(CACHE);
+  const kept = await keptKeys(cache);
+  const loadedAt = {};
+  for (const url of loaded) {
+    const path = pathOf(new URL(url));
+    if (path !== null) loadedAt[path] = url;
+  }
+  const missing = names.flatMap((name) => Object.keys(GROUPS[name].files)).filter((path) => !kept.has(keyOf(path)));
+  const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
+    while (missing.length) {
+      const path = missing.pop();
+      await cache.put(keyOf(path), await thisEditionOf(path, loadedAt[path]));  // (a refusal rejects: said to the page)
+    }
+  });
+  await Promise.all(workers);
+}
+
+/* What is kept, group by group: {group: {kept, files, bytes, missingBytes}}. */
+async function whatIsKept() {
+  const kept = await keptKeys(await caches.open(CACHE));
+  const report = {};
+  for (const [name, group] of Object.entries(GROUPS)) {
+    const paths = Object.keys(group.files);
+    const missing = paths.filter((path) => !kept.has(keyOf(path)));
+    // What the missing files cost, as the host sends them (the build measured each).
+    report[name] = { kept: paths.length - missing.length, files: paths.length, bytes: group.bytes,
+                     missingBytes: missing.reduce((sum, path) => sum + group.sizes[path], 0) };
+  }
+  return report;
+}
+
+async function tellPages(message) {
+  for (const client of await self.clients.matchAll({ includeUncontrolled: true, type: "window" })) {
+    client.postMessage(message);
+  }
+}
+
 self.addEventListener("install", (event) => {
+  // A new edition: what the reader kept of the last one, in this edition's version.
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    const kept = new Set((await cache.keys()).map((request) => request.url));
-    const missing = Object.keys(PRECACHE).filter((path) => !kept.has(keyOf(path)));
-    // A few at a time: a static host limits parallel requests, and a failure fails the install
-    // (the browser tries again on a later visit; the site works online meanwhile).
+    const keptPaths = new Set([...await keptKeys(cache)].map((url) => pathOf(new URL(url))));
+    const kept = await keptKeys(cache);
+    const refresh = Object.keys(FILES).filter((path) => keptPaths.has(path) && !kept.has(keyOf(path)));
     const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
-      while (missing.length) await fetchAndKeep(cache, missing.pop());
+      while (refresh.length) await fetchAndKeep(cache, refresh.pop());
     });
     await Promise.all(workers);
   })());
@@ -71,22 +150,52 @@ self.addEventListener("activate", (event) => {
     for (const request of await cache.keys()) {
       if (!current.has(request.url)) await cache.delete(request);
     }
-    await self.clients.claim();  // the first visit's page: its runs' files get cached too
+    await self.clients.claim();  // the first visit's page: what it runs from now on is kept
   })());
 });
 
 self.addEventListener("message", (event) => {
-  if (event.data === "take-new-edition") self.skipWaiting();
+  const message = event.data;
+  if (message === "take-new-edition") return self.skipWaiting();
+  if (message && message.type === "what-is-kept") {
+    event.waitUntil(whatIsKept().then((report) => event.ports[0].postMessage(report)));
+  } else if (message && message.type === "keep") {
+    const names = message.groups.filter((name) => name in GROUPS);
+    event.waitUntil(keepGroups(names, message.loaded || []).then(
+      async () => tellPages({ type: "kept", groups: names, report: await whatIsKept() }),
+      async (error) => tellPages({ type: "not-kept", groups: names, reason: String(error && error.name || error) }),
+    ));
+  }
 });
 
+/* The book's own offline page, its link made absolute (it answers for any URL of the site). */
+async function offlinePage(cache) {
+  const stored = await cache.match(keyOf(OFFLINE_PAGE));
+  if (!stored) return null;
+  const text = (await stored.text()).replace('href="../index.html"', `href="${new URL("index.html", SCOPE).href}"`);
+  return isolated(new Response(text, { status: 503, headers: { "Content-Type": "text/html; charset=utf-8" } }));
+}
+
 async function answer(request, path) {
+  const cache = await caches.open(CACHE);
   if (path in FILES) {
-    const cache = await caches.open(CACHE);
     const cached = await cache.match(keyOf(path));
     if (cached) return isolated(cached);
-    return isolated(await fetchAndKeep(cache, path));
   }
-  return isolated(await fetch(request));  // not a file of this edition: the network's answer
+  try {
+    if (!(path in FILES)) return isolated(await fetch(request));  // not a file of this edition
+    if (request.cache === "only-if-cached") {
+      // Only what this browser already has (its HTTP cache), never the network.
+      const response = await fetch(request);
+      if (response.ok) await keep(cache, path, response.clone());
+      return isolated(response);
+    }
+    return isolated(await fetchAndKeep(cache, path));
+  } catch (error) {
+    const page = request.mode === "navigate" && await offlinePage(cache);
+    if (!page || !(error instanceof TypeError)) throw error;  // (TypeError: the network failed)
+    return page;
+  }
 }
 
 self.addEventListener("fetch", (event) => {

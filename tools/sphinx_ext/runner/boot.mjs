@@ -23,6 +23,21 @@ function timing(step, at = now()) {
   (window.browserRunTimings ||= []).push({ step, at });
 }
 
+// What a run fetched is kept for offline use (tools/sphinx_ext/offline_sw.js, "keep"): the
+// book's service worker keeps what passes through it, but a first visit's page ran before the
+// worker controlled it, so its files went past it. Asked again, they come from the HTTP cache.
+const SITE_ROOT = new URL("../../", import.meta.url).href;
+function keepForOffline(groups) {
+  try {
+    navigator.serviceWorker.getRegistration(SITE_ROOT)
+      .then((registration) => registration && registration.active
+        && registration.active.postMessage({ type: "keep", groups }))
+      .catch(() => {});
+  } catch (error) {
+    // no worker (refused, site data blocked, a file:// page): nothing is kept, as before
+  }
+}
+
 function rememberStarted() {
   try { window.localStorage.setItem(STARTED_BEFORE, "1"); } catch (error) { /* storage refused: no early start */ }
 }
@@ -31,7 +46,11 @@ function newWorker(onMessage) {
   const worker = new Worker(WORKER, { type: "module" });
   worker.addEventListener("message", (event) => {
     if (event.data.type === "timing") timing(event.data.step, event.data.at);
-    if (event.data.type === "ready") rememberStarted();
+    if (event.data.type === "ready") {
+      rememberStarted();
+      keepForOffline(["python"]);
+    }
+    if (event.data.type === "loaded" && event.data.packages.includes("matplotlib")) keepForOffline(["figures"]);
   });
   const started = { worker, messages: [], onMessage };
   worker.addEventListener("message", (event) => {

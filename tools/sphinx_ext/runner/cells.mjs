@@ -91,6 +91,9 @@ export class Cell {
     if (this.added) return;
     this.element.dataset.edited = String(this.edited);
     this.editedMark.hidden = !this.edited;
+    // The same statement as the status's: with storage refused (storage.mjs), nothing is kept.
+    this.editedMark.textContent = document.documentElement.dataset.keptWork === "unavailable"
+      ? "edited (not kept: this browser refuses storage)" : "edited (kept in this browser)";
     this.resetButton.hidden = !this.edited;
   }
 

@@ -1,7 +1,7 @@
 // Entry point of the code editor bundle (ours), built by `make assets` with esbuild into
 // _build/static/runner/editor.mjs from CodeMirror 6 on npm. Loaded only after the click.
-import { EditorState } from "@codemirror/state";
-import { EditorView, drawSelection, keymap, runScopeHandlers } from "@codemirror/view";
+import { EditorState, RangeSetBuilder } from "@codemirror/state";
+import { Decoration, EditorView, ViewPlugin, drawSelection, keymap, runScopeHandlers } from "@codemirror/view";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { python } from "@codemirror/lang-python";
@@ -10,6 +10,42 @@ import { classHighlighter } from "@lezer/highlight";
 // After Escape, Tab and Shift+Tab leave the editor until any other key is pressed (a day
 // is "no time window": CodeMirror's own Escape gives two seconds, too short to read the hint).
 const LEAVE_MODE_MS = 24 * 60 * 60 * 1000;
+
+// A long line wraps (a phone is narrow), but a wrapped line that went back to column 0 would
+// mislead about Python's indentation: each line's continuation hangs HANG columns past the
+// line's own indentation (as the printed book wraps code), its first row where it always was.
+const HANG = 4;
+const TAB_SIZE = 4;
+function indentColumns(text) {
+  let columns = 0;
+  for (const character of text) {
+    if (character === " ") columns += 1;
+    else if (character === "\t") columns += TAB_SIZE - (columns % TAB_SIZE);
+    else break;
+  }
+  return columns;
+}
+const hangingIndent = ViewPlugin.fromClass(class {
+  constructor(view) { this.decorations = this.build(view); }
+  update(update) {
+    if (update.docChanged || update.viewportChanged) this.decorations = this.build(update.view);
+  }
+  build(view) {
+    const builder = new RangeSetBuilder();
+    for (const { from, to } of view.visibleRanges) {
+      for (let pos = from; pos <= to;) {
+        const line = view.state.doc.lineAt(pos);
+        const hang = indentColumns(line.text) + HANG;
+        // (6px: CodeMirror's own padding of a line)
+        builder.add(line.from, line.from, Decoration.line({
+          attributes: { style: `padding-left: calc(${hang}ch + 6px); text-indent: -${hang}ch` },
+        }));
+        pos = line.to + 1;
+      }
+    }
+    return builder.finish();
+  }
+}, { decorations: (plugin) => plugin.decorations });
 
 // Highlighting by CSS class (tok-keyword, tok-string, ...), coloured in runner.css for
 // the light and the dark theme alike.
@@ -37,6 +73,7 @@ export function createEditor(parent, source, { label, describedBy, onRun, onChan
         python(),
         syntaxHighlighting(classHighlighter),
         EditorView.lineWrapping,
+        hangingIndent,
         // Shift+Enter runs the cell, as in Jupyter. Tab indents; Escape then Tab leaves.
         keymap.of([
           { key: "Shift-Enter", run: () => (onRun(), true) },

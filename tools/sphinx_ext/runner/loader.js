@@ -82,7 +82,14 @@
         bar, status, download: { bytes: DOWNLOAD_BYTES, text: DOWNLOAD_TEXT },
         notebook: new URL(root + NOTEBOOK, location.href).href,
       }))
-      .catch((error) => { loading = null; status.textContent = "Could not load the runner: " + error.message; });
+      .catch((error) => {
+        loading = null;
+        // Offline, before anything of the runner was kept: one sentence, as the worker says it.
+        status.textContent = !navigator.onLine || /fetch|network/i.test(error.message)
+          ? "Python is not stored for offline use yet: run any page once online, or keep the book " +
+            "for offline use (the page's footer)."
+          : "Could not load the runner: " + error.message;
+      });
   }
   document.addEventListener("DOMContentLoaded", () => {
     const first = document.querySelector("main div.cell");

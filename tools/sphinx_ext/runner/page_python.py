@@ -8,8 +8,9 @@ IPython.display, names each cell in tracebacks as the reader sees it ("cell 3", 
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
 micropip, a package the page does not serve.
 """
-import builtins, importlib.util, linecache, random, re, sys, traceback, types
+import builtins, importlib.util, linecache, random, re, sys, time, traceback, types
 from pyodide.code import CodeRunner, find_imports
+from pyodide.ffi import JsException
 import _browser_run
 
 # The memory snapshot this Python may be restored from is made with fixed random bytes, so that
@@ -63,6 +64,10 @@ def missing_module(error):
     replaced.__traceback__ = error.__traceback__
     return replaced
 
+class PackageNotLoaded(Exception):
+    """A package this page serves could not be loaded (offline and not stored, most often):
+    worker.mjs words it in one sentence, in place of Pyodide's error for each wheel."""
+
 async def load_what_it_imports(source):
     """Load the served packages a cell imports before it runs (and the figure backend)."""
     global figures
@@ -72,7 +77,10 @@ async def load_what_it_imports(source):
         return  # compiling the cell reports it
     wanted = sorted({ON_IMPORT[name] for name in imported if name in ON_IMPORT})
     if wanted:
-        await _browser_run.load_packages(wanted)
+        try:
+            await _browser_run.load_packages(wanted)
+        except JsException as error:
+            raise PackageNotLoaded(str(error).removeprefix("Error: ")) from None
     if figures is None and "matplotlib" in wanted:
         import logging
         import matplotlib
@@ -96,7 +104,13 @@ async def load_what_it_imports(source):
 class InputNotAvailable(Exception):
     """input() in the page: there is no keyboard for Python to read from here."""
 
+RELOAD_ISOLATES = False  # worker.mjs: a reload of this page would let input() read the keyboard
+
 def no_input(prompt=""):
+    if RELOAD_ISOLATES:
+        raise InputNotAvailable(
+            "input() cannot read what you type in this page until it is reloaded: reload the page "
+            "(your edits are kept) and input() shows a field under the cell for your answer.")
     raise InputNotAvailable(
         "input() cannot read what you type in this page: Python runs in the page without "
         "a keyboard to read from. Put the value in the code instead (for example "
@@ -116,6 +130,17 @@ def page_input(prompt=""):
         raise KeyboardInterrupt
     sys.stdout.write(prompt + line + "\n")
     return line
+
+_sleep = time.sleep
+
+def page_sleep(seconds):
+    """time.sleep on a cross-origin isolated page (worker.mjs puts it in place): Stop ends the
+    wait with KeyboardInterrupt, as it ends a loop, and every variable is kept."""
+    import _browser_input
+    if not isinstance(seconds, (int, float)) or seconds < 0 or seconds != seconds:
+        return _sleep(seconds)  # Python's own error for a bad argument
+    if _browser_input.sleep(float(seconds)):
+        raise KeyboardInterrupt
 
 def show(value):
     """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""

@@ -26,30 +26,69 @@ function headingText(heading) {
   return [...heading.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
 }
 
+const UNREADABLE = "Your saved progress could not be read, so it starts again here.";
+
+function validEntry(entry) {
+  return Boolean(entry && entry.v === 1 && Number.isInteger(entry.total) && entry.done
+    && typeof entry.done === "object" && !Array.isArray(entry.done)
+    && Object.values(entry.done).every((how) => how === "check" || how === "marked"));
+}
+
+// Two tabs share the entry as they share kept edits (storage.mjs): a change is applied to
+// what is stored now (read, apply, write), so a mark made in one tab never erases another's,
+// and each tab hears the other's writes (the `storage` event) and shows them at once.
 export class Progress {
   constructor(pagePath) {
     this.key = PROGRESS_KEY + pagePath;
     this.problem = "";
     this.entry = { v: 1, total: 0, done: {} };
+    this.listeners = [];
     try {
+      if (window.bookStorageRefused) throw new DOMException("storage refused", "SecurityError");  // (layout.html)
       this.storage = window.localStorage;
-      const text = this.storage.getItem(this.key);
-      if (text !== null) {
-        const entry = JSON.parse(text);
-        const valid = entry && entry.v === 1 && Number.isInteger(entry.total) && entry.done
-          && typeof entry.done === "object" && !Array.isArray(entry.done)
-          && Object.values(entry.done).every((how) => how === "check" || how === "marked");
-        if (valid) this.entry = entry;
-        else this.problem = "Your saved progress could not be read, so it starts again here.";
-      }
+      this.storage.getItem(this.key);  // (blocked storage throws here, not later)
     } catch (error) {
-      if (error instanceof SyntaxError) {
-        this.problem = "Your saved progress could not be read, so it starts again here.";
-      } else {
-        this.storage = null;
-        this.problem = "This browser does not let the page keep your progress: it lasts until you leave the page.";
-      }
+      this.storage = null;
+      this.problem = "This browser does not let the page keep your progress: it lasts until you leave the page.";
+      return;
     }
+    const stored = this.read();
+    if (stored) this.entry = stored;
+    else if (stored === null) this.problem = UNREADABLE;
+    window.addEventListener("storage", (event) => {
+      if (event.key !== this.key && event.key !== null) return;  // (null: the storage was cleared)
+      const now = this.read();
+      this.entry = now || { v: 1, total: this.entry.total, done: {} };
+      this.listeners.forEach((listener) => listener());
+    });
+  }
+
+  // The stored entry; undefined when there is none, null when it cannot be read.
+  read() {
+    let text;
+    try { text = this.storage.getItem(this.key); } catch (error) { return undefined; }
+    if (text === null) return undefined;
+    try {
+      const entry = JSON.parse(text);
+      return validEntry(entry) ? entry : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  onChange(listener) { this.listeners.push(listener); }
+
+  // Apply a change to this tab's progress and to the stored one (another tab's marks kept).
+  change(apply) {
+    apply(this.entry.done);
+    if (!this.storage) return;
+    const stored = this.read();
+    if (stored) {
+      apply(stored.done);
+      stored.total = this.entry.total;
+      this.entry = stored;
+    }
+    this.save();
   }
 
   save() {
@@ -66,14 +105,14 @@ export class Progress {
   count() { return Object.keys(this.entry.done).length; }
 
   set(n, how) {
-    if (how) this.entry.done[n] = how;
-    else delete this.entry.done[n];
-    this.save();
+    this.change((done) => {
+      if (how) done[n] = how;
+      else delete done[n];
+    });
   }
 
   clear() {
-    this.entry = { v: 1, total: this.entry.total, done: {} };
-    this.save();
+    this.change((done) => { for (const n of Object.keys(done)) delete done[n]; });
   }
 }
 
@@ -172,8 +211,12 @@ export function start() {
   if (!pagePath) return null;
   const progress = new Progress(pagePath);
   if (!exercises.length) {
-    for (const link of exercisePageLinks()) showInSidebar(link, progress);
-    document.documentElement.dataset.exerciseProgress = String(progress.count());
+    const show = () => {
+      for (const link of exercisePageLinks()) showInSidebar(link, progress);
+      document.documentElement.dataset.exerciseProgress = String(progress.count());
+    };
+    show();
+    progress.onChange(show);
     return progress;
   }
   if (progress.entry.total !== exercises.length) {
@@ -206,6 +249,7 @@ export function start() {
     exercise.heading.after(el("div", { class: "exercise-status" }, ...extras));
   }
   render();
+  progress.onChange(render);
   watchChecks(progress, exercises, render);
   // For "Download as notebook" (work.mjs): the progress goes into the reader's notebook.
   window.exerciseProgress = progress;

@@ -103,7 +103,8 @@ function onWorkerMessage(message) {
       sendNext();
       break;
     case "failed":
-      setStatus(`Python could not start: ${message.text}`);
+      // Offline without Python stored: the worker's one sentence says what is missing and why.
+      setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
       break;
     case "stream":
       if (cell) cell.output.add(message.name, message.text);
@@ -195,6 +196,8 @@ function runCell(cell) {
   const notRun = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
   const skipped = notRun.filter((c) => c.skipReason);
   const missing = notRun.filter((c) => !c.skipReason);
+  for (const c of missing) c.runFirstFor = cell;  // named if Stop interrupts it
+  cell.runFirstFor = null;
   queueCells([...missing, cell]);
   // Said until the reader runs something else (the notice about prerequisites goes when
   // the next cell starts; the skip stays, since what the skipped cell defines is missing).
@@ -228,15 +231,23 @@ function stop() {
   state.running = null;
   const didNotStop = state.interrupted !== null;
   state.interrupted = null;
-  state.notice = (didNotStop ? "The cell did not stop within 2 s. " : "") +
-    "Stopped. Python was restarted, so everything earlier cells defined is lost; " +
-    "running a cell runs the cells above it again first (not the stopped one).";
+  const which = stopped ? stoppedName(stopped) : "the queued cells";
+  state.notice = (didNotStop ? `${capital(which)} did not stop within 2 s. ` : "") +
+    `Stopped ${which}. Python was restarted, so everything earlier cells defined is lost; ` +
+    "running a cell runs the cells above it again first (not the stopped one)." +
+    (reloadIsolates() ? RELOAD_FOR_STOP : "");
   startWorker();
   setStatus("Starting Python again…");
   if (!focused || focused === document.body || state.floating.contains(focused)) {
     const target = stopped ? stopped.runButton : state.runAll;
     target.focus({ preventScroll: true });
   }
+}
+
+// The cell Stop interrupted, as the reader knows it: a cell run first for the one they ran
+// says so ("cell 2, run first for cell 5"), so the notice never seems to name the wrong cell.
+function stoppedName(cell) {
+  return cell.runFirstFor && cell.runFirstFor !== cell ? `${cell.label}, run first for ${cell.runFirstFor.label}` : cell.label;
 }
 
 // Stop that keeps Python, when the page is cross-origin isolated (the book's service worker,
@@ -246,8 +257,23 @@ function stop() {
 const INTERRUPT_GRACE_MS = 2000;
 const SIGINT = 2;
 
+// A page the book's service worker controls but that was loaded before it existed (a first
+// visit): a reload makes it cross-origin isolated, and Stop and input() complete.
+function reloadIsolates() {
+  try {
+    return !self.crossOriginIsolated && navigator.serviceWorker.controller !== null;
+  } catch (error) {
+    return false;  // no service worker here (refused, site data blocked)
+  }
+}
+const RELOAD_FOR_STOP = " Reload the page for a Stop that keeps Python and your variables (from its second " +
+  "load this page can interrupt Python; your edits are kept).";
+
 function interruptBuffer(worker) {
-  if (!self.crossOriginIsolated) return null;
+  if (!self.crossOriginIsolated) {
+    if (reloadIsolates()) worker.postMessage({ type: "reload-isolates" });
+    return null;
+  }
   const buffer = new Int32Array(new SharedArrayBuffer(4));
   state.input = inputBuffer();  // input() that reads what the reader types (input.mjs)
   worker.postMessage({ type: "shared-buffers", interrupt: buffer, input: state.input });
@@ -262,7 +288,7 @@ function interrupt() {
   for (const queued of state.queue) queued.setState("stopped");
   state.queue = [];
   Atomics.store(state.interrupt, 0, SIGINT);
-  setStatus(`Stopping ${cell.label}…`);
+  setStatus(`Stopping ${stoppedName(cell)}…`);
   const generation = state.generation;
   setTimeout(() => { if (state.interrupted === cell && state.generation === generation) stop(); }, INTERRUPT_GRACE_MS);
   return true;
@@ -279,7 +305,7 @@ function interrupted(cell) {
   if (!focused || focused === document.body || state.floating.contains(focused)) cell.runButton.focus({ preventScroll: true });
   if (state.queue.length) return sendNext();
   setBusy(false);
-  setStatus(`Stopped ${cell.label} (KeyboardInterrupt, under the cell): Python and all your variables are kept.`);
+  setStatus(`Stopped ${stoppedName(cell)} (KeyboardInterrupt, under the cell): Python and all your variables are kept.`);
 }
 
 // Ctrl+. (⌘. on a Mac), from anywhere on the page, editors included (keys.mjs).
@@ -326,7 +352,11 @@ export function start({ bar, status, download, notebook }) {
     const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
     return new Cell({ div, id: i + 1, number: i + 1, label: `cell ${i + 1}`, bookSource: original, actions });
   }));
-  state.runAll = button("Run all", () => { state.skipped = []; queueCells(runnable()); }, { cls: "browser-run-run-all" });
+  const runAll = () => {
+    for (const cell of runnable()) cell.runFirstFor = null;  // each runs for itself
+    queueCells(runnable());
+  };
+  state.runAll = button("Run all", () => { state.skipped = []; runAll(); }, { cls: "browser-run-run-all" });
   state.floatingText = el("span", {});
   state.floating = el("div", { class: "browser-run-floating", hidden: true, role: "region", "aria-label": "Running" },
     state.floatingText, button("Stop", stop, { label: "Stop", cls: "browser-run-stop" }),
@@ -342,7 +372,7 @@ export function start({ bar, status, download, notebook }) {
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
     get cells() { return state.cells; },
-    runAll: () => queueCells(runnable()),
+    runAll,
   };
   startWorker();
   // The clicked button is gone: the keyboard goes on to "Run all".

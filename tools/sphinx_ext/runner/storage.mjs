@@ -56,6 +56,8 @@ export class KeptWork {
     this.knownAdded = new Set(); // ids of added cells this tab has had (so a deleted one stays deleted)
     this.storage = null;
     try {
+      // (layout.html's stand-in for a refused storage keeps nothing: refused all the same)
+      if (window.bookStorageRefused) throw new DOMException("storage refused", "SecurityError");
       const storage = window.localStorage;
       const probe = PREFIX + "probe";
       storage.setItem(probe, "1");
@@ -91,6 +93,7 @@ export class KeptWork {
 
   unavailable(error) {
     this.storage = null;
+    document.documentElement.dataset.keptWork = "unavailable";  // cells.mjs: "edited (not kept)"
     this.notice(
       "Your edits cannot be kept in this browser (its storage is " +
       `${error && error.name === "QuotaExceededError" ? "full" : "unavailable or blocked"}), ` +

@@ -70,13 +70,26 @@ function reportDownloads() {
 // pyodide-lock.json, and loadPackage checks it again): loaded on a cell's first import of
 // them, with the figure backend (figures.py) when matplotlib is among them.
 const loading = new Map(); // package name -> the promise of its load (a preload and a cell share it)
+// Said instead of Pyodide's fetch errors (one per wheel) when the network is gone.
+const FIGURES_NOT_STORED = "Figures need matplotlib, which is not stored for offline use yet: run a page " +
+  "with figures once online, or keep the book for offline use (the page's footer).";
+const PYTHON_NOT_STORED = "Python is not stored for offline use yet: run any page once online, or keep " +
+  "the book for offline use (the page's footer).";
+// A fetch that failed for want of a network, as the browser words it (Chromium, Firefox, Safari).
+const isNetworkError = (text) => /Failed to fetch|NetworkError|Load failed|network/i.test(String(text));
+
 async function loadPackages(pyodide, names, forWhat = "this cell") {
   const missing = names.filter((name) => !loading.has(name));
   if (missing.length) {
-    const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then cached)" : "";
+    const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then kept)" : "";
     post({ type: "status", text: `Loading ${missing.join(", ")} for ${forWhat}${size}…` });
     const load = loadMissing(pyodide, missing);
     missing.forEach((name) => loading.set(name, load));
+    // A failed load is tried again by the next cell that asks (the network may be back).
+    load.catch((error) => {
+      missing.forEach((name) => loading.delete(name));
+      post({ type: "status", text: error.message });
+    });
   }
   await Promise.all(names.map((name) => loading.get(name)));
   if (missing.length) post({ type: "status", text: forWhat === "this cell" ? "Running the cell…" : `Loaded ${missing.join(", ")}.` });
@@ -86,16 +99,25 @@ async function loadMissing(pyodide, missing) {
   const figures = missing.includes("matplotlib");
   // Fetched while the wheels load: the figure backend, and what make assets built for the first
   // figure (tools/pipeline/figure_bytecode.mjs: its imports' bytecode, the font cache).
-  const backend = figures && fetch(new URL("runner/figures.py", STATIC));
+  const backend = figures && fetch(new URL("runner/figures.py", STATIC)).catch(() => null);
   const prebuilt = figures && fetch(new URL("runner/first-figure.zip", STATIC)).catch(() => null);
+  const errors = [];
   await pyodide.loadPackage(missing, {
     // Pyodide's own messages list all thirteen packages; the status above says what matters.
     messageCallback: () => {},
-    errorCallback: (text) => queueStream("stderr", text + "\n"),
+    errorCallback: (text) => errors.push(text),
   });
+  const notLoaded = missing.filter((name) => !(name in pyodide.loadedPackages));
+  if (notLoaded.length) {
+    if (errors.some(isNetworkError)) throw new Error(figures ? FIGURES_NOT_STORED : PYTHON_NOT_STORED);
+    throw new Error(`${notLoaded.join(", ")} could not be loaded: ${errors[0] || "no reason given"}`);
+  }
+  errors.forEach((text) => queueStream("stderr", text + "\n"));  // (loaded all the same)
+  post({ type: "loaded", packages: missing });
   mark(`${missing.join(", ")} fetched and unpacked`);
   if (!figures) return;
   const backendFile = await backend;
+  if (!backendFile) throw new Error(FIGURES_NOT_STORED);
   if (!backendFile.ok) throw new Error(`figures.py: HTTP ${backendFile.status}`);
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   pyodide.FS.writeFile(`${sitePackages}/_browser_figures.py`, await backendFile.text());
@@ -190,7 +212,10 @@ const ready = start().then(
     return python;
   },
   (error) => {
-    post({ type: "failed", text: String(error && error.message ? error.message : error) });
+    const text = String(error && error.message ? error.message : error);
+    // Offline without Python stored: one sentence, not the first of Pyodide's fetch errors.
+    if (isNetworkError(text)) post({ type: "failed", text: PYTHON_NOT_STORED, offline: true });
+    else post({ type: "failed", text });
     throw error;
   },
 );
@@ -233,13 +258,29 @@ function readInput(prompt) {
   return new TextDecoder().decode(new Uint8Array(inputBuffer, 8, flag[1]).slice());
 }
 
+// time.sleep on an isolated page: the wait is Atomics.wait on the interrupt buffer, in slices,
+// so Stop ends it at once (KeyboardInterrupt, Python kept) as it ends a loop; Pyodide's own
+// sleep never looks at the buffer, so Stop gave up after 2 s and restarted Python.
+const SLEEP_SLICE_MS = 50;
+function sleepUnlessStopped(seconds) {
+  const end = performance.now() + seconds * 1000;
+  for (let left = end - performance.now(); left > 0; left = end - performance.now()) {
+    Atomics.wait(interruptBuffer, 0, 0, Math.min(left, SLEEP_SLICE_MS));
+    if (Atomics.load(interruptBuffer, 0) !== 0) {
+      Atomics.store(interruptBuffer, 0, 0);
+      return true; // stopped: page_python.py raises KeyboardInterrupt
+    }
+  }
+  return false;
+}
+
 function useSharedBuffers({ interrupt, input }) {
   interruptBuffer = interrupt;
   inputBuffer = input;
   ready.then(({ pyodide }) => {
     pyodide.setInterruptBuffer(interrupt);
-    pyodide.registerJsModule("_browser_input", { read: readInput });
-    pyodide.runPython("import builtins; builtins.input = page_input");
+    pyodide.registerJsModule("_browser_input", { read: readInput, sleep: sleepUnlessStopped });
+    pyodide.runPython("import builtins, time; builtins.input = page_input; time.sleep = page_sleep");
   });
 }
 
@@ -253,6 +294,8 @@ self.onmessage = (event) => {
     return;
   }
   if (type === "shared-buffers") useSharedBuffers(event.data);
+  // input() then says that a reload of the page makes it read what the reader types.
+  if (type === "reload-isolates") ready.then(({ pyodide }) => pyodide.runPython("RELOAD_ISOLATES = True"));
   if (type !== "run") return;
   queue = queue.then(async () => {
     const { runCell } = await ready;

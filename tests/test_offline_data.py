@@ -1,0 +1,153 @@
+"""Data on the reader's word (tools/sphinx_ext/offline.py, offline_sw.js, offline_page.mjs),
+counted at the server, text gzipped as GitHub Pages sends it (tools/browser/local_site.py):
+
+- a first visit costs its page, then at most the pages and the search (the README's promise:
+  never a download you did not ask for), and nothing but its page with the data saver on;
+- a returning reader who ran code opens a page with figures without downloading matplotlib;
+- offline, what is not stored is said in one sentence (Python, a figure), never as fetch
+  errors, and a URL outside the book gets the book's own offline page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.sphinx_ext import offline
+
+pytestmark = pytest.mark.site
+
+FIGURE_PAGE = "book/15_04_quality_and_cost.html"
+FIRST_PAGE = "book/15_01_corpus_and_search_stub.html"
+READY_MS = 120_000
+RUN_MS = 240_000
+SETTLE_MS = 5_000  # the background keeping starts within a second of the load
+# Emulates the browser's data saver for the page (navigator.connection.saveData).
+DATA_SAVER = "Object.defineProperty(NetworkInformation.prototype, 'saveData', { get: () => true })"
+JS_STATE = "(state) => document.documentElement.dataset.offline === state"
+JS_IDLE = """() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
+# The README's promise for a first visit: the pages and the search, at most this, gzipped.
+PAGES_BUDGET_BYTES = 2_000_000
+
+
+@pytest.fixture
+def gzip_context(site):
+    from tools.browser.chromium import VIEWPORT, launch
+    from tools.browser.local_site import LocalSite
+
+    with LocalSite(site, gzip=True) as served, launch() as browser:
+        contexts = []
+
+        def new_context(*, data_saver: bool = False):
+            context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+            if data_saver:
+                context.add_init_script(DATA_SAVER)
+            contexts.append(context)
+            return context
+
+        yield served, new_context
+
+
+def group_of_each_file(site: Path) -> dict[str, str]:
+    return {path: name for name, group in offline.groups(site).items() for path in group["files"]}
+
+
+def served_groups(site: Path, served) -> dict[str, int]:
+    """Bytes served since the last call, by the offline group of each file."""
+    groups = group_of_each_file(site)
+    by_group: dict[str, int] = {}
+    for path, size in served.server.take_paths_served():
+        name = groups.get(path.lstrip("/"), "not a file of the book")
+        by_group[name] = by_group.get(name, 0) + size
+    return by_group
+
+
+def test_a_first_visit_costs_its_page_then_at_most_the_pages_and_the_search(site, gzip_context):
+    served, new_context = gzip_context
+    pages_group = offline.groups(site)["pages"]
+    assert pages_group["bytes"] <= PAGES_BUDGET_BYTES, f"the pages and the search weigh {pages_group['bytes']} B"
+    page = new_context().new_page()
+    served.server.take_paths_served()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
+    page.wait_for_timeout(SETTLE_MS)
+    by_group = served_groups(site, served)
+    assert set(by_group) <= {"pages", "not a file of the book"}, by_group  # (sw.js is not a file of the list)
+    assert sum(by_group.values()) <= pages_group["bytes"] + 50_000, by_group
+
+
+def test_with_the_data_saver_a_first_visit_costs_its_page_alone(site, gzip_context):
+    served, new_context = gzip_context
+    page = new_context(data_saver=True).new_page()
+    served.server.take_paths_served()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_STATE, arg="partial", timeout=READY_MS)
+    page.wait_for_timeout(SETTLE_MS)
+    files = set(offline.site_files(site))
+    own = offline.referenced(site, files, [FIRST_PAGE]) | {FIRST_PAGE, "sw.js"}
+    asked = {path.lstrip("/") for path, _ in served.server.take_paths_served()}
+    assert asked <= own, f"downloaded although the page does not load them: {sorted(asked - own)[:5]}"
+    line = page.locator(".offline-storage").text_content()
+    assert "the data saver is on" in line and "Keep this book for offline use (" in line, line
+
+
+def test_a_returning_reader_opens_a_figure_page_without_downloading_matplotlib(site, gzip_context):
+    served, new_context = gzip_context
+    page = new_context().new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
+    page.click("button.browser-run-at-cell")
+    page.wait_for_function(JS_IDLE, timeout=RUN_MS)
+    page.wait_for_function(r"() => /: the pages and the search, Python\./.test("
+                           "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
+    served.server.take_paths_served()  # (what the run kept is kept: nothing more from here on)
+    page.goto(served.url(FIGURE_PAGE))
+    page.wait_for_function("() => /ready in this page/.test(document.querySelector('.browser-run-bar').textContent)",
+                           timeout=RUN_MS)  # Python started early, from what is stored
+    page.wait_for_timeout(SETTLE_MS)
+    by_group = served_groups(site, served)
+    assert "figures" not in by_group and "python" not in by_group, by_group
+
+
+def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
+    served, new_context = gzip_context
+    # Python kept (15.1 ran), the figures' packages not: 15.4 offline runs all but its figures.
+    context = new_context()
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
+    page.click("button.browser-run-at-cell")
+    page.wait_for_function(JS_IDLE, timeout=RUN_MS)
+    page.wait_for_function("() => /: the pages and the search, Python\\./.test("
+                           "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
+    context.set_offline(True)
+    page.goto(served.url(FIGURE_PAGE))
+    page.click("button.browser-run-at-cell")
+    page.get_by_role("button", name="Run all", exact=True).click()
+    page.wait_for_function(JS_IDLE, timeout=RUN_MS)
+    cells = page.evaluate("() => window.browserRun.cells.map((c) => [c.element.dataset.runState, c.element.textContent])")
+    failed = [text for state, text in cells if state == "error"]
+    assert len(failed) == 1 and "which is not stored for offline use yet" in failed[0], failed
+    assert "Failed to fetch" not in failed[0] and "contourpy" not in failed[0], failed[0]
+    assert [state for state, _ in cells].index("error") > 0 and cells[0][0] == "done"
+    page.locator(".browser-run-output", has_text="not stored").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(Path(site).parent / "offline-figure-not-stored.png"))
+    # A URL outside the book: the book's own offline page, not the browser's error.
+    page.goto(served.url("book/no-such-page.html"))
+    assert page.locator("h1").text_content() == "You are offline"
+
+    # Nothing stored (the data saver kept nothing): starting Python says so in one sentence.
+    context = new_context(data_saver=True)
+    page = context.new_page()
+    page.goto(served.url(FIGURE_PAGE))
+    page.wait_for_function(JS_STATE, arg="partial", timeout=READY_MS)
+    page.reload()
+    context.set_offline(True)
+    page.click("button.browser-run-at-cell")
+    status = page.locator(".browser-run-status")
+    page.wait_for_function("() => /not stored for offline use/.test(document.querySelector('.browser-run-status').textContent)",
+                           timeout=RUN_MS)
+    assert status.text_content().startswith("Python is not stored for offline use yet: run any page once online")
+    page.screenshot(path=str(Path(site).parent / "offline-python-not-stored.png"))
