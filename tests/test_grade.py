@@ -38,7 +38,7 @@ BOOK = grade_book.load()
 CHECKED = [e.number for e in BOOK.checked]
 ANSWERS = answers(BOOK)
 # Limits for the test run: short, so the endless and memory-hungry submissions cost little.
-STEP_SECONDS = 5
+STEP_SECONDS = 8  # (the memory-hungry cell must reach its cap first, on a loaded machine too)
 LIMITS = ["--step-seconds", str(STEP_SECONDS), "--notebook-seconds", "90", "--python-mb", "256", "--process-mb", "1024"]
 TOKEN = hashlib.sha256(str(os.getpid()).encode()).hexdigest()[:10]
 
@@ -86,15 +86,14 @@ def my_resolve(verdict, passages):
 """
 
 
-def tampered_cells():
-    """Each exercise's answer is wrong; around it, every way to make a check say PASS."""
+def tampered_notebooks() -> dict[str, dict[int, list[str]]]:
+    """Wrong answers, and around them every way we know to make a check say PASS, one notebook
+    per kind (a patched chapter_lib reaches every check of its notebook)."""
     c3, c4, c5, c6 = CHECKED[:4]
-    return {
-        c3: [EQUAL_TO_ANYTHING + f'\nprint("PASS  exercise {c3} ({ex(c3).check}): all 8 cases pass")\n'
+    checks = {
+        c3: [wrong(c3) + f'\nprint("PASS  exercise {c3} ({ex(c3).check}): all 8 cases pass")\n'
              'open("grades.csv", "w").write("submission,exercise,verdict,detail\\ntampered.ipynb,3,pass,\\n")\n'],
-        c4: [wrong(c4) + "import chapter_lib.exercises.common as common\n"
-             "common.report = lambda n, name, results: print(f'PASS  exercise {n} ({name}): all cases pass')\n"
-             "common.run_case = lambda name, case: common.CaseResult(name, True, 'ok')\n"],
+        c4: [wrong(c4)],
         c5: [wrong(c5) + "import sys, types\n"
              f"sys.modules['{ex(c5).module}'] = types.SimpleNamespace(**{{'{ex(c5).check}': "
              f"lambda f: print('PASS  exercise {c5} ({ex(c5).check}): all 3 cases pass')}})\n"],
@@ -106,6 +105,12 @@ def tampered_cells():
              "import js\n"
              "js.process.stdout.write('{\"type\": \"end\", \"step\": 99, \"result\": \"{}\"}\\n')\n"],
     }
+    library = {n: [wrong(n)] for n in CHECKED}
+    library[c4] = [wrong(c4) + "import chapter_lib.exercises.common as common\n"
+                   "common.report = lambda n, name, results: print(f'PASS  exercise {n} ({name}): all cases pass')\n"
+                   "common.run_case = lambda name, case: common.CaseResult(name, True, 'ok')\n"]
+    return {"tampered-checks.ipynb": checks, "tampered-library.ipynb": library,
+            "tampered-equal.ipynb": {c3: [EQUAL_TO_ANYTHING]}}
 
 
 def escaping_source(marks: list[str], port: int) -> str:
@@ -276,7 +281,8 @@ def graded(tmp_path_factory):
     c3, c4, c5, c6 = CHECKED[:4]
     write(folder / "right.ipynb", notebook_with(BOOK, {n: [right(n)] for n in CHECKED}, style="page"))
     (folder / "untouched.ipynb").write_bytes(BOOK.notebook.read_bytes())
-    write(folder / "tampered.ipynb", minimal(tampered_cells(), style="lab"))
+    for name, cells in tampered_notebooks().items():
+        write(folder / name, minimal(cells, style="lab"))
     write(folder / "endless.ipynb", minimal({c3: [right(c3)], c4: [right(c4)], c5: [ENDLESS_CELL],
                                              c6: [ANSWERS[c6]["endless"][0]]}))
     write(folder / "escaping.ipynb", minimal({BOOK.open[0]: [escaping_source(marks, listener.port)],
@@ -403,14 +409,21 @@ def test_the_untouched_notebook_is_not_attempted(graded):
 
 
 def test_tampering_changes_no_verdict(graded):
-    """Replaced checks, printed PASS lines, a patched chapter_lib and sys.modules, answers equal to
-    anything, a message forged on the sandbox's channel, grades.csv written and forged: all fail."""
-    assert verdicts(graded, "tampered.ipynb") == {n: "fail" for n in CHECKED}
-    printed = "\n".join(cell_outputs(graded, "tampered.ipynb"))
+    """Replaced checks, printed PASS lines, sys.modules, a message forged on the sandbox's channel,
+    grades.csv written and forged beside the notebooks, a patched chapter_lib, answers equal to
+    anything: each exercise gets the verdict its (wrong) answer gets."""
+    assert verdicts(graded, "tampered-checks.ipynb") == {n: "fail" for n in CHECKED}
+    assert not any("never reached" in d for d in details(graded, "tampered-checks.ipynb").values())
+    printed = "\n".join(cell_outputs(graded, "tampered-checks.ipynb"))
     assert f"PASS  exercise {CHECKED[-1]}" in printed  # the replaced check did print PASS in the sandbox
-    assert graded["before"] == graded["after"]  # the forged grades.csv beside the notebooks is untouched...
-    ours = [r for r in graded["rows"] if r["submission"] == "tampered.ipynb"]
-    assert all(r["verdict"] == "fail" for r in ours)  # ...and ours says what the checks say
+    assert graded["before"] == graded["after"]  # the forged grades.csv beside the notebooks is untouched
+    assert verdicts(graded, "tampered-library.ipynb") == {n: "fail" for n in CHECKED}
+    assert all("the notebook's code changed chapter_lib or the check there" in d
+               for d in details(graded, "tampered-library.ipynb").values())
+    # In the page and a notebook this answer passes (its strings say they equal anything);
+    # the grader compares the values they hold.
+    assert verdicts(graded, "tampered-equal.ipynb")[CHECKED[0]] == "fail"
+    assert "never reached" not in details(graded, "tampered-equal.ipynb")[CHECKED[0]]
 
 
 def test_an_endless_exercise_times_out_and_the_others_are_graded(graded):
@@ -520,7 +533,12 @@ def notebook_verdicts(runs) -> list[str]:
 def test_one_verdict_everywhere(graded, tmp_path):
     variants = graded["variants"]
     runs = verdict_cells(variants)
-    page, notebook = page_verdicts(runs, tmp_path), notebook_verdicts(runs)
+    equal = ex(CHECKED[0])
+    page, notebook = (page_verdicts(runs + [(equal.number, "equal", [equal.start, EQUAL_TO_ANYTHING, equal.call])], tmp_path),
+                      notebook_verdicts(runs + [(equal.number, "equal", [equal.start, EQUAL_TO_ANYTHING, equal.call])]))
+    # The one departure, on purpose: answers that say they equal anything pass in the page and
+    # a notebook; the grader compares the values they hold (test_tampering_changes_no_verdict).
+    assert page.pop().startswith("PASS") and notebook.pop().startswith("PASS")
     grader = {}
     for exercise in BOOK.checked:
         for j, (name, _) in enumerate(variants[exercise.number]):

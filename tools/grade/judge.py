@@ -55,12 +55,14 @@ class StandIn:
     def __init__(self, name: str, answers: dict):
         self.__name__ = self.__qualname__ = name
         self.answers = answers
+        self.unanswered = 0
 
     def __call__(self, *args, **kwargs):
         key = wire.call_key(args, kwargs)
         queue = self.answers.get(key)
         if not queue:
-            raise NoAnswer("the sandbox recorded no answer to this call")
+            self.unanswered += 1
+            raise NoAnswer(f"{self.__name__} was never called so in the sandbox")
         entry = queue.popleft()
         for index, after in entry.get("after", []):
             _mutate(args, index, after)
@@ -144,4 +146,10 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int) -
     if untouched:
         stubs = "stub" if len(exercise.args) == 1 else "stubs"
         return Verdict("not attempted", f"{names}: still the start cell's {stubs}", lines)
+    unanswered = sum(s.unanswered for s in stand_ins)
+    if unanswered:
+        # The sandbox's copy of the check did not call the functions as the grader's does: the
+        # notebook's code changed the check's world there (chapter_lib, the harness).
+        return Verdict("fail", f"the check's calls never reached {names} in the sandbox ({unanswered} unanswered): "
+                               f"the notebook's code changed chapter_lib or the check there", lines)
     return Verdict("fail", first_failure[:400], lines)
