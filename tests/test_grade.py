@@ -43,8 +43,29 @@ LIMITS = ["--step-seconds", str(STEP_SECONDS), "--notebook-seconds", "90", "--py
 TOKEN = hashlib.sha256(str(os.getpid()).encode()).hexdigest()[:10]
 
 
+# The crafted notebooks give four checked exercises a role each, whatever their numbers (and any
+# further checked exercise is left untouched): A and B right, C and D the ones that misbehave.
+assert len(CHECKED) >= 4, "the crafted notebooks need four checked exercises"
+A, B, C, D = CHECKED[0], CHECKED[1], CHECKED[-2], CHECKED[-1]
+# Code that only means something for one check: the exercise whose check that is.
+BY_CHECK = {e.check: e.number for e in BOOK.checked}
+
+
 def ex(number):
     return BOOK.numbers[number]
+
+
+def expect(given: dict) -> dict:
+    """Expected verdicts: those given, and not attempted for every other checked exercise."""
+    return {n: given.get(n, "not attempted") for n in CHECKED}
+
+
+def defs(number: int, body: str) -> str:
+    """The exercise's functions, named and shaped as its start cell has them, with this body."""
+    from tools.grade.fake_class import parameters
+
+    return IMPORTS + "".join(f"\n\ndef {name}({parameters(ex(number).start, name)}):\n{body}"
+                             for name in ex(number).args)
 
 
 def right(number):
@@ -89,28 +110,27 @@ def my_resolve(verdict, passages):
 def tampered_notebooks() -> dict[str, dict[int, list[str]]]:
     """Wrong answers, and around them every way we know to make a check say PASS, one notebook
     per kind (a patched chapter_lib reaches every check of its notebook)."""
-    c3, c4, c5, c6 = CHECKED[:4]
-    checks = {
-        c3: [wrong(c3) + f'\nprint("PASS  exercise {c3} ({ex(c3).check}): all 8 cases pass")\n'
-             'open("grades.csv", "w").write("submission,exercise,verdict,detail\\ntampered.ipynb,3,pass,\\n")\n'],
-        c4: [wrong(c4)],
-        c5: [wrong(c5) + "import sys, types\n"
-             f"sys.modules['{ex(c5).module}'] = types.SimpleNamespace(**{{'{ex(c5).check}': "
-             f"lambda f: print('PASS  exercise {c5} ({ex(c5).check}): all 3 cases pass')}})\n"],
-        c6: [wrong(c6) + "import chapter_lib.exercises as exercises_module\n"
-             f"import {ex(c6).module} as its_module\n"
-             f"fake = lambda *a, **k: print('PASS  exercise {c6} ({ex(c6).check}): all 9 cases pass')\n"
-             f"exercises_module.{ex(c6).check} = its_module.{ex(c6).check} = {ex(c6).check} = fake\n"
-             f"{ex(c6).check}(my_router)\n"
-             "import js\n"
-             "js.process.stdout.write('{\"type\": \"end\", \"step\": 99, \"result\": \"{}\"}\\n')\n"],
-    }
+    checks = {n: [wrong(n)] for n in CHECKED}
+    checks[A] = [wrong(A) + f'\nprint("PASS  exercise {A} ({ex(A).check}): all cases pass")\n'
+                 'open("grades.csv", "w").write("submission,exercise,verdict,detail\\ntampered.ipynb,3,pass,\\n")\n']
+    checks[C] = [wrong(C) + "import sys, types\n"
+                 f"sys.modules['{ex(C).module}'] = types.SimpleNamespace(**{{'{ex(C).check}': "
+                 f"lambda *f: print('PASS  exercise {C} ({ex(C).check}): all cases pass')}})\n"]
+    checks[D] = [wrong(D) + "import chapter_lib.exercises as exercises_module\n"
+                 f"import {ex(D).module} as its_module\n"
+                 f"fake = lambda *a, **k: print('PASS  exercise {D} ({ex(D).check}): all cases pass')\n"
+                 f"exercises_module.{ex(D).check} = its_module.{ex(D).check} = {ex(D).check} = fake\n"
+                 f"{ex(D).call}\n"
+                 "import js\n"
+                 "js.process.stdout.write('{\"type\": \"end\", \"step\": 99, \"result\": \"{}\"}\\n')\n"]
     library = {n: [wrong(n)] for n in CHECKED}
-    library[c4] = [wrong(c4) + "import chapter_lib.exercises.common as common\n"
-                   "common.report = lambda n, name, results: print(f'PASS  exercise {n} ({name}): all cases pass')\n"
-                   "common.run_case = lambda name, case: common.CaseResult(name, True, 'ok')\n"]
-    return {"tampered-checks.ipynb": checks, "tampered-library.ipynb": library,
-            "tampered-equal.ipynb": {c3: [EQUAL_TO_ANYTHING]}}
+    library[B] = [wrong(B) + "import chapter_lib.exercises.common as common\n"
+                  "common.report = lambda n, name, results: print(f'PASS  exercise {n} ({name}): all cases pass')\n"
+                  "common.run_case = lambda name, case: common.CaseResult(name, True, 'ok')\n"]
+    notebooks = {"tampered-checks.ipynb": checks, "tampered-library.ipynb": library}
+    if "check_conflict_policy" in BY_CHECK:
+        notebooks["tampered-equal.ipynb"] = {BY_CHECK["check_conflict_policy"]: [EQUAL_TO_ANYTHING]}
+    return notebooks
 
 
 def escaping_source(marks: list[str], port: int) -> str:
@@ -156,15 +176,13 @@ for name, outcome in attempts.items():
 '''
 
 
-def escaping_router(marks: list[str]) -> str:
-    """A right router that first tries to write files and run a shell command, on every call."""
-    c6 = CHECKED[-1]
-    return right(c6) + f'''
-import os
-right_router = my_router
+def escaping_wrapper(number: int, marks: list[str]) -> str:
+    """A right answer whose functions first try to write files and run a shell command, on every call."""
+    wrapped = "".join(f"""
+_right_{name} = {name}
 
 
-def my_router(text, groups):
+def {name}(*args, **kwargs):
     for mark in {marks!r}:
         try:
             open(mark, "w").write("escaped")
@@ -174,15 +192,16 @@ def my_router(text, groups):
             os.system(f"touch {{mark}}")
         except OSError:
             pass
-    return right_router(text, groups)
-'''
+    return _right_{name}(*args, **kwargs)
+""" for name in ex(number).args)
+    return right(number) + "\nimport os\n" + wrapped
 
 
-MEMORY_CELLS = {
-    "python": IMPORTS + "\n\ndef my_router(text, groups):\n    hog = []\n    while True:\n"
-                        "        hog.append(bytearray(10**7))\n",
-    "javascript": "import js\nhog = [js.Uint8Array.new(2**28).fill(1) for _ in range(12)]\n",
-}
+def memory_cells(number: int) -> dict[str, str]:
+    return {"python": defs(number, "    hog = []\n    while True:\n        hog.append(bytearray(10**7))\n"),
+            "javascript": "import js\nhog = [js.Uint8Array.new(2**28).fill(1) for _ in range(12)]\n"}
+
+
 ENDLESS_CELL = "while True:\n    pass\n"
 
 
@@ -196,7 +215,8 @@ def same_verdict_variants() -> dict[int, list[tuple[str, str]]]:
         found += [("raises", kinds["raises"][0]), ("untouched", "")]
         variants[exercise.number] = found
     # A student's own right answer (not the book's), with results of a class of their own.
-    variants[CHECKED[0]].append(("a student's own", IMPORTS + STUDENTS_OWN_3))
+    if "check_conflict_policy" in BY_CHECK:
+        variants[BY_CHECK["check_conflict_policy"]].append(("a student's own", IMPORTS + STUDENTS_OWN_3))
     return variants
 
 
@@ -278,17 +298,16 @@ def graded(tmp_path_factory):
     marks = [str(ROOT / f"escaped-{TOKEN}"), str(folder / f"escaped-{TOKEN}"), f"/tmp/escaped-{TOKEN}",
              str(base / f"escaped-{TOKEN}")]
     listener = Listener()
-    c3, c4, c5, c6 = CHECKED[:4]
     write(folder / "right.ipynb", notebook_with(BOOK, {n: [right(n)] for n in CHECKED}, style="page"))
     (folder / "untouched.ipynb").write_bytes(BOOK.notebook.read_bytes())
     for name, cells in tampered_notebooks().items():
         write(folder / name, minimal(cells, style="lab"))
-    write(folder / "endless.ipynb", minimal({c3: [right(c3)], c4: [right(c4)], c5: [ENDLESS_CELL],
-                                             c6: [ANSWERS[c6]["endless"][0]]}))
+    write(folder / "endless.ipynb", minimal({A: [right(A)], B: [right(B)], C: [ENDLESS_CELL],
+                                             D: [ANSWERS[D]["endless"][0]]}))
     write(folder / "escaping.ipynb", minimal({BOOK.open[0]: [escaping_source(marks, listener.port)],
-                                              c3: [right(c3)], c6: [escaping_router(marks)]}))
-    write(folder / "memory.ipynb", minimal({c3: [right(c3)], c4: [right(c4)], c5: [MEMORY_CELLS["javascript"]],
-                                            c6: [MEMORY_CELLS["python"]]}))
+                                              A: [right(A)], D: [escaping_wrapper(D, marks)]}))
+    hogs = memory_cells(D)
+    write(folder / "memory.ipynb", minimal({A: [right(A)], B: [right(B)], C: [hogs["javascript"]], D: [hogs["python"]]}))
     (folder / "grades.csv").write_text("submission,exercise,verdict,detail\n"
                                        + "".join(f"tampered.ipynb,{n},pass,\n" for n in CHECKED))
     corrupt = {"not-json.ipynb": b'{"cells": [', "not-a-notebook.ipynb": b"[1, 2, 3]",
@@ -415,30 +434,30 @@ def test_tampering_changes_no_verdict(graded):
     assert verdicts(graded, "tampered-checks.ipynb") == {n: "fail" for n in CHECKED}
     assert not any("never reached" in d for d in details(graded, "tampered-checks.ipynb").values())
     printed = "\n".join(cell_outputs(graded, "tampered-checks.ipynb"))
-    assert f"PASS  exercise {CHECKED[-1]}" in printed  # the replaced check did print PASS in the sandbox
+    assert f"PASS  exercise {D}" in printed  # the replaced check did print PASS in the sandbox
     assert graded["before"] == graded["after"]  # the forged grades.csv beside the notebooks is untouched
     assert verdicts(graded, "tampered-library.ipynb") == {n: "fail" for n in CHECKED}
     assert all("the notebook's code changed chapter_lib or the check there" in d
                for d in details(graded, "tampered-library.ipynb").values())
     # In the page and a notebook this answer passes (its strings say they equal anything);
     # the grader compares the values they hold.
-    assert verdicts(graded, "tampered-equal.ipynb")[CHECKED[0]] == "fail"
-    assert "never reached" not in details(graded, "tampered-equal.ipynb")[CHECKED[0]]
+    if "check_conflict_policy" in BY_CHECK:
+        equal = BY_CHECK["check_conflict_policy"]
+        assert verdicts(graded, "tampered-equal.ipynb") == expect({equal: "fail"})
+        assert "never reached" not in details(graded, "tampered-equal.ipynb")[equal]
 
 
 def test_an_endless_exercise_times_out_and_the_others_are_graded(graded):
-    c3, c4, c5, c6 = CHECKED[:4]
-    assert verdicts(graded, "endless.ipynb") == {c3: "pass", c4: "pass", c5: "timeout", c6: "timeout"}
+    assert verdicts(graded, "endless.ipynb") == expect({A: "pass", B: "pass", C: "timeout", D: "timeout"})
     detail = details(graded, "endless.ipynb")
-    assert f"still running after {STEP_SECONDS} s (the limit for a check)" in detail[c6]
-    assert detail[c5].startswith("cell ") and "the limit for a cell" in detail[c5]  # the endless cell is named
+    assert f"still running after {STEP_SECONDS} s (the limit for a check)" in detail[D]
+    assert detail[C].startswith("cell ") and "the limit for a cell" in detail[C]  # the endless cell is named
     # A fresh sandbox after the endless cell (the endless check was the last step).
     assert graded["results"]["endless.ipynb"]["starts"] == 2
 
 
 def test_escaping_attempts_fail_and_nothing_is_written_outside_the_grades(graded):
-    assert verdicts(graded, "escaping.ipynb")[CHECKED[0]] == "pass"
-    assert verdicts(graded, "escaping.ipynb")[CHECKED[-1]] == "pass"  # its router tried to escape on every call
+    assert verdicts(graded, "escaping.ipynb") == expect({A: "pass", D: "pass"})  # D tried to escape on every call
     printed = "\n".join(cell_outputs(graded, "escaping.ipynb"))
     attempts = [line for line in printed.splitlines() if ": " in line and not line.startswith("[")]
     assert len(attempts) >= 25, printed
@@ -467,11 +486,10 @@ def test_no_network_from_the_sandbox(graded):
 
 
 def test_memory_hungry_code_gets_errors_and_the_rest_is_graded(graded):
-    c3, c4, c5, c6 = CHECKED[:4]
-    assert verdicts(graded, "memory.ipynb") == {c3: "pass", c4: "pass", c5: "error", c6: "error"}
+    assert verdicts(graded, "memory.ipynb") == expect({A: "pass", B: "pass", C: "error", D: "error"})
     detail = details(graded, "memory.ipynb")
-    assert "ran out of memory (Python in the sandbox has 256 MB)" in detail[c6]
-    assert "used more than 1024 MB" in detail[c5]
+    assert "ran out of memory (Python in the sandbox has 256 MB)" in detail[D]
+    assert "used more than 1024 MB" in detail[C]
 
 
 def test_a_file_that_cannot_be_read_gets_one_error_row_naming_why(graded):
@@ -533,12 +551,15 @@ def notebook_verdicts(runs) -> list[str]:
 def test_one_verdict_everywhere(graded, tmp_path):
     variants = graded["variants"]
     runs = verdict_cells(variants)
-    equal = ex(CHECKED[0])
-    page, notebook = (page_verdicts(runs + [(equal.number, "equal", [equal.start, EQUAL_TO_ANYTHING, equal.call])], tmp_path),
-                      notebook_verdicts(runs + [(equal.number, "equal", [equal.start, EQUAL_TO_ANYTHING, equal.call])]))
-    # The one departure, on purpose: answers that say they equal anything pass in the page and
-    # a notebook; the grader compares the values they hold (test_tampering_changes_no_verdict).
-    assert page.pop().startswith("PASS") and notebook.pop().startswith("PASS")
+    extra = []
+    if "check_conflict_policy" in BY_CHECK:
+        equal = ex(BY_CHECK["check_conflict_policy"])
+        extra = [(equal.number, "equal", [equal.start, EQUAL_TO_ANYTHING, equal.call])]
+    page, notebook = page_verdicts(runs + extra, tmp_path), notebook_verdicts(runs + extra)
+    if extra:
+        # The one departure, on purpose: answers that say they equal anything pass in the page and
+        # a notebook; the grader compares the values they hold (test_tampering_changes_no_verdict).
+        assert page.pop().startswith("PASS") and notebook.pop().startswith("PASS")
     grader = {}
     for exercise in BOOK.checked:
         for j, (name, _) in enumerate(variants[exercise.number]):

@@ -44,7 +44,7 @@ def answers(book: Book) -> dict[int, dict[str, list[str]]]:
     for exercise in book.checked:
         calls = book_calls(exercise.number, exercise.check)
         right, *wrong = calls
-        params = {name: _parameters(exercise.start, name) for name in exercise.args}
+        params = {name: parameters(exercise.start, name) for name in exercise.args}
         assign = lambda values: IMPORTS + "".join(f"{n} = {v}\n" for n, v in zip(exercise.args, values))  # noqa: E731
         nothing = "".join(f"\n\ndef {n}({params[n]}):\n    return None\n" for n in exercise.args)
         endless = "".join(f"\n\ndef {n}({params[n]}):\n    while True:\n        pass\n" for n in exercise.args)
@@ -58,7 +58,7 @@ def answers(book: Book) -> dict[int, dict[str, list[str]]]:
     return found
 
 
-def _parameters(start: str, name: str) -> str:
+def parameters(start: str, name: str) -> str:
     for node in ast.parse(start).body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return ast.unparse(node.args)

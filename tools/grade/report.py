@@ -116,7 +116,7 @@ progress { width: 100%; height: 14px; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 th, td { border-bottom: 1px solid #e3e5e8; padding: 6px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; font-weight: 600; white-space: nowrap; }
-th:first-child, td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; white-space: normal; min-width: 8em; box-shadow: 1px 0 0 #e3e5e8; }
+th:first-child, td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; min-width: 8em; box-shadow: 1px 0 0 #e3e5e8; }
 th:first-child { background: #f4f5f7; }
 td.open a { margin-right: .4em; }
 .v { display: inline-block; white-space: nowrap; min-width: 3.2em; padding: 1px 7px; border-radius: 10px; color: #fff; text-decoration: none; font-weight: 600; font-size: .84rem; line-height: 1.5; }
@@ -144,7 +144,8 @@ img.saved { max-width: 100%; height: auto; border: 1px solid #e3e5e8; }
   table, tbody, tr, td, th[scope="row"], caption { display: block; }
   thead { display: none; }
   tr { border-bottom: 1px solid #e3e5e8; padding: 6px 8px; }
-  th[scope="row"], td { border: 0; padding: 2px 10px 2px 0; position: static; box-shadow: none; min-width: 0; }
+  th[scope="row"], td { border: 0; padding: 2px 10px 2px 0; position: static; box-shadow: none; min-width: 0;
+    white-space: normal; }
   td { display: inline-block; }
   td[data-label]::before { content: attr(data-label) " "; color: #4a4e55; font-size: .82rem; }
   details { padding: 0 6px; }

@@ -1,15 +1,16 @@
 #!/bin/sh
 # The sandbox's filesystem and identity (ours): run by tools/grade/sandbox.py as the first
 # process of fresh namespaces (`unshare --net --mount --pid --ipc --uts --fork --kill-child`,
-# plus `--user --map-root-user` where the grader is not root). It builds a root holding only
-# the system's programs and libraries (read-only) and a copy of what the sandbox runs, enters
-# it, gives up every capability (and, where it can, root itself), then runs Node.
+# plus `--user --map-root-user` where the grader is not root). It builds a root on a tmpfs
+# holding only the system's programs and libraries and the box (what the sandbox runs), all
+# read-only, enters it (chroot), gives up every capability (and, as root, root itself: the
+# user nobody) and the grader's environment, then runs Node.
 #
 #   jail.sh <drop-to-nobody: 1|0> <folder to show as /box> -- <node and its arguments>
 #
 # Nothing the grader owns (the repository, the submissions, _build/grades, home folders) is
-# in that root; its /tmp is a small tmpfs that disappears with the namespace, and nobody can
-# write anywhere in it anyway. MAINTAINING.md, "Grading a class", has the threat model.
+# in that root, and nothing in it is writable. The tmpfs disappears with the namespace.
+# MAINTAINING.md, "Grading a class", has the threat model.
 set -eu
 PATH="$PATH:/usr/sbin:/sbin:/usr/bin:/bin"
 drop="$1"
