@@ -150,7 +150,7 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-outputs  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution
+bench: bench-run bench-pages bench-pdf bench-outputs bench-grade  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, grading
 bench-outputs: env $(NPM_ASSETS)  ## a `# @save` edit one later page uses, and FORCE=1: pages executed and seconds, with and without the reproducibility check; the build graph's own cost (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
 bench-pages: env $(NPM_ASSETS) $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
@@ -170,3 +170,12 @@ requirements:  ## re-pin requirements.txt from requirements.in in a scratch envi
 
 clean:  ## remove built files (not the environment)
 	rm -rf _build
+
+# Grading a class's notebooks offline, in a sandbox (tools/grade; README.md "For instructors",
+# MAINTAINING.md "Grading a class"). The sandbox runs the Pyodide and snapshot `make assets` serves.
+.PHONY: grade bench-grade
+grade: env assets  ## grade every .ipynb in SUBMISSIONS=<folder> -> _build/grades/ (grades.csv, index.html); ONLY=name.ipynb grades one again
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of .ipynb files> [ONLY=name.ipynb]" >&2; exit 2; }
+	$(PY) -m tools.grade "$(SUBMISSIONS)" $(foreach name,$(ONLY),--only "$(name)")
+bench-grade: env assets  ## a generated class of 40 graded: seconds per submission (_build/bench/grade.json)
+	$(PY) -m tools.grade.bench $(if $(SIZE),--size $(SIZE))

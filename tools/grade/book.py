@@ -1,0 +1,134 @@
+"""What the book says the grader grades (ours): read from the exercise page, never a constant.
+
+The exercises are the ``## Exercise N`` sections of the exercise page
+(tools/pipeline/book_shape.py). An exercise is *checked* when its start cell imports a
+``check_*`` function (the page then marks it done when the reader's check passes); the
+start cell's ``# When ready: check_x(my_a, my_b)`` line names the student's functions the
+check is called on. Every other exercise is *open*: the report shows the student's cells.
+
+The checks are the grader's own: imported here, in the grader's Python, from the
+repository's ``chapter_lib`` (the sandbox gets the same files, tools/grade/sandbox.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from tools.pipeline import book_shape
+from tools.pipeline.pages import ROOT
+
+WHEN_READY = re.compile(r"^#\s*When ready:\s*(check_\w+\(.*\))\s*$", re.M)
+LIBRARY = ROOT / "chapter_lib"
+
+
+class BookProblem(Exception):
+    """The book does not say what the grader needs (a checked exercise without its call)."""
+
+
+@dataclass(frozen=True)
+class CheckedExercise:
+    number: int
+    check: str  # the check's name, as the start cell imports it: check_router
+    module: str  # the module the grader's copy comes from: chapter_lib.exercises.check_6
+    args: tuple[str, ...]  # the student's functions, as the start cell names them: ("my_router",)
+    start: str  # the start cell's code, as the book has it
+
+    @property
+    def call(self) -> str:
+        return f"{self.check}({', '.join(self.args)})"
+
+    def grader_check(self):
+        """The grader's own copy of the check (never the sandbox's)."""
+        return getattr(importlib.import_module(self.module), self.check)
+
+    def source(self) -> tuple[str, str]:
+        """(file name, text) of the check's module, from the grader's chapter_lib."""
+        path = Path(inspect.getsourcefile(importlib.import_module(self.module)))
+        return f"/grader/lib/{path.relative_to(LIBRARY.parent).as_posix()}", path.read_text(encoding="utf-8")
+
+    def stub_functions(self) -> dict[str, str]:
+        """Each named function's definition in the start cell (its stub), as source text."""
+        found = {}
+        tree = ast.parse(self.start)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in self.args:
+                found[node.name] = ast.unparse(node)
+        return found
+
+
+@dataclass(frozen=True)
+class Book:
+    page: Path
+    notebook: Path  # the reader's notebook of the page: what students download and work
+    exercises: tuple[int, ...]
+    checked: tuple[CheckedExercise, ...]
+    open: tuple[int, ...]
+    cells: tuple[str, ...] = field(repr=False)  # the notebook's code cells, normalised, in order
+    install: str = field(repr=False)  # its install cell, normalised
+    solution_cells: frozenset[str] = field(repr=False, default=frozenset())  # worked solutions' cells
+
+    @property
+    def numbers(self) -> dict[int, CheckedExercise]:
+        return {e.number: e for e in self.checked}
+
+
+def normalised(source: str) -> str:
+    """A cell's code as compared with the book's: line ends and trailing blanks do not count."""
+    return "\n".join(line.rstrip() for line in source.replace("\r\n", "\n").split("\n")).strip("\n")
+
+
+def when_ready(number: int, start: str, checks: list[str]) -> tuple[str, tuple[str, ...]]:
+    """The check and the student's functions that a start cell's ``# When ready:`` line names."""
+    calls = WHEN_READY.findall(start)
+    if len(calls) != 1:
+        raise BookProblem(f"exercise {number}: its start cell imports {', '.join(checks)} but has "
+                          f"{'no' if not calls else len(calls)} `# When ready: check_...(my_...)` line; "
+                          "the grader calls the check on the functions that line names")
+    call = ast.parse(calls[0], mode="eval").body
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in checks
+            and call.args and all(isinstance(a, ast.Name) for a in call.args) and not call.keywords):
+        raise BookProblem(f"exercise {number}: `# When ready: {calls[0]}` should call one of "
+                          f"{', '.join(checks)} on the start cell's function names")
+    names = tuple(a.id for a in call.args)
+    defined = {n.name for n in ast.parse(start).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not set(names) <= defined:
+        raise BookProblem(f"exercise {number}: the start cell names {', '.join(sorted(set(names) - defined))} "
+                          "for its check but does not define it")
+    return call.func.id, names
+
+
+@cache
+def load() -> Book:
+    exercises = book_shape.exercises()
+    page = book_shape.exercises_page()
+    checked, open_ = [], []
+    import chapter_lib.exercises as library_exercises
+
+    for number, exercise in exercises.items():
+        if not exercise.checks:
+            open_.append(number)
+            continue
+        check, args = when_ready(number, exercise.start.source, exercise.checks)
+        module = getattr(library_exercises, check).__module__
+        checked.append(CheckedExercise(number, check, module, args, exercise.start.source))
+    notebook = page.with_suffix(".ipynb")
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    code = [c for c in data["cells"] if c["cell_type"] == "code"]
+    source = lambda c: "".join(c["source"]) if isinstance(c["source"], list) else c["source"]  # noqa: E731
+    install = next(normalised(source(c)) for c in code if "install" in c.get("metadata", {}).get("tags", []))
+    solutions = frozenset(normalised(source(c)) for c in code if "hide-cell" in c.get("metadata", {}).get("tags", []))
+    return Book(page, notebook, tuple(exercises), tuple(checked), tuple(open_),
+                tuple(normalised(source(c)) for c in code), install, solutions)
+
+
+def library_files() -> dict[str, str]:
+    """The grader's chapter_lib, file by file: what the sandbox imports in place of its own."""
+    return {path.relative_to(LIBRARY.parent).as_posix(): path.read_text(encoding="utf-8")
+            for path in sorted(LIBRARY.rglob("*.py")) if "__pycache__" not in path.parts}

@@ -1,0 +1,155 @@
+"""The verdict (ours): the grader's own check, called outside the sandbox, on the student's answers.
+
+The sandbox recorded every call the check made to the student's functions: arguments and
+what came back (box/harness.py, encoded by box/wire.py). Here, in the grader's Python, where
+no student code ever runs, the grader's own copy of the check (from the repository's
+``chapter_lib``) is called on stand-ins with the student's function names; each stand-in
+answers a call with what the student's function answered to the same arguments in the
+sandbox. The check then runs exactly as it runs in the page, cases, verdict line and all,
+and its first line is the verdict: the line the page's progress marks an exercise done on
+(``PASS  exercise N``, tools/sphinx_ext/runner/progress.mjs).
+
+What the student's code did in the sandbox (replaced checks, printed PASS lines, patched
+chapter_lib, sys.modules, even a forged record) can only change what the record says their
+functions answered, which a function of their own could answer anyway.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import re
+import threading
+from dataclasses import dataclass, field
+
+from tools.grade.book import CheckedExercise
+from tools.grade.box import wire
+from tools.grade.sandbox import Failure
+
+VERDICT = re.compile(r"^(PASS|FAIL) {2}exercise (\d+) \(")
+# The judge swaps sys.stdout while a check prints; one check at a time.
+_printing = threading.Lock()
+
+
+@dataclass
+class Verdict:
+    verdict: str  # pass, fail, error, timeout, not attempted
+    detail: str  # one line, for grades.csv
+    lines: list[str] = field(default_factory=list)  # what the check printed, for the report
+
+
+class NoAnswer(Exception):
+    """The record holds no answer for a call the check made (the sandbox's run differed)."""
+
+
+def _exception_class(name: str, base: type) -> type:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,79}", name or ""):
+        name = "Exception"
+    return type(name, (base,), {"__module__": "submission"})
+
+
+class StandIn:
+    """Answers the check's calls of one student function from the sandbox's record."""
+
+    def __init__(self, name: str, answers: dict):
+        self.__name__ = self.__qualname__ = name
+        self.answers = answers
+        self.unanswered = 0
+
+    def __call__(self, *args, **kwargs):
+        key = wire.call_key(args, kwargs)
+        queue = self.answers.get(key)
+        if not queue:
+            self.unanswered += 1
+            raise NoAnswer(f"{self.__name__} was never called so in the sandbox")
+        entry = queue.popleft()
+        for index, after in entry.get("after", []):
+            _mutate(args, index, after)
+        if "raised" in entry:
+            name, message, base = (list(entry["raised"]) + ["", "", False])[:3]
+            raise _exception_class(str(name), BaseException if base else Exception)(str(message))
+        return wire.decode(entry.get("out"))
+
+
+def _mutate(args, index, after):
+    """What the student's function did to a list, dict or set it was given, done to the judge's."""
+    if not (isinstance(index, int) and 0 <= index < len(args)):
+        return
+    target, value = args[index], wire.decode(after)
+    if type(target) is list and isinstance(value, list):
+        target[:] = value
+    elif type(target) is dict and isinstance(value, dict):
+        target.clear()
+        target.update(value)
+    elif type(target) is set and isinstance(value, set):
+        target.clear()
+        target.update(value)
+
+
+def _answers(calls, slots: int) -> list[dict]:
+    answers = [collections.defaultdict(collections.deque) for _ in range(slots)]
+    for entry in calls if isinstance(calls, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("slot"), int) and 0 <= entry["slot"] < slots \
+                and isinstance(entry.get("key"), str):
+            answers[entry["slot"]][entry["key"]].append(entry)
+    return answers
+
+
+def _ran_out_of_memory(calls) -> bool:
+    return any(isinstance(e, dict) and isinstance(e.get("raised"), list) and e["raised"][:1] == ["MemoryError"]
+               for e in (calls if isinstance(calls, list) else []))
+
+
+def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int) -> Verdict:
+    """The verdict for one exercise of one submission, from what its sandbox recorded.
+
+    ``untouched``: the student's functions are still the start cell's stubs (or missing), so
+    a check that does not pass means the exercise was not attempted."""
+    names = ", ".join(exercise.args)
+    if isinstance(outcome, Failure):
+        if outcome.kind == "timeout":
+            return Verdict("timeout", f"{exercise.call}: {outcome.why}")
+        if outcome.kind == "memory":
+            return Verdict("error", f"{exercise.call}: ran out of memory: {outcome.why}")
+        return Verdict("error", f"{exercise.call}: {outcome.why}")
+    if not isinstance(outcome, dict):
+        return Verdict("error", f"{exercise.call}: the sandbox gave no record of this check")
+    if outcome.get("missing"):
+        missing = [str(m) for m in outcome["missing"]][:5]
+        return Verdict("not attempted", f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not defined "
+                                        f"(the start cell names {names} for {exercise.check})")
+    calls = outcome.get("calls")
+    if _ran_out_of_memory(calls):
+        return Verdict("error", f"{exercise.call}: ran out of memory (Python in the sandbox has {python_mb} MB)")
+    answers = _answers(calls, len(exercise.args))
+    stand_ins = [StandIn(name, answers[slot]) for slot, name in enumerate(exercise.args)]
+    check = exercise.grader_check()
+    printed = io.StringIO()
+    stopped = None
+    with _printing, contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            check(*stand_ins)
+        except BaseException as error:  # a student's SystemExit, replayed, stops the check as in the page
+            if isinstance(error, (KeyboardInterrupt,)) and type(error).__module__ != "submission":
+                raise
+            stopped = f"{type(error).__name__}: {str(error)[:200]}"
+    lines = printed.getvalue().splitlines()
+    found = VERDICT.match(lines[0]) if lines else None
+    if found is None or int(found.group(2)) != exercise.number:
+        why = f"the check stopped: {names} raised {stopped}" if stopped else "the check printed no verdict"
+        return Verdict("not attempted" if untouched else "fail", why, lines)
+    if found.group(1) == "PASS":
+        return Verdict("pass", lines[0].split(": ", 1)[-1].strip(), lines)
+    first_failure = next((line.strip() for line in lines[1:] if line.startswith("  FAIL ")), lines[0])
+    first_failure = first_failure.removeprefix("FAIL ").strip()
+    if untouched:
+        stubs = "stub" if len(exercise.args) == 1 else "stubs"
+        return Verdict("not attempted", f"{names}: still the start cell's {stubs}", lines)
+    unanswered = sum(s.unanswered for s in stand_ins)
+    if unanswered:
+        # The sandbox's copy of the check did not call the functions as the grader's does: the
+        # notebook's code changed the check's world there (chapter_lib, the harness).
+        return Verdict("fail", f"the check's calls never reached {names} in the sandbox ({unanswered} unanswered): "
+                               f"the notebook's code changed chapter_lib or the check there", lines)
+    return Verdict("fail", first_failure[:400], lines)
