@@ -50,7 +50,7 @@ SNAPSHOT := _build/static/runner/python-snapshot.bin.gz
 FIRST_FIGURE := _build/static/runner/first-figure.zip
 
 .PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate
+.PHONY: bench bench-tests bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -146,10 +146,10 @@ $(BOOK_STAMP): $(ENV_STAMP) $(ASSETS) $(BOOK_INPUTS)
 accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
 	$(PY) -m tools.pipeline.accept
 
-test: test-sources test-notebooks  ## every check, on what is committed
-	@$(MAKE) --no-print-directory pdf
-	@$(MAKE) --no-print-directory html
-	@$(MAKE) --no-print-directory test-site
+# `make test`'s stages, in order; `make bench-tests` times each of them.
+TEST_STAGES := test-sources test-notebooks pdf html test-site
+test:  ## every check, on what is committed
+	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
 
 test-sources: env assets
 	$(PY) -m tools.pipeline.build_lib --check
@@ -179,7 +179,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-outputs  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution
+bench: bench-run bench-pages bench-pdf bench-outputs bench-tests  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, make test
+bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once (tools/bench/test_stages.py)
+	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
 bench-outputs: env  ## a `# @save` edit one later page uses: pages executed and seconds, against FORCE=1 (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
 bench-pages: env assets $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
