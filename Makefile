@@ -157,8 +157,13 @@ test-sources: env assets
 	$(PY) -m tools.pipeline.draw_diagrams check
 	$(PY) -m tools.pipeline.accept --check
 
+# nbval executes each page once, with `make outputs`' kernel settings, and keeps what it
+# printed in _build/test-run/executed/ (conftest.py, tools/checks/nbval_run.py), where the
+# byte-stability test of the unit tests after it reads it instead of executing every page again.
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
-	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
+	rm -rf _build/test-run/executed
+	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env book/*.ipynb
+	$(PY) -m pytest -n 2 --dist loadscope -m "not site" tests
 
 test-site: env assets  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/browser/ensure_debian_package.sh chromium chromium
