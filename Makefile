@@ -146,8 +146,10 @@ $(BOOK_STAMP): $(ENV_STAMP) $(ASSETS) $(BOOK_INPUTS)
 accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
 	$(PY) -m tools.pipeline.accept
 
-# `make test`'s stages, in order; `make bench-tests` times each of them.
-TEST_STAGES := test-sources test-notebooks pdf html test-site
+# `make test`'s stages, in order; `make bench-tests` times each of them. The PDF is printed
+# first ($(PDF), not `pdf`, which would also rebuild a site that lacks it), then the HTML is
+# built once, linking and publishing it, for the site tests.
+TEST_STAGES := test-sources test-notebooks $(PDF) html test-site
 test:  ## every check, on what is committed
 	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
 

@@ -31,6 +31,7 @@ import nbformat
 from nbformat.v4 import output_from_msg
 from nbval.kernel import RunningKernel, start_new_kernel
 
+from tools.common.files import write_atomically
 from tools.pipeline.pages import ROOT
 from tools.pipeline.stored_outputs import KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT
 
@@ -117,7 +118,4 @@ class RecordingKernel(RunningKernel):
         for cell, request in zip(code, self.requests):
             cell.outputs, cell.execution_count = outputs_from(self.messages[request])
         executed.metadata[STAMP_KEY] = sources_digest(ipynb)
-        EXECUTED.mkdir(parents=True, exist_ok=True)
-        temporary = executed_path(ipynb).with_suffix(f".{os.getpid()}.tmp")
-        nbformat.write(executed, temporary)
-        temporary.replace(executed_path(ipynb))
+        write_atomically(executed_path(ipynb), nbformat.writes(executed))

@@ -25,13 +25,12 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.common.files import write_atomically  # noqa: F401 (stored_outputs, build_book import it from here)
 from tools.pipeline.pages import ROOT, BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 
 TARGET = ROOT / "chapter_lib" / "chapter15.py"
@@ -239,17 +238,6 @@ def generate() -> dict[Path, str]:
 def stale_solutions(expected: dict[Path, str]) -> list[Path]:
     """Solution modules on disk that no page's cells make any more."""
     return [p for p in sorted(SOLUTIONS.glob("solution_*.py")) if p not in expected]
-
-
-def write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def out_of_sync_message(expected: dict[Path, str]) -> str | None:

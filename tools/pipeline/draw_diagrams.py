@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.pipeline import diagram_font
-from tools.pipeline.build_lib import write_atomically
+from tools.common.files import write_atomically
 from tools.pipeline.pages import ROOT, pages_in_toc_order, read_page, shown
 
 DIAGRAMS = ROOT / "book" / "_diagrams"

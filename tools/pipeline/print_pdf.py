@@ -37,7 +37,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject, TextStringObject
 import yaml
 
+from tools.common.files import write_atomically
 from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
@@ -414,17 +414,6 @@ def destination_pages(pdf: bytes, ids: list[str]) -> dict[str, int]:
     if missing:
         raise PrintError(f"the PDF has no destination for {missing}: is each linked to?")
     return {i: reader.get_destination_page_number(destinations[f"/{i}"]) + 1 for i in ids}
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False) as tmp:
-        tmp.write(data)
-    # A temporary file is private (0600); the PDF is readable like any other built file.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp.name, 0o666 & ~umask)
-    os.replace(tmp.name, path)
 
 
 def main(argv: list[str] | None = None) -> int:
