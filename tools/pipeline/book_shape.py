@@ -149,14 +149,16 @@ def figures() -> dict[str, str]:
     return figure_numbers()
 
 
+def mermaid_sources() -> list[tuple[Path, str]]:
+    """Each mermaid diagram of the pages, (page, its source), in reading order, found as the
+    HTML's parser finds them (drawn at build time: tools/pipeline/draw_diagrams.py; its font
+    holds their characters: tools/pipeline/diagram_font.py)."""
+    return [(md, token.content) for md in pages() for cell in read_page(md).cells if cell.cell_type == "markdown"
+            for token in parser().parse(cell.source) if token.type == "fence" and token.info.strip() == "mermaid"]
+
+
 def mermaid_diagrams() -> int:
-    """The mermaid diagrams of the pages (drawn at build time: tools/pipeline/draw_diagrams.py)."""
-    count = 0
-    for md in pages():
-        for cell in read_page(md).cells:
-            if cell.cell_type == "markdown":
-                count += sum(1 for t in parser().parse(cell.source) if t.type == "fence" and t.info.strip() == "mermaid")
-    return count
+    return len(mermaid_sources())
 
 
 def citations() -> int:

@@ -23,9 +23,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.pipeline import diagram_font
+from tools.pipeline import book_shape, diagram_font
 from tools.common.files import write_atomically
-from tools.pipeline.pages import ROOT, pages_in_toc_order, read_page, shown
+from tools.pipeline.pages import ROOT, shown
 
 DIAGRAMS = ROOT / "book" / "_diagrams"
 DIAGRAM_FONT_FAMILY = f'"{diagram_font.FAMILY}", sans-serif'
@@ -47,7 +47,6 @@ OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
 # left to right). The chapter's source is unchanged; only the drawing turns.
 WIDEST_LEFT_TO_RIGHT_PX = 1000
 LEFT_TO_RIGHT = re.compile(r"^(flowchart|graph)\s+(?:LR|RL)\b")
-FENCE = re.compile(r"^```mermaid[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 REGENERATE = "make diagrams"
 # Mermaid writes coordinates with 16 significant digits (a state diagram's markers alone
 # took 260 KB); a hundredth of a pixel is finer than any screen or printer shows.
@@ -89,15 +88,10 @@ def diagram_key(code: str) -> str:
 
 
 def book_diagrams() -> list[Diagram]:
-    diagrams = []
-    for md in pages_in_toc_order():
-        number = 0
-        for cell in read_page(md).cells:
-            if cell.cell_type != "markdown":
-                continue
-            for match in FENCE.finditer(cell.source):
-                number += 1
-                diagrams.append(Diagram(f"{shown(md)}, diagram {number}", match.group(1)))
+    diagrams, numbers = [], {}
+    for md, code in book_shape.mermaid_sources():
+        numbers[md] = numbers.get(md, 0) + 1
+        diagrams.append(Diagram(f"{shown(md)}, diagram {numbers[md]}", code))
     return diagrams
 
 

@@ -6,7 +6,7 @@ Usage:
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
 page, with the stored outputs, the plots and the mermaid diagrams. This tool serves it
-on 127.0.0.1 (tools/checks/site_check.py's LocalSite), opens it in Debian's Chromium through
+on 127.0.0.1 (tools/browser/local_site.py), opens it in Debian's Chromium through
 Playwright (never a browser of its own), and before printing:
 
 * moves the worked solutions of 15.11 to the back, after the last exercise, each linked
@@ -53,13 +53,14 @@ from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS
-from tools.checks.site_check import (
+from tools.browser.page_state import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
     JS_LOAD_ALL_IMAGES,
     JS_MERMAID_SETTLED,
     JS_MERMAID_STATUS,
     MERMAID_ERROR_PATTERN,
+    MERMAID_TIMEOUT_MS,
     NAVIGATION_TIMEOUT_MS,
 )
 
@@ -72,7 +73,6 @@ PAPER = "A4"
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 # A4 is 210 mm wide; less the side margins that leaves 178 mm, at 96 CSS px per inch.
 PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
-MERMAID_TIMEOUT_MS = 20_000
 # Chromium fills the footer from these class names; the footer is printed in its own
 # small frame, so it needs its own font size (7.5 pt, the smallest type the PDF prints).
 FOOTER = (
