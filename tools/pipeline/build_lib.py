@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.common.files import write_atomically  # noqa: F401 (stored_outputs, build_book import it from here)
+from tools.pipeline.exercises_package import package_init
 from tools.pipeline.pages import ROOT, BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 
 TARGET = ROOT / "chapter_lib" / "chapter15.py"
@@ -232,6 +233,8 @@ def generate() -> dict[Path, str]:
         text, origins = rendered([s for s in saved if s.module == target], target)
         check_names(text, origins, target, pages)
         modules[target] = text
+    # The package's __init__ imports every solution and check (tools/pipeline/exercises_package.py).
+    modules[SOLUTIONS / "__init__.py"] = package_init(SOLUTIONS, [t for t in targets if t != TARGET])
     return modules
 
 
