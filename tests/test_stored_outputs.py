@@ -90,13 +90,13 @@ def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
 
 
 def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
-    """tools/sphinx_ext/stored_outputs.py: the HTML never shows outputs of other code."""
+    """tools/sphinx_ext/page_outputs.py: the HTML never shows outputs of other code."""
     from types import SimpleNamespace
 
     from sphinx.errors import ExtensionError
 
-    from tools.sphinx_ext.stored_outputs import read_page as read_source
-    from tools.sphinx_ext.stored_outputs import use_stored_outputs
+    from tools.sphinx_ext.page_outputs import read_page as read_source
+    from tools.sphinx_ext.page_outputs import use_stored_outputs
 
     md = tmp_path / "page.md"
     shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)
