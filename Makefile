@@ -171,7 +171,9 @@ test-site: env assets  ## tests of the built HTML (browser) and of the launch en
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	@# pdftotext and pdfimages read the PDF as a viewer does (tests/test_pdf.py)
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
-	$(PY) -m pytest -m site tests
+	@# In parallel, by module (a module's browser, JupyterLab or printer is set up once):
+	@# each worker launches its own Chromium; a test gets a fresh context (tests/conftest.py).
+	$(PY) -m pytest -n 2 --dist loadscope -m site tests
 
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium

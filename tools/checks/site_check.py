@@ -139,6 +139,10 @@ class BrowserChecker:
     needed, for any number of site folders.
     """
 
+    # How long a page's diagrams may take to be drawn (a test that plants one that nothing
+    # will draw shortens it: a limit, not what the test checks).
+    mermaid_timeout_ms = MERMAID_TIMEOUT_MS
+
     def __init__(self):
         self._report: PageReport | None = None
         self._site: LocalSite | None = None
@@ -278,7 +282,7 @@ class BrowserChecker:
     def _wait_for_mermaid(self) -> None:
         try:
             self._page.wait_for_function(
-                JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=MERMAID_TIMEOUT_MS
+                JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms
             )
         except PlaywrightTimeoutError:
             pass  # _check_mermaid says which blocks are still not drawn
@@ -291,7 +295,7 @@ class BrowserChecker:
                 report.add_problem(f"mermaid block #{index} shows a mermaid syntax error")
             elif not block["drawn"] and not block["deferred"]:
                 report.add_problem(
-                    f"mermaid block #{index} not drawn (no <svg> after {MERMAID_TIMEOUT_MS // 1000} s)"
+                    f"mermaid block #{index} not drawn (no <svg> after {self.mermaid_timeout_ms / 1000:g} s)"
                 )
             if not block["named"]:
                 report.add_problem(f"mermaid block #{index} has no alt text (aria-label)")

@@ -175,6 +175,10 @@ class PrintResult:
 class ChapterPrinter:
     """One headless Debian Chromium, reused for any number of prints (a context manager)."""
 
+    # How long the page's diagrams may take to be drawn (a test that plants one that nothing
+    # will draw shortens it: a limit, not what the test checks).
+    mermaid_timeout_ms = MERMAID_TIMEOUT_MS
+
     def __enter__(self) -> ChapterPrinter:
         self._launched = launch()
         self._browser = self._launched.__enter__()
@@ -247,7 +251,7 @@ class ChapterPrinter:
 
     def _wait_for_diagrams(self, page, where: str) -> None:
         try:
-            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=MERMAID_TIMEOUT_MS)
+            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms)
         except PlaywrightTimeoutError:
             pass  # the status below says which diagram is missing
         status = page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
@@ -256,7 +260,7 @@ class ChapterPrinter:
             if block["failed"]:
                 problems.append(f"mermaid diagram #{index} shows a mermaid syntax error")
             elif not block["drawn"]:
-                problems.append(f"mermaid diagram #{index} was not drawn within {MERMAID_TIMEOUT_MS // 1000} s")
+                problems.append(f"mermaid diagram #{index} was not drawn within {self.mermaid_timeout_ms / 1000:g} s")
         if status["strayErrors"]:
             problems.append("a mermaid error diagram is shown on the page")
         if problems:
