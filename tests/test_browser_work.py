@@ -65,13 +65,15 @@ JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
 
 # storage.mjs counts each write of the reader's kept work on <html data-kept-work-writes>.
 JS_WRITES = "() => Number(document.documentElement.dataset.keptWorkWrites || 0)"
-# Painted and still: every animation and transition finished, and the scroll position the
-# same over two frames (in place of a fixed wait after a theme, size or focus change).
-JS_SETTLED = """async () => {
-    await Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null)));
-    const frame = () => new Promise((done) => requestAnimationFrame(done));
-    let y;
-    do { y = scrollY; await frame(); await frame(); } while (y !== scrollY);
+# Painted and still, polled once a frame: no finite animation or transition running (the
+# runner's spinners run forever, and are not waited for), and the scroll position the same as
+# at the previous frame (in place of a fixed wait after a theme, size or focus change).
+JS_STILL = """() => {
+    const moving = document.getAnimations().some((a) => a.playState === 'running'
+        && a.effect && a.effect.getComputedTiming().iterations !== Infinity);
+    const same = window.lastScrollY === scrollY;
+    window.lastScrollY = scrollY;
+    return !moving && same;
 }"""
 
 
@@ -85,7 +87,8 @@ def saved(*pages):
 
 
 def settle(page) -> None:
-    page.evaluate(JS_SETTLED)
+    page.evaluate("() => { window.lastScrollY = undefined; }")
+    page.wait_for_function(JS_STILL, timeout=10_000)
 
 
 def shoot(page, name: str) -> None:
