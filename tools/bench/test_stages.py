@@ -45,11 +45,15 @@ def execute_every_page_once() -> float:
     return time.monotonic() - started
 
 
+def log_path(stage: str):
+    return LOGS / f"{stage.replace('/', '_')}.log"  # (a stage may be a file target: _build/pdf/chapter15.pdf)
+
+
 def run_stage(stage: str) -> tuple[float, int]:
     """(seconds, exit status) of `make STAGE`, its output kept in _build/bench/test-stages/."""
     environment = {**os.environ, "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25".strip()}
     started = time.monotonic()
-    with open(LOGS / f"{stage}.log", "w") as log:
+    with open(log_path(stage), "w") as log:
         done = subprocess.run(["make", "--no-print-directory", stage], cwd=ROOT, env=environment,
                               stdout=log, stderr=subprocess.STDOUT)
     return time.monotonic() - started, done.returncode
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     for stage in args.stages:
         seconds, status = run_stage(stage)
         stages[stage] = {"seconds": round(seconds, 1), "exit_status": status}
-        print(f"{'make ' + stage:<28}{seconds:8.1f} s{'' if status == 0 else f'  FAILED ({status}), see ' + str(LOGS / (stage + '.log'))}",
+        print(f"{'make ' + stage:<28}{seconds:8.1f} s{'' if status == 0 else f'  FAILED ({status}), see ' + str(log_path(stage))}",
               flush=True)
     total = sum(s["seconds"] for s in stages.values())
     print(f"{'make test (the stages)':<28}{total:8.1f} s = {total / once:.1f} x executing every page once")
