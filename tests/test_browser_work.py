@@ -46,6 +46,7 @@ from nbclient import NotebookClient
 from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
+from tools.browser.page_state import wait_until_still
 from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
 from tools.pipeline.pages import ROOT
 
@@ -65,18 +66,6 @@ JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
 
 # storage.mjs counts each write of the reader's kept work on <html data-kept-work-writes>.
 JS_WRITES = "() => Number(document.documentElement.dataset.keptWorkWrites || 0)"
-# Painted and still, polled once a frame: no finite animation or transition running (the
-# runner's spinners run forever, and are not waited for), and the scroll position the same as
-# at the previous frame (in place of a fixed wait after a theme, size or focus change).
-JS_STILL = """() => {
-    const moving = document.getAnimations().some((a) => a.playState === 'running'
-        && a.effect && a.effect.getComputedTiming().iterations !== Infinity);
-    const same = window.lastScrollY === scrollY;
-    window.lastScrollY = scrollY;
-    return !moving && same;
-}"""
-
-
 @contextlib.contextmanager
 def saved(*pages):
     """Wait after the block until each of pages has written the reader's work (once more)."""
@@ -87,8 +76,7 @@ def saved(*pages):
 
 
 def settle(page) -> None:
-    page.evaluate("() => { window.lastScrollY = undefined; }")
-    page.wait_for_function(JS_STILL, timeout=10_000)
+    wait_until_still(page)
 
 
 def shoot(page, name: str) -> None:

@@ -1,7 +1,7 @@
 """What a built page has drawn and loaded, asked of the page in the browser, and how long
 to wait for it: one definition for every tool that opens the book's pages (the site check,
-tools/checks/site_check.py; the PDF's printer, tools/pipeline/print_pdf.py; the JupyterLab
-test, tests/test_binder.py).
+tools/checks/site_check.py; the PDF's printer, tools/pipeline/print_pdf.py; axe,
+tools/checks/axe_check.py; the JupyterLab test, tests/test_binder.py; the browser tests).
 """
 
 NAVIGATION_TIMEOUT_MS = 30_000
@@ -50,3 +50,23 @@ JS_IMAGES = """() => [...document.images].map((img) => ({
     broken: !(img.complete && img.naturalWidth > 0),
     alt: (img.getAttribute('alt') || '').trim(),
 }))"""
+
+
+# Painted and still, polled once a frame: no finite animation or CSS transition running
+# (document.getAnimations() flushes styles first, so a theme just switched has started its
+# transitions; spinners run forever and are not waited for), and the scroll position the
+# same as at the previous frame. What colour contrast is judged on, what a screenshot shows.
+JS_STILL = """() => {
+    const moving = document.getAnimations().some((a) => a.playState === 'running'
+        && a.effect && a.effect.getComputedTiming().iterations !== Infinity);
+    const same = window.lastScrollY === scrollY;
+    window.lastScrollY = scrollY;
+    return !moving && same;
+}"""
+STILL_TIMEOUT_MS = 10_000
+
+
+def wait_until_still(page) -> None:
+    """After a change of theme, size or focus: wait until the page is painted and still."""
+    page.evaluate("() => { window.lastScrollY = undefined; }")
+    page.wait_for_function(JS_STILL, timeout=STILL_TIMEOUT_MS)
