@@ -44,8 +44,8 @@ EDITOR := _build/static/runner/editor.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
-.PHONY: help env lib outputs assets html book test test-sources test-notebooks test-site lab requirements clean
-.PHONY: bench bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
+.PHONY: help env lib outputs assets html book test test-sources test-notebooks pdf-and-html test-site lab requirements clean
+.PHONY: bench bench-tests bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -117,10 +117,15 @@ graph-status: env  ## is every artefact up to date with its inputs (by content)?
 accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
 	$(PY) -m tools.pipeline.accept
 
-test: test-sources test-notebooks  ## every check, on what is committed
-	@$(MAKE) --no-print-directory pdf
-	@$(MAKE) --no-print-directory html
-	@$(MAKE) --no-print-directory test-site
+# `make test`'s stages, in order; `make bench-tests` times each of them. The PDF is printed
+# first, then the HTML is built once, linking and publishing it, for the site tests: one
+# stage, the graph's `pdf` and `html` steps in its own order.
+TEST_STAGES := test-sources test-notebooks pdf-and-html test-site
+pdf-and-html: env $(NPM_ASSETS)
+	bash tools/browser/ensure_debian_package.sh chromium chromium
+	$(GRAPH) lib assets diagrams outputs pdf html
+test:  ## every check, on what is committed
+	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
 
 test-sources: env $(NPM_ASSETS)
 	$(PY) -m tools.pipeline.build_lib --check
@@ -128,14 +133,21 @@ test-sources: env $(NPM_ASSETS)
 	$(PY) -m tools.pipeline.draw_diagrams check
 	$(PY) -m tools.pipeline.accept --check
 
+# nbval executes each page once, with `make outputs`' kernel settings, and keeps what it
+# printed in _build/test-run/executed/ (conftest.py, tools/checks/nbval_run.py), where the
+# byte-stability test of the unit tests after it reads it instead of executing every page again.
 test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
-	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env -m "not site" book/*.ipynb tests
+	rm -rf _build/test-run/executed
+	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env book/*.ipynb
+	$(PY) -m pytest -n 2 --dist loadscope -m "not site" tests
 
 test-site: env $(NPM_ASSETS)  ## tests of the built HTML (browser) and of the launch environment
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	@# pdftotext and pdfimages read the PDF as a viewer does (tests/test_pdf.py)
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
-	$(PY) -m pytest -m site tests
+	@# In parallel, by module (a module's browser, JupyterLab or printer is set up once):
+	@# each worker launches its own Chromium; a test gets a fresh context (tests/conftest.py).
+	$(PY) -m pytest -n 2 --dist loadscope -m site tests
 
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
@@ -150,7 +162,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-outputs bench-grade  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, grading
+bench: bench-run bench-pages bench-pdf bench-outputs bench-grade bench-tests  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, grading, make test
+bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once (tools/bench/test_stages.py)
+	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
 bench-outputs: env $(NPM_ASSETS)  ## a `# @save` edit one later page uses, and FORCE=1: pages executed and seconds, with and without the reproducibility check; the build graph's own cost (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
 bench-pages: env $(NPM_ASSETS) $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times

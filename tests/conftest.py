@@ -24,14 +24,28 @@ def site() -> Path:
     return SITE
 
 
-@pytest.fixture
-def browser_on_site(site):
-    """(the built site served on 127.0.0.1, Debian's Chromium): one browser per test."""
+@pytest.fixture(scope="module")
+def served_site_and_browser(site):
+    """The built site served on 127.0.0.1 and Debian's Chromium, once per test module (each
+    runs on one pytest-xdist worker): launching a browser costs more than most tests that use
+    it. Not once per session: Playwright's sync API runs one instance at a time in a thread,
+    and other modules start their own (tools/checks/run_check.py's BrowserRunner, axe_check)."""
     from tools.browser.chromium import launch
     from tools.browser.local_site import LocalSite
 
     with LocalSite(site) as served, launch() as browser:
         yield served, browser
+
+
+@pytest.fixture
+def browser_on_site(served_site_and_browser):
+    """(the built site served on 127.0.0.1, Debian's Chromium): a test opens its pages in
+    contexts of its own (``browser.new_page()``, ``browser.new_context()``: each starts
+    empty, no storage or cache shared), all closed after it."""
+    served, browser = served_site_and_browser
+    yield served, browser
+    for context in browser.contexts:
+        context.close()
 
 
 @pytest.fixture

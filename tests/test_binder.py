@@ -51,6 +51,7 @@ from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_pa
 from tools.pipeline.stored_outputs import stored_path
 from tools.browser.chromium import keep_on_host, open_context
 from tools.browser.local_site import find_pages
+from tools.browser.page_state import MERMAID_TIMEOUT_MS
 
 pytestmark = pytest.mark.site
 
@@ -67,7 +68,6 @@ MERMAID_PAGE = "book/15_02_one_shot_rag.md"
 SERVER_START_TIMEOUT_S = 60
 NOTEBOOK_OPEN_TIMEOUT_MS = 60_000
 RUN_ALL_TIMEOUT_MS = 120_000
-MERMAID_TIMEOUT_MS = 30_000
 VIEWPORT = {"width": 1400, "height": 900}
 # pip puts these into every virtual environment; `pip freeze` (which wrote
 # requirements.txt) leaves them out.

@@ -98,7 +98,8 @@ def test_external_script_is_reported(checker, site_copy):
     assert_reported(problems_of(checker, site_copy, page), page, "external request", url)
 
 
-def test_broken_mermaid_is_reported(checker, site_copy):
+def test_broken_mermaid_is_reported(checker, site_copy, monkeypatch):
+    monkeypatch.setattr(checker, "mermaid_timeout_ms", 1_000)  # nothing will draw it: no need to wait long
     page = next((p for p in find_pages(site_copy) if MERMAID_BLOCK.search((site_copy / p).read_text())), None)
     if page is not None:
         path = site_copy / page

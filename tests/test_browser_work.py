@@ -34,6 +34,7 @@ Screenshots go to _build/browser-run/ (work-*.png).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -45,6 +46,7 @@ from nbclient import NotebookClient
 from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
+from tools.browser.page_state import wait_until_still
 from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
 from tools.pipeline.pages import ROOT
 
@@ -60,6 +62,21 @@ IDLE = "() => document.documentElement.dataset.browserRun === 'idle'"
 # Keys that reach `document` (where doctools.js listens for "/"), recorded by the test.
 JS_RECORD_DOCUMENT_KEYS = "() => { window.keysAtDocument = []; document.addEventListener('keydown', (e) => window.keysAtDocument.push(e.key)); }"
 JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
+
+
+# storage.mjs counts each write of the reader's kept work on <html data-kept-work-writes>.
+JS_WRITES = "() => Number(document.documentElement.dataset.keptWorkWrites || 0)"
+@contextlib.contextmanager
+def saved(*pages):
+    """Wait after the block until each of pages has written the reader's work (once more)."""
+    before = [page.evaluate(JS_WRITES) for page in pages]
+    yield
+    for page, writes in zip(pages, before):
+        page.wait_for_function(f"(n) => ({JS_WRITES})() > n", arg=writes)
+
+
+def settle(page) -> None:
+    wait_until_still(page)
 
 
 def shoot(page, name: str) -> None:
@@ -318,7 +335,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     assert page.evaluate("() => document.activeElement.textContent") == "Stop"
     editor_content = stuck.locator(".cm-content")
     editor_content.click()
-    page.wait_for_timeout(300)
+    settle(page)
     scrolled = page.evaluate(JS_CELL_TOP, 4)
     page.keyboard.press("Control+.")  # from inside the editor
     assert cell(runner, 4)["state"] == "stopped"
@@ -451,8 +468,8 @@ def test_edits_survive_a_reload_and_reset_restores(page_started):
     book = cell(runner, 4)["source"]
     editor(page, 4).click()
     page.keyboard.press("Control+End")
-    page.keyboard.insert_text("\nprint('mine')")  # (typed, Enter would indent it under the loop)
-    page.wait_for_timeout(600)  # saved 300 ms after the last keystroke
+    with saved(page):  # (300 ms after the last keystroke)
+        page.keyboard.insert_text("\nprint('mine')")  # (typed, Enter would indent it under the loop)
     runner.open(PAGE)
     assert "Your edits to this page are kept in this browser" in page.locator(".browser-run-status").text_content()
     runner.start()
@@ -463,10 +480,10 @@ def test_edits_survive_a_reload_and_reset_restores(page_started):
     assert "came back from this browser" in page.get_by_role("status").text_content()
     center(restored.locator(".browser-run-cell-bar"))
     shoot(page, "edited-and-reloaded")
-    restored.get_by_role("button", name="Reset cell 4 to the book's code").click()
+    with saved(page):
+        restored.get_by_role("button", name="Reset cell 4 to the book's code").click()
     assert cell(runner, 4)["source"] == book
     assert restored.get_attribute("data-edited") == "false"
-    page.wait_for_timeout(600)
     reload_and_start(runner)
     assert cell(runner, 4)["source"] == book
     assert runner.problems() == []
@@ -481,8 +498,8 @@ def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
         try:
             open_and_start(page, url)
             book = cell(page, 4)["source"]
-            replace_text(page, 4, book + "\nprint('mine')")
-            page.wait_for_timeout(600)
+            with saved(page):
+                replace_text(page, 4, book + "\nprint('mine')")
             # The book is rebuilt with cell 4 changed (a first line added to its <pre>).
             text = html.read_text(encoding="utf-8")
             pres = [m.end() for m in re.finditer(
@@ -510,6 +527,12 @@ def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
             page.close()
 
 
+def heard(page, number: int, source: str) -> None:
+    """Wait until cell ``number`` of page shows source (another tab's write, heard)."""
+    page.wait_for_function("([n, source]) => window.browserRun.cells[n - 1].source() === source",
+                           arg=[number, source], timeout=10_000)
+
+
 def append_line(page, number: int, line: str) -> None:
     editor(page, number).click()
     page.keyboard.press("Control+End")
@@ -524,11 +547,12 @@ def test_two_tabs_editing_different_cells_keep_both(page_started):
     try:
         open_and_start(second, f"{runner.origin}/{PAGE}")
         book = [cell(first, n)["source"] for n in (1, 3)]
-        append_line(first, 1, "# from tab A")
-        append_line(second, 3, "# from tab B")
-        first.wait_for_timeout(800)  # both saved (300 ms after the last keystroke)
-        assert cell(first, 3)["source"] == book[1] + "\n# from tab B"  # heard the other tab
-        assert cell(second, 1)["source"] == book[0] + "\n# from tab A"
+        with saved(first, second):  # (300 ms after the last keystroke)
+            append_line(first, 1, "# from tab A")
+            append_line(second, 3, "# from tab B")
+        # Each tab hears the other's write (the `storage` event, after it).
+        heard(first, 3, book[1] + "\n# from tab B")
+        heard(second, 1, book[0] + "\n# from tab A")
         for page in (first, second):
             open_and_start(page, f"{runner.origin}/{PAGE}")
             assert cell(page, 1)["source"] == book[0] + "\n# from tab A"
@@ -547,38 +571,39 @@ def test_two_tabs_editing_the_same_cell_offer_the_other_version(page_started):
     try:
         open_and_start(second, f"{runner.origin}/{PAGE}")
         book = cell(first, 4)["source"]
-        append_line(first, 4, "print('A')")
-        first.wait_for_timeout(600)
-        assert cell(second, 4)["source"] == book + "\nprint('A')"  # not changed in B: taken quietly
+        with saved(first):
+            append_line(first, 4, "print('A')")
+        heard(second, 4, book + "\nprint('A')")  # not changed in B: taken quietly
         assert not second.get_by_role("region", name="Cell 4 was changed in another tab").is_visible()
-        replace_text(second, 4, book + "\nprint('B')")
-        second.wait_for_timeout(600)
-        assert cell(first, 4)["source"] == book + "\nprint('B')"  # the later save
+        with saved(second):
+            replace_text(second, 4, book + "\nprint('B')")
+        heard(first, 4, book + "\nprint('B')")  # the later save
         notice = first.get_by_role("region", name="Cell 4 was changed in another tab")
-        assert notice.is_visible()
+        notice.wait_for(state="visible")
         notice.locator("summary").click()
         assert "print('A')" in notice.locator("pre").text_content()
         center(notice)
         shoot(first, "two-tabs-conflict")
-        first.get_by_role("button", name="Take this tab's code of cell 4 back").click()
-        first.wait_for_timeout(600)
+        with saved(first):
+            first.get_by_role("button", name="Take this tab's code of cell 4 back").click()
         assert cell(first, 4)["source"] == book + "\nprint('A')"
-        assert cell(second, 4)["source"] == book + "\nprint('A')"
+        heard(second, 4, book + "\nprint('A')")
         other = second.get_by_role("region", name="Cell 4 was changed in another tab")
-        assert other.is_visible() and "print('B')" in other.locator("pre").text_content()
+        other.wait_for(state="visible")
+        assert "print('B')" in other.locator("pre").text_content()
         # Typing in a cell while the other tab saves it: the typing stays, the other is offered.
         second.get_by_role("button", name="Keep the other tab's code of cell 4").click()
-        editor(second, 4).click()
-        second.keyboard.press("Control+End")
-        second.keyboard.insert_text("\nprint('typing')")
-        # Tab A saves at once (as when it is left), while B's typing is not yet written.
-        first.evaluate("""(book) => { window.browserRun.cells[3].setSource(book + "\\nprint('A2')");
-            window.dispatchEvent(new Event("pagehide")); }""", book)
-        offered = second.get_by_role("region", name="Cell 4 was changed in another tab")
-        offered.wait_for(state="visible")
-        assert "print('A2')" in offered.locator("pre").text_content()
-        assert "print('typing')" in cell(second, 4)["source"]
-        second.wait_for_timeout(600)
+        with saved(second):  # B's typing, written 300 ms after its last keystroke
+            editor(second, 4).click()
+            second.keyboard.press("Control+End")
+            second.keyboard.insert_text("\nprint('typing')")
+            # Tab A saves at once (as when it is left), while B's typing is not yet written.
+            first.evaluate("""(book) => { window.browserRun.cells[3].setSource(book + "\\nprint('A2')");
+                window.dispatchEvent(new Event("pagehide")); }""", book)
+            offered = second.get_by_role("region", name="Cell 4 was changed in another tab")
+            offered.wait_for(state="visible")
+            assert "print('A2')" in offered.locator("pre").text_content()
+            assert "print('typing')" in cell(second, 4)["source"]
         open_and_start(first, f"{runner.origin}/{PAGE}")
         assert "print('typing')" in cell(first, 4)["source"]  # the later save
     finally:
@@ -617,18 +642,18 @@ def test_add_run_keep_and_delete_a_cell(page_started):
     runner, page = page_started, page_started.page
     page.locator("div.cell").nth(1).get_by_role("button", name="Add a cell below cell 2").click()
     assert page.evaluate("() => !!document.activeElement.closest('.browser-run-added')")
-    page.keyboard.type("print(len(docs), 6 * 7)")
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
-    added = cell(runner, 3)
-    assert added["outputs"] == [["stdout", "10 42\n"]], added  # cells 1-2 ran first: docs exists
-    page.wait_for_timeout(600)
+    with saved(page):
+        page.keyboard.type("print(len(docs), 6 * 7)")
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
+        added = cell(runner, 3)
+        assert added["outputs"] == [["stdout", "10 42\n"]], added  # cells 1-2 ran first: docs exists
     reload_and_start(runner)
     assert page.locator("div.cell.browser-run-added").count() == 1
     assert cell(runner, 3)["source"] == "print(len(docs), 6 * 7)"
-    page.get_by_role("button", name=re.compile(r"^Delete your cell")).click()
+    with saved(page):
+        page.get_by_role("button", name=re.compile(r"^Delete your cell")).click()
     assert page.locator("div.cell.browser-run-added").count() == 0
-    page.wait_for_timeout(600)
     reload_and_start(runner)
     assert page.locator("div.cell.browser-run-added").count() == 0
     assert runner.problems() == []
@@ -711,18 +736,18 @@ def test_axe_with_the_runner_active_and_touch_targets_at_phone_width(page_starte
         if mode == "dark":
             page.emulate_media(color_scheme="dark")
             page.evaluate(JS_DARK_THEME)
-        page.wait_for_timeout(300)
+        settle(page)
         problems += [f"{mode}: {v['impact']} {v['id']}: {v['help']} {v['targets'][:3]}"
                      for v in page.evaluate(JS_RUN_AXE) if v["impact"] in BLOCKING_IMPACTS]
     center(page.locator("div.cell").nth(1).locator(".browser-run-cell-bar"))
     shoot(page, "runner-dark")
     page.set_viewport_size(PHONE)
-    page.wait_for_timeout(300)
+    settle(page)
     center(page.locator("div.cell").nth(1).locator(".browser-run-cell-bar"))
     shoot(page, "phone-dark")
     page.emulate_media(color_scheme="light")
     page.evaluate("() => { document.documentElement.dataset.mode = 'light'; document.documentElement.dataset.theme = 'light'; }")
-    page.wait_for_timeout(300)
+    settle(page)
     center(page.locator(".browser-run-bar"))
     shoot(page, "phone-light")
     small = page.evaluate("""() => [...document.querySelectorAll('.browser-run-button, .browser-run-start')]

@@ -15,7 +15,7 @@ from tools.pipeline.build_book import quiet_html_build
 from tools.pipeline.pages import code_cells, notebook_pages, read_page
 from tools.pipeline.stored_outputs import stored_path
 from tools.sphinx_ext.citations import closest_keys
-from tools.sphinx_ext.stored_outputs import cell_lines
+from tools.sphinx_ext.page_outputs import cell_lines
 
 BIB = """@misc{asai2024selfrag, title = {Self-RAG}, author = {Asai, Akari}, year = {2024}}
 @misc{yan2024crag, title = {Corrective RAG}, author = {Yan, Shi-Qi}, year = {2024}}
@@ -37,10 +37,10 @@ def line_of(text: str, line: str, occurrence: int) -> int:
 
 def test_each_warning_names_the_page_and_its_line_and_the_output_is_quiet(tmp_path, capfd):
     book = tmp_path / "book"
-    scratch_book(book, [], ["stored_outputs", "citations"],
+    scratch_book(book, [], ["page_outputs", "citations"],
                  # as in the book's _config.yml: the stored notebooks are not pages
                  {"bibtex_bibfiles": ["references.bib"], "exclude_patterns": ["*.ipynb"]},
-                 nb_custom_formats={".md": "tools.sphinx_ext.stored_outputs.read_page"})
+                 nb_custom_formats={".md": "tools.sphinx_ext.page_outputs.read_page"})
     (book / "references.bib").write_text(BIB)
     (book / "figure.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')
     (book / "references.md").write_text("# References\n\n```{bibliography}\n```\n")
@@ -72,7 +72,7 @@ def test_a_code_cells_line_is_its_fence_on_every_page():
         nb = read_page(md)
         starts = cell_lines(md.read_text(encoding="utf-8"), nb)
         code_starts = [start for start, cell in zip(starts, nb.cells) if cell.cell_type == "code"]
-        # MyST-NB reports line `start + 2` for a cell's first line (tools/sphinx_ext/stored_outputs.py).
+        # MyST-NB reports line `start + 2` for a cell's first line (tools/sphinx_ext/page_outputs.py).
         assert [start + 2 for start in code_starts] == [cell.line for cell in code_cells(md, nb)], md
 
 

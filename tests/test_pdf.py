@@ -593,7 +593,8 @@ def test_a_request_to_another_host_is_refused(printer, singlehtml_copy, tmp_path
     assert_refused(printer, singlehtml_copy, tmp_path, "requested other hosts", url)
 
 
-def test_an_undrawn_diagram_is_refused(printer, singlehtml_copy, tmp_path):
+def test_an_undrawn_diagram_is_refused(printer, singlehtml_copy, tmp_path, monkeypatch):
+    monkeypatch.setattr(printer, "mermaid_timeout_ms", 1_000)  # nothing will draw it: no need to wait long
     # The diagrams are drawn at build time (tools/sphinx_ext/diagrams.py): take one drawing out.
     page = singlehtml_copy / CHAPTER_PAGE
     text, count = re.subn(r'(<div class="mermaid"[^>]*>)<svg\b.*?</svg>', r"\1", page.read_text(encoding="utf-8"),

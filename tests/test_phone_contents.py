@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from tools.browser.page_state import wait_until_still
 from tools.browser.chromium import JS_DARK_THEME
 from tools.pipeline.pages import ROOT
 
@@ -76,7 +77,7 @@ def test_the_keyboard_opens_the_contents_in_dark_mode(phone):
     page.keyboard.press("Enter")
     page.wait_for_function(JS_DIALOG_OPEN)
     assert page.evaluate("() => !!document.activeElement.closest('#pst-primary-sidebar-modal')")
-    page.wait_for_timeout(300)
+    wait_until_still(page)  # (the dialog's opening transition, for the screenshot)
     page.screenshot(path=OUT / "phone-contents-dark.png")
     page.keyboard.press("Escape")
     page.wait_for_function(f"() => !({JS_DIALOG_OPEN})()")

@@ -12,6 +12,7 @@ import sys
 import nbformat
 import pytest
 
+from tools.checks import nbval_run
 from tools.pipeline import book_shape, stored_outputs
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 
@@ -89,13 +90,13 @@ def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
 
 
 def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
-    """tools/sphinx_ext/stored_outputs.py: the HTML never shows outputs of other code."""
+    """tools/sphinx_ext/page_outputs.py: the HTML never shows outputs of other code."""
     from types import SimpleNamespace
 
     from sphinx.errors import ExtensionError
 
-    from tools.sphinx_ext.stored_outputs import read_page as read_source
-    from tools.sphinx_ext.stored_outputs import use_stored_outputs
+    from tools.sphinx_ext.page_outputs import read_page as read_source
+    from tools.sphinx_ext.page_outputs import use_stored_outputs
 
     md = tmp_path / "page.md"
     shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)
@@ -167,13 +168,35 @@ def test_consecutive_stream_chunks_are_stored_as_one_output():
             == nbformat.writes(stored_outputs.normalized(same_text, "d")))
 
 
+def reexecuted(md) -> str:
+    """The reader's notebook text that re-executing md makes, kept with the Python version of
+    the committed one. The re-execution is nbval's in this `make test` (its kernel has `make
+    outputs`' settings: tools/checks/nbval_run.py); without one (a bare pytest, or a page
+    changed since), the page is executed here."""
+    fresh = read_page(md)
+    executed = nbval_run.executed_notebook(stored_outputs.stored_path(md))
+    if executed is None:
+        stored_outputs.execute(md, fresh)  # (execute() builds matplotlib's font cache first on a new machine)
+    else:
+        assert stored_outputs.copy_stored_outputs(md, fresh, executed) == []
+    committed = nbformat.read(stored_outputs.stored_path(md), as_version=4)
+    return stored_outputs.reader_text(md, fresh, stored_outputs.python_version(committed))
+
+
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
 def test_re_executing_an_unchanged_page_reproduces_its_stored_notebook_byte_for_byte(md):
     """What `make outputs FORCE=1` does to a page: nothing, when its code did not change
     (figures included: the SVGs' element ids and dates are fixed by our kernel setup)."""
-    committed = stored_outputs.stored_path(md).read_text()
-    fresh = read_page(md)  # (execute() builds matplotlib's font cache first on a new machine)
-    stored_outputs.execute(md, fresh)
-    version = stored_outputs.python_version(nbformat.reads(committed, as_version=4))
-    assert stored_outputs.reader_text(md, fresh, version) == committed, \
+    assert reexecuted(md) == stored_outputs.stored_path(md).read_text(), \
         f"re-executing {md.name} changed {stored_outputs.stored_path(md).name}"
+
+
+def test_a_stored_figure_changed_by_hand_fails_the_byte_check():
+    """nbval skips images (root conftest.py); a figure's SVG edited by hand in a stored
+    notebook is caught by the byte comparison above (planted in memory, on the first page
+    with a figure)."""
+    md = next(md for md in notebook_pages() if book_shape.figure_cells(md))
+    committed = stored_outputs.stored_path(md).read_text()
+    planted = re.sub(r'(<svg\b)', r'\1 data-planted="by hand"', committed, count=1)
+    assert planted != committed, f"{md.name} stores no SVG to plant a change in"
+    assert reexecuted(md) != planted

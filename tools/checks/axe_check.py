@@ -18,12 +18,11 @@ from pathlib import Path
 
 from tools.browser.chromium import JS_DARK_THEME, VIEWPORT, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
+from tools.browser.page_state import wait_until_still
 from tools.pipeline.pages import ROOT
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
-# Colour contrast is judged on what is painted: give the theme's transitions time to end.
-SETTLE_MS = 300
 # axe's experimental rules too: label-content-name-mismatch (a button whose visible text is
 # not part of its accessible name, which speech-input users say to press it) is one.
 JS_RUN_AXE = """async () => {
@@ -46,7 +45,7 @@ def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) 
         if mode == "dark":
             page.emulate_media(color_scheme="dark")
             page.evaluate(JS_DARK_THEME)
-        page.wait_for_timeout(SETTLE_MS)
+        wait_until_still(page)  # contrast is judged on what is painted: the theme's transitions ended
         if not page.evaluate("() => typeof axe !== 'undefined'"):
             page.add_script_tag(path=str(AXE))
         for violation in page.evaluate(JS_RUN_AXE):

@@ -42,13 +42,12 @@ from tools.browser.chromium import (
     JS_DARK_THEME, SERVICE_WORKER_BLOCKED, keep_on_host, open_context, wait_for_page_scripts,
 )
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
+from tools.browser.page_state import (  # (shared with the PDF's printer, tools/pipeline/print_pdf.py)
+    IMAGES_TIMEOUT_MS, JS_IMAGES, JS_LOAD_ALL_IMAGES, JS_MERMAID_SETTLED, JS_MERMAID_STATUS,
+    MERMAID_ERROR_PATTERN, MERMAID_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS,
+)
 
-NAVIGATION_TIMEOUT_MS = 30_000
-MERMAID_TIMEOUT_MS = 10_000
 SEARCH_TIMEOUT_MS = 10_000
-IMAGES_TIMEOUT_MS = 10_000
-# Text that mermaid draws instead of a diagram when the source does not parse.
-MERMAID_ERROR_PATTERN = "Syntax error in text|Parse error"
 # Longest console or page-error text kept in a problem.
 MESSAGE_LIMIT = 300
 # Link schemes that point at no page, so there is nothing to check.
@@ -99,45 +98,6 @@ def anchors_in(html_file: Path) -> frozenset[str]:
 # In-page JavaScript
 # --------------------------------------------------------------------------
 
-# Mermaid draws each block in a temporary <div> inside it and, once done,
-# replaces the block's content with the finished <svg>; when the source does
-# not parse, its error diagram stays in that <div>. So a block is drawn when
-# an <svg> is its direct child, and failed when it shows the error text.
-# sphinxcontrib-mermaid defers blocks hidden in closed tabs or dropdowns until
-# they are shown (marked data-mermaid-deferred): those cannot be drawn yet.
-JS_MERMAID_STATUS = """(pattern) => {
-    const error = new RegExp(pattern);
-    const blocks = [...document.querySelectorAll('.mermaid')].map((el) => ({
-        deferred: el.hasAttribute('data-mermaid-deferred'),
-        drawn: !!el.querySelector(':scope > svg'),
-        failed: !!el.querySelector('svg') && error.test(el.textContent),
-        named: !!(el.getAttribute('aria-label') || '').trim(),
-    }));
-    const strayErrors = [...document.querySelectorAll('svg')]
-        .filter((svg) => !svg.closest('.mermaid') && error.test(svg.textContent)).length;
-    return {blocks, strayErrors};
-}"""
-
-JS_MERMAID_SETTLED = f"""(pattern) => ({JS_MERMAID_STATUS})(pattern).blocks
-    .every((block) => block.deferred || block.drawn || block.failed)"""
-
-# Lazy images load only when scrolled into view; load them now so that
-# "broken" means broken, not "not scrolled to yet". Bounded, because evaluate()
-# itself has no timeout.
-JS_LOAD_ALL_IMAGES = """async (timeoutMs) => {
-    const images = [...document.images];
-    images.forEach((img) => { img.loading = 'eager'; });
-    const loaded = Promise.all(images.map((img) => img.complete ? null :
-        new Promise((done) => { img.addEventListener('load', done); img.addEventListener('error', done); })));
-    await Promise.race([loaded, new Promise((done) => setTimeout(done, timeoutMs))]);
-}"""
-
-JS_IMAGES = """() => [...document.images].map((img) => ({
-    src: img.getAttribute('src') || '',
-    broken: !(img.complete && img.naturalWidth > 0),
-    alt: (img.getAttribute('alt') || '').trim(),
-}))"""
-
 JS_LINKS = """() => [...document.querySelectorAll('a[href]')].map((a) => a.href)"""
 
 # The icon a browser shows in the tab: the page's <link rel="icon">, else /favicon.ico,
@@ -178,6 +138,10 @@ class BrowserChecker:
     Use as a context manager; then call check_site() or search() as often as
     needed, for any number of site folders.
     """
+
+    # How long a page's diagrams may take to be drawn (a test that plants one that nothing
+    # will draw shortens it: a limit, not what the test checks).
+    mermaid_timeout_ms = MERMAID_TIMEOUT_MS
 
     def __init__(self):
         self._report: PageReport | None = None
@@ -318,7 +282,7 @@ class BrowserChecker:
     def _wait_for_mermaid(self) -> None:
         try:
             self._page.wait_for_function(
-                JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=MERMAID_TIMEOUT_MS
+                JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms
             )
         except PlaywrightTimeoutError:
             pass  # _check_mermaid says which blocks are still not drawn
@@ -331,7 +295,7 @@ class BrowserChecker:
                 report.add_problem(f"mermaid block #{index} shows a mermaid syntax error")
             elif not block["drawn"] and not block["deferred"]:
                 report.add_problem(
-                    f"mermaid block #{index} not drawn (no <svg> after {MERMAID_TIMEOUT_MS // 1000} s)"
+                    f"mermaid block #{index} not drawn (no <svg> after {self.mermaid_timeout_ms / 1000:g} s)"
                 )
             if not block["named"]:
                 report.add_problem(f"mermaid block #{index} has no alt text (aria-label)")

@@ -31,7 +31,7 @@ import nbformat
 
 from tools.pipeline.book_text import inline_text
 from tools.pipeline.myst_to_notebook import figure_numbers, parser
-from tools.pipeline.pages import notebook_pages, pages_in_toc_order, read_page
+from tools.pipeline.pages import mermaid_sources, notebook_pages, pages_in_toc_order, read_page
 
 EXERCISE_HEADING = re.compile(r"Exercise (\d+)")
 HINT_TITLE = re.compile(r"Hint (\d+) of (\d+) for exercise (\d+)")
@@ -150,13 +150,7 @@ def figures() -> dict[str, str]:
 
 
 def mermaid_diagrams() -> int:
-    """The mermaid diagrams of the pages (drawn at build time: tools/pipeline/draw_diagrams.py)."""
-    count = 0
-    for md in pages():
-        for cell in read_page(md).cells:
-            if cell.cell_type == "markdown":
-                count += sum(1 for t in parser().parse(cell.source) if t.type == "fence" and t.info.strip() == "mermaid")
-    return count
+    return len(mermaid_sources())
 
 
 def citations() -> int:

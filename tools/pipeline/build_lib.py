@@ -26,14 +26,14 @@ import argparse
 import ast
 import difflib
 import hashlib
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.common.files import write_atomically  # noqa: F401 (stored_outputs, build_book import it from here)
 from tools.pipeline import library_imports
+from tools.pipeline.exercises_package import package_init
 from tools.pipeline.pages import ROOT, BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 
 TARGET = ROOT / "chapter_lib" / "chapter15.py"
@@ -251,6 +251,8 @@ def generate() -> dict[Path, str]:
     for target, (text, origins) in rendered_modules.items():
         check_names(text, origins, target, pages)
         modules[target] = with_digest(text)
+    # The package's __init__ imports every solution and check (tools/pipeline/exercises_package.py).
+    modules[SOLUTIONS / "__init__.py"] = package_init(SOLUTIONS, [t for t in targets if t != TARGET])
     return modules
 
 
@@ -297,17 +299,6 @@ def hand_edit_message(path: Path, expected: str | None) -> str:
 def stale_solutions(expected: dict[Path, str]) -> list[Path]:
     """Solution modules on disk that no page's cells make any more."""
     return [p for p in sorted(SOLUTIONS.glob("solution_*.py")) if p not in expected]
-
-
-def write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def out_of_sync_message(expected: dict[Path, str]) -> str | None:

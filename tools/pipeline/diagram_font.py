@@ -22,6 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from tools.pipeline.pages import mermaid_sources
+
 FAMILY = "Diagram Sans"
 SOURCE = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")  # Debian: fonts-dejavu-core
 DEBIAN_PACKAGE = "fonts-dejavu-core"
@@ -35,9 +37,7 @@ def source_font() -> Path:
 
 def diagram_characters() -> str:
     """Every character of every diagram's source (its labels among them), and ASCII."""
-    from tools.pipeline.draw_diagrams import book_diagrams
-
-    used = {ch for diagram in book_diagrams() for ch in diagram.code if ch.isprintable()}
+    used = {ch for _, code in mermaid_sources() for ch in code if ch.isprintable()}
     return "".join(sorted(used | {chr(c) for c in range(0x20, 0x7F)}))
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.pipeline import diagram_font
-from tools.pipeline.build_lib import write_atomically
-from tools.pipeline.pages import ROOT, pages_in_toc_order, read_page, shown
+from tools.common.files import write_atomically
+from tools.pipeline.pages import ROOT, mermaid_fences, pages_in_toc_order, shown
 
 DIAGRAMS = ROOT / "book" / "_diagrams"
 DIAGRAM_FONT_FAMILY = f'"{diagram_font.FAMILY}", sans-serif'
@@ -47,7 +47,6 @@ OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
 # left to right). The chapter's source is unchanged; only the drawing turns.
 WIDEST_LEFT_TO_RIGHT_PX = 1000
 LEFT_TO_RIGHT = re.compile(r"^(flowchart|graph)\s+(?:LR|RL)\b")
-FENCE = re.compile(r"^```mermaid[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 REGENERATE = "make diagrams"
 # Mermaid writes coordinates with 16 significant digits (a state diagram's markers alone
 # took 260 KB); a hundredth of a pixel is finer than any screen or printer shows.
@@ -100,19 +99,8 @@ def diagram_key(code: str) -> str:
 
 
 def book_diagrams() -> list[Diagram]:
-    diagrams = []
-    for md in pages_in_toc_order():
-        number = 0
-        fences = [m.start() for m in FENCE.finditer(md.read_text())]  # where each is in the .md
-        text = md.read_text()
-        for cell in read_page(md).cells:
-            if cell.cell_type != "markdown":
-                continue
-            for match in FENCE.finditer(cell.source):
-                line = text.count("\n", 0, fences[number]) + 1 if number < len(fences) else 0
-                number += 1
-                diagrams.append(Diagram(f"{shown(md)}, diagram {number}", match.group(1), line))
-    return diagrams
+    return [Diagram(f"{shown(md)}, diagram {number}", code, line)
+            for md in pages_in_toc_order() for number, (line, code) in enumerate(mermaid_fences(md), start=1)]
 
 
 def mermaid_message(diagram: Diagram, error: Exception) -> str:

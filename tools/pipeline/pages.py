@@ -88,6 +88,20 @@ def _myst_parser():
                             RendererHTML)
 
 
+def mermaid_fences(md: Path) -> list[tuple[int, str]]:
+    """(the .md line of its opening fence, its source) for each mermaid diagram of a page,
+    found as the HTML's parser finds them."""
+    tokens = _myst_parser().parse(md.read_text(encoding="utf-8"))
+    return [(token.map[0] + 1, token.content) for token in tokens
+            if token.type == "fence" and token.info.strip() == "mermaid"]
+
+
+def mermaid_sources() -> list[tuple[Path, str]]:
+    """Each mermaid diagram of the book, (page, its source), in reading order (drawn at build
+    time: tools/pipeline/draw_diagrams.py; its font holds their characters: diagram_font.py)."""
+    return [(md, code) for md in pages_in_toc_order() for _, code in mermaid_fences(md)]
+
+
 def _fences(text: str) -> list:
     """The page's top-level fences (code cells, directives, code blocks), as MyST parses them."""
     return [t for t in _myst_parser().parse(text) if t.type in ("fence", "colon_fence") and t.level == 0]

@@ -6,7 +6,7 @@ Usage:
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
 page, with the stored outputs, the plots and the mermaid diagrams. This tool serves it
-on 127.0.0.1 (tools/checks/site_check.py's LocalSite), opens it in Debian's Chromium through
+on 127.0.0.1 (tools/browser/local_site.py), opens it in Debian's Chromium through
 Playwright (never a browser of its own), and before printing:
 
 * moves the worked solutions of 15.11 to the back, after the last exercise, each linked
@@ -37,7 +37,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,18 +47,20 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject, TextStringObject
 import yaml
 
+from tools.common.files import write_atomically
 from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS
-from tools.checks.site_check import (
+from tools.browser.page_state import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
     JS_LOAD_ALL_IMAGES,
     JS_MERMAID_SETTLED,
     JS_MERMAID_STATUS,
     MERMAID_ERROR_PATTERN,
+    MERMAID_TIMEOUT_MS,
     NAVIGATION_TIMEOUT_MS,
 )
 
@@ -72,7 +73,6 @@ PAPER = "A4"
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 # A4 is 210 mm wide; less the side margins that leaves 178 mm, at 96 CSS px per inch.
 PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
-MERMAID_TIMEOUT_MS = 20_000
 # Chromium fills the footer from these class names; the footer is printed in its own
 # small frame, so it needs its own font size (7.5 pt, the smallest type the PDF prints).
 FOOTER = (
@@ -179,6 +179,10 @@ class PrintResult:
 class ChapterPrinter:
     """One headless Debian Chromium, reused for any number of prints (a context manager)."""
 
+    # How long the page's diagrams may take to be drawn (a test that plants one that nothing
+    # will draw shortens it: a limit, not what the test checks).
+    mermaid_timeout_ms = MERMAID_TIMEOUT_MS
+
     def __enter__(self) -> ChapterPrinter:
         self._launched = launch()
         self._browser = self._launched.__enter__()
@@ -251,7 +255,7 @@ class ChapterPrinter:
 
     def _wait_for_diagrams(self, page, where: str) -> None:
         try:
-            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=MERMAID_TIMEOUT_MS)
+            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms)
         except PlaywrightTimeoutError:
             pass  # the status below says which diagram is missing
         status = page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
@@ -260,7 +264,7 @@ class ChapterPrinter:
             if block["failed"]:
                 problems.append(f"mermaid diagram #{index} shows a mermaid syntax error")
             elif not block["drawn"]:
-                problems.append(f"mermaid diagram #{index} was not drawn within {MERMAID_TIMEOUT_MS // 1000} s")
+                problems.append(f"mermaid diagram #{index} was not drawn within {self.mermaid_timeout_ms / 1000:g} s")
         if status["strayErrors"]:
             problems.append("a mermaid error diagram is shown on the page")
         if problems:
@@ -418,17 +422,6 @@ def destination_pages(pdf: bytes, ids: list[str]) -> dict[str, int]:
     if missing:
         raise PrintError(f"the PDF has no destination for {missing}: is each linked to?")
     return {i: reader.get_destination_page_number(destinations[f"/{i}"]) + 1 for i in ids}
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".part", delete=False) as tmp:
-        tmp.write(data)
-    # A temporary file is private (0600); the PDF is readable like any other built file.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp.name, 0o666 & ~umask)
-    os.replace(tmp.name, path)
 
 
 def main(argv: list[str] | None = None) -> int:

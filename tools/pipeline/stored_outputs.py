@@ -16,7 +16,7 @@ ran and how its outputs changed (tools/pipeline/change_report.py). Stored notebo
 no timestamps, timings or random cell ids, so an unchanged page rewrites to the same bytes. ``check`` regenerates every notebook in memory from its .md and the
 outputs it stores, and requires the very bytes that are committed.
 
-The HTML book (tools/sphinx_ext/stored_outputs.py) renders the .md itself, with the outputs
+The HTML book (tools/sphinx_ext/page_outputs.py) renders the .md itself, with the outputs
 of :func:`page_with_stored_outputs`: each .md code cell gets the outputs of its stored
 counterpart, matched one to one.
 """

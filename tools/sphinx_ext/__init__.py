@@ -8,7 +8,7 @@ and is the order the parts were listed in before they became one package.
 ========================  ==================================================================
 module                    what it does, and why
 ========================  ==================================================================
-``stored_outputs``        pages show the outputs stored in their .ipynb; Sphinx never executes
+``page_outputs``          pages show the outputs stored in their .ipynb; Sphinx never executes
 ``citations``             the "(Liu et al. 2024)" citation style the chapter uses
 ``clean_pages``           no duplicate scripts; no thebe assets (the book runs cells itself)
 ``runner``                "Run in your browser": the inline loader, the runner's files
@@ -29,11 +29,11 @@ says which does what).
 from __future__ import annotations
 
 from tools.sphinx_ext import (
-    citations, clean_pages, diagrams, icons, obsolete_pages, offline, page_assets, page_head, pdf, runner,
-    stored_outputs, valid_markup,
+    citations, clean_pages, diagrams, icons, obsolete_pages, offline, page_assets, page_head, page_outputs, pdf,
+    runner, valid_markup,
 )
 
-PARTS = [stored_outputs, citations, clean_pages, runner, pdf, diagrams, icons, valid_markup, page_head, page_assets,
+PARTS = [page_outputs, citations, clean_pages, runner, pdf, diagrams, icons, valid_markup, page_head, page_assets,
          obsolete_pages, offline]
 
 

@@ -50,6 +50,8 @@ from pathlib import Path
 import sphinx
 from sphinx.errors import ExtensionError
 
+from tools.common.files import write_atomically
+
 # What pydata-sphinx-theme 0.17's webpack macros link (tests/test_page_assets.py checks
 # these against the installed theme's static/webpack-macros.html).
 THEME_STYLESHEETS = ["_static/styles/theme.css", "_static/styles/pydata-sphinx-theme.css"]
@@ -135,12 +137,10 @@ def digest(text: str | bytes, length: int = 8) -> str:
     return hashlib.sha256(data).hexdigest()[:length]
 
 
-def write_atomically(path: Path, text: str) -> None:
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+def write_if_changed(path: Path, text: str) -> None:
+    """An unchanged file is not rewritten (it keeps its date for what an incremental build compares)."""
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+        write_atomically(path, text)
 
 
 def bundle_stylesheets(app, context) -> None:
@@ -167,13 +167,13 @@ def write_bundles(app, exception) -> None:
         return
     outdir = Path(app.outdir)
     for bundle_name, names in app.builder._page_assets_bundles.items():
-        write_atomically(outdir / bundle_name, bundle(outdir, names))  # names the file it cannot bundle
+        write_if_changed(outdir / bundle_name, bundle(outdir, names))  # names the file it cannot bundle
     for bundle_file in sorted((outdir / BUNDLE_FOLDER).glob("stylesheets-*.css")):
         if f"{BUNDLE_FOLDER}/{bundle_file.name}" in app.builder._page_assets_bundles:
             continue
         names = sources_of(bundle_file)
         if all((outdir / name).is_file() for name in names):
-            write_atomically(bundle_file, bundle(outdir, names))  # pages an incremental build kept
+            write_if_changed(bundle_file, bundle(outdir, names))  # pages an incremental build kept
         else:
             bundle_file.unlink()  # left by an earlier build whose stylesheets no longer exist
     version_links(outdir)
@@ -193,7 +193,7 @@ def version_links(outdir: Path) -> None:
         text = page.read_text(encoding="utf-8")
         versioned = BUNDLE_LINK.sub(
             lambda m: f'{m.group(1)}?v={versions[m.group(2)]}"' if m.group(2) in versions else m.group(0), text)
-        write_atomically(page, versioned)
+        write_if_changed(page, versioned)
 
 
 def documentation_options(app, context) -> str:

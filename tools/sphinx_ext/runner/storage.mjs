@@ -34,6 +34,14 @@ export function digest(text) {
 
 const emptyEntry = () => ({ v: 1, edits: {}, added: [] });
 
+// Each write is counted on <html data-kept-work-writes="n">, so that what waits for the
+// reader's work to be kept (tests/test_browser_work.py) waits for the write itself, not for
+// a guess at SAVE_DELAY_MS.
+function countWrite() {
+  const root = document.documentElement;
+  root.dataset.keptWorkWrites = String(Number(root.dataset.keptWorkWrites || 0) + 1);
+}
+
 function validEntry(entry) {
   const isText = (x) => typeof x === "string";
   return entry && typeof entry === "object" && entry.v === 1
@@ -210,6 +218,7 @@ export class KeptWork {
     try {
       if (hasWork) this.storage.setItem(this.key, JSON.stringify(entry));
       else this.storage.removeItem(this.key);
+      countWrite();
     } catch (error) {
       this.unavailable(error);
     }

@@ -1,0 +1,89 @@
+"""What `make test` costs, stage by stage, beside what executing every page once costs.
+
+    python -m tools.bench.test_stages STAGE...   # what `make bench-tests` runs, with `make test`'s stages
+
+The issue that set the budget (issue 30) holds `make test` to at most 15 times the time it
+takes to execute every page of the book once: the checks should cost a small multiple of
+the book, not of themselves. So both are measured in the same run, on the same (possibly
+busy) machine, and the ratio is what to read; the seconds alone say how loaded it was.
+
+* each stage: ``make STAGE`` as `make test` runs it, in order, wall time; each pytest
+  stage also leaves its slowest tests (``--durations``) in _build/bench/test-stages/STAGE.log;
+* execute once: every notebook page executed once, one after the other, as
+  `make outputs FORCE=1` does it (tools/pipeline/stored_outputs.py), nothing written.
+
+Measured from the state `make book` leaves (what CI's `make test` starts from after a
+fresh clone): the PDF and its print build are removed first, as a fresh clone has none.
+Writes _build/bench/test_stages.json and prints a table. Timings are not checks: nothing
+here fails on a number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from tools.pipeline.pages import ROOT, notebook_pages, read_page
+
+BENCH = ROOT / "_build" / "bench"
+LOGS = BENCH / "test-stages"
+# What a fresh clone after `make book` does not have (Makefile: PDF, PRINT_BUILD).
+NOT_BUILT_BY_MAKE_BOOK = [ROOT / "_build" / "pdf", ROOT / "_build" / "print"]
+
+
+def execute_every_page_once() -> float:
+    from tools.pipeline import stored_outputs
+
+    started = time.monotonic()
+    for md in notebook_pages():
+        stored_outputs.execute(md, read_page(md))
+    return time.monotonic() - started
+
+
+def log_path(stage: str):
+    return LOGS / f"{stage.replace('/', '_')}.log"  # (a stage may be a file target: _build/pdf/chapter15.pdf)
+
+
+def run_stage(stage: str) -> tuple[float, int]:
+    """(seconds, exit status) of `make STAGE`, its output kept in _build/bench/test-stages/."""
+    environment = {**os.environ, "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25".strip()}
+    started = time.monotonic()
+    with open(log_path(stage), "w") as log:
+        done = subprocess.run(["make", "--no-print-directory", stage], cwd=ROOT, env=environment,
+                              stdout=log, stderr=subprocess.STDOUT)
+    return time.monotonic() - started, done.returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("stages", nargs="+", help="`make test`'s stages, in its order (the Makefile passes them)")
+    parser.add_argument("--keep-pdf", action="store_true", help="do not remove the PDF build first")
+    args = parser.parse_args(argv)
+    LOGS.mkdir(parents=True, exist_ok=True)
+    if not args.keep_pdf:
+        for built in NOT_BUILT_BY_MAKE_BOOK:
+            shutil.rmtree(built, ignore_errors=True)
+    once = execute_every_page_once()
+    print(f"{'execute every page once':<28}{once:8.1f} s", flush=True)
+    stages = {}
+    for stage in args.stages:
+        seconds, status = run_stage(stage)
+        stages[stage] = {"seconds": round(seconds, 1), "exit_status": status}
+        print(f"{'make ' + stage:<28}{seconds:8.1f} s{'' if status == 0 else f'  FAILED ({status}), see ' + str(log_path(stage))}",
+              flush=True)
+    total = sum(s["seconds"] for s in stages.values())
+    print(f"{'make test (the stages)':<28}{total:8.1f} s = {total / once:.1f} x executing every page once")
+    result = {"execute_every_page_once_seconds": round(once, 1), "stages": stages,
+              "make_test_seconds": round(total, 1), "ratio": round(total / once, 1),
+              "load_average": os.getloadavg(), "cpus": os.cpu_count()}
+    (BENCH / "test_stages.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0 if all(s["exit_status"] == 0 for s in stages.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
