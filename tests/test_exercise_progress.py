@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from student_answers import EXERCISE_3_RIGHT
+
 from tools.checks.run_check import BrowserRunner
 from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT
@@ -28,33 +30,7 @@ WITHOUT_CHECK = len(book_shape.exercises()) - len(book_shape.checks())  # "Mark 
 LAST_WITHOUT_CHECK = [n for n in book_shape.exercise_numbers() if n not in book_shape.checks()][-1]
 PROGRESS_READY = "() => document.documentElement.dataset.exerciseProgress !== undefined"
 
-RIGHT = '''
-
-def my_assess(passages, query, subject, relation):
-    verdicts = [assess(d, query, subject, relation) for d in passages]
-    supported = sorted({v.triple for v in verdicts if v.action == "cite"})
-    ids = ",".join(sorted(v.passage for v in verdicts))
-    if not supported:
-        relevant = any(v.relevant for v in verdicts)
-        return Verdict(ids, relevant, False, None, "reformulate" if relevant else "discard")
-    if len(supported) == 1:
-        return Verdict(ids, True, True, supported[0], "cite")
-    return Verdict(ids, True, True, tuple(supported), "conflict")
-
-
-def my_resolve(verdict, passages):
-    if verdict.action != "conflict":
-        return verdict
-    ranked = sorted(passages, key=lambda d: (d.uri.startswith("cmdb://"), d.updated), reverse=True)
-    best, second = ranked[0], ranked[1]
-    if (best.uri.startswith("cmdb://"), best.updated) == (second.uri.startswith("cmdb://"), second.updated):
-        return type("Resolution", (), {"action": "escalate", "triple": verdict.triple})()
-    triple = next(t for t in extract_facts(best) if t in verdict.triple)
-    return type("Resolution", (), {"action": "cite", "triple": triple})()
-
-
-check_conflict_policy(my_assess, my_resolve)
-'''
+RIGHT = EXERCISE_3_RIGHT + "\ncheck_conflict_policy(my_assess, my_resolve)\n"
 WRONG = '''
 
 def my_assess(passages, query, subject, relation):

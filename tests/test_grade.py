@@ -29,6 +29,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from student_answers import EXERCISE_3_RIGHT
 
 from tools.grade import book as grade_book
 from tools.grade.fake_class import IMPORTS, answers, notebook_with, write
@@ -220,30 +221,7 @@ def same_verdict_variants() -> dict[int, list[tuple[str, str]]]:
     return variants
 
 
-STUDENTS_OWN_3 = '''
-
-def my_assess(passages, query, subject, relation):
-    verdicts = [assess(d, query, subject, relation) for d in passages]
-    supported = sorted({v.triple for v in verdicts if v.action == "cite"})
-    ids = ",".join(sorted(v.passage for v in verdicts))
-    if not supported:
-        relevant = any(v.relevant for v in verdicts)
-        return Verdict(ids, relevant, False, None, "reformulate" if relevant else "discard")
-    if len(supported) == 1:
-        return Verdict(ids, True, True, supported[0], "cite")
-    return Verdict(ids, True, True, tuple(supported), "conflict")
-
-
-def my_resolve(verdict, passages):
-    if verdict.action != "conflict":
-        return verdict
-    ranked = sorted(passages, key=lambda d: (d.uri.startswith("cmdb://"), d.updated), reverse=True)
-    best, second = ranked[0], ranked[1]
-    if (best.uri.startswith("cmdb://"), best.updated) == (second.uri.startswith("cmdb://"), second.updated):
-        return type("Resolution", (), {"action": "escalate", "triple": verdict.triple})()
-    triple = next(t for t in extract_facts(best) if t in verdict.triple)
-    return type("Resolution", (), {"action": "cite", "triple": triple})()
-'''
+STUDENTS_OWN_3 = EXERCISE_3_RIGHT
 
 
 class Listener:

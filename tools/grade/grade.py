@@ -19,6 +19,7 @@ import ast
 from dataclasses import asdict, dataclass, field
 
 from tools.grade.book import Book, CheckedExercise
+from tools.pipeline.pages import top_level_names
 from tools.grade.judge import Verdict, judge
 from tools.grade.notebook import Submission
 from tools.grade.sandbox import Failure, Limits, Sandbox
@@ -56,19 +57,7 @@ def defined_names(source: str) -> set[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return set()
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        else:  # for, with, if, try: whatever they bind
-            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return names
+    return top_level_names(tree)
 
 
 def untouched(exercise: CheckedExercise, cells) -> bool:

@@ -21,7 +21,7 @@ import ast
 import re
 from pathlib import Path
 
-from tools.pipeline.pages import ROOT, BookError, code_cells, shown
+from tools.pipeline.pages import ROOT, BookError, code_cells, shown, top_level_names
 
 PACKAGE = ROOT / "chapter_lib"
 EXERCISES = PACKAGE / "exercises"
@@ -29,18 +29,8 @@ PROVENANCE = re.compile(r"^# Defined in Section .* -- (?P<cell>.+, code cell (?P
 
 
 def bound_names(tree: ast.Module) -> set[str]:
-    """Every top-level name a module binds (definitions, assignments, imports)."""
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"}
-    return names
+    """Every top-level name a module binds (what importing a name from it can find)."""
+    return top_level_names(tree)
 
 
 def exported(tree: ast.Module) -> set[str]:

@@ -5,6 +5,7 @@ The table of contents (``_toc.yml``) is the single source of the page order.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,24 @@ def _myst_parser():
 
     return create_md_parser(MdParserConfig(enable_extensions={"colon_fence", "deflist", "attrs_block"}),
                             RendererHTML)
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Every name a module (or a cell) binds at its top level: definitions, assignments,
+    imports, and what `for`, `with`, `if` and `try` blocks bind there."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*"}
+        else:
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
 
 
 def mermaid_fences(md: Path) -> list[tuple[int, str]]:
