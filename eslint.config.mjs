@@ -46,4 +46,9 @@ export default [
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.node } },
     rules: { ...js.configs.recommended.rules, ...bugs },
   },
+  {
+    // The unit tests run the page's modules against a stub browser (tests/js/browser_stub.mjs).
+    files: ["tests/js/*.mjs"],
+    languageOptions: { globals: { ...globals.node, window: "writable", document: "writable" } },
+  },
 ];
