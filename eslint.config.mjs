@@ -47,6 +47,11 @@ export default [
     rules: { ...js.configs.recommended.rules, ...bugs },
   },
   {
+    // Run in the printed page by Playwright (print_pdf.py), not in Node.
+    files: ["tools/pipeline/print_*.mjs"],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // The unit tests run the page's modules against a stub browser (tests/js/browser_stub.mjs).
     files: ["tests/js/*.mjs"],
     languageOptions: { globals: { ...globals.node, window: "writable", document: "writable" } },
