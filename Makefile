@@ -127,7 +127,15 @@ pdf-and-html: env $(NPM_ASSETS)
 test:  ## every check, on what is committed
 	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
 
+# The book's own JavaScript: linted (eslint.config.mjs); the runner's type-checked from its
+# JSDoc types (tsconfig.json; the page <-> worker messages: tools/sphinx_ext/runner/messages.mjs);
+# its pure logic (kept work's merge, output bounding, exercise progress) unit-tested with
+# Node's own test runner (tests/js/, against a stub browser: tests/js/browser_stub.mjs).
+JS_SOURCES := tools/sphinx_ext/runner/ tools/sphinx_ext/offline_sw.js tools/sphinx_ext/offline_page.mjs tools/pipeline/ tests/js/ eslint.config.mjs
 test-sources: env $(NPM_ASSETS)
+	node_modules/.bin/eslint $(JS_SOURCES)
+	node_modules/.bin/tsc -p tsconfig.json
+	node --test tests/js/*.test.mjs
 	$(PY) -m tools.pipeline.build_lib --check
 	$(PY) -m tools.pipeline.stored_outputs check
 	$(PY) -m tools.pipeline.draw_diagrams check

@@ -118,6 +118,7 @@ def task_html():
 def task_pdf():
     """the pages, their stored outputs and diagrams -> _build/pdf/chapter15.pdf"""
     printing = [ROOT / "tools/pipeline" / f"{name}.py" for name in ("print_pdf", "print_shaping", "print_solutions")]
+    printing += [ROOT / "tools/pipeline" / f"{name}.mjs" for name in ("print_shaping", "print_solutions")]  # (run in the page)
     return {"actions": [pdf_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing,
                          *sorted((ROOT / "tools" / "checks").glob("*.py")), *sorted((ROOT / "tools" / "browser").glob("*.py"))],

@@ -22,101 +22,19 @@ in the page being printed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from tools.pipeline.pages import page_function
+
+# What runs in the page: print_solutions.mjs.
+SCRIPT = Path(__file__).with_suffix(".mjs")
+
 # An element whose text is the page number of the element with this id (filled in later).
 PAGE_TARGETS = "data-page-of"
 SOLUTIONS_SECTION_ID = "print-solutions"
 
 # Returns the ids whose page numbers the second print fills in. Throws when 15.11 is not
 # laid out as expected (an exercise without hints or a solution), rather than print it half moved.
-JS_SOLUTIONS_AT_THE_BACK = """(pageTargets) => {
-    const exercises = [...document.querySelectorAll('section[id^="exercise-"]')]
-        .filter((section) => /^exercise-\\d+$/.test(section.id));
-    if (!exercises.length) return [];
-    const labelOf = (element) => {
-        const summary = element.matches('details') ? element.querySelector(':scope > summary')
-            : element.querySelector('details > summary');
-        const collapsed = summary && (summary.querySelector('.collapsed') || summary);
-        return collapsed ? collapsed.textContent.trim() : '';
-    };
-    const pageOf = (id) => `<span ${pageTargets}="${id}">00</span>`;
-    const contentOf = (dropdown) => [...dropdown.querySelector(':scope > .sd-summary-content').childNodes]
-        .filter((node) => !(node.matches && node.matches('details.sd-dropdown')));
-    const solutions = document.createElement('section');
-    solutions.id = 'print-solutions';
-    solutions.className = 'print-solutions';
-    solutions.innerHTML = '<h3>Solutions to the exercises</h3><p>On the web page and in the '
-        + 'notebooks, each worked solution follows its exercise, folded until it is opened; '
-        + `here they follow all ${exercises.length} exercises.</p>`;
-    const targets = [];
-    for (const exercise of exercises) {
-        const number = exercise.id.split('-')[1];
-        const parts = [...exercise.children];
-        const worked = parts.filter((part) => new RegExp(`^Worked solution ${number}\\\\b`).test(labelOf(part)));
-        const firstHint = parts.find((part) => part.matches('details.sd-dropdown') && /^Hint 1 of/.test(labelOf(part)));
-        if (!worked.length || !firstHint) throw new Error(`exercise ${number}: no hints or no worked solution found`);
-        // Hints: each dropdown holds the next; printed flat, one after another.
-        const hints = document.createElement('div');
-        hints.className = 'print-hints';
-        for (let dropdown = firstHint, index = 1; dropdown; index += 1) {
-            const hint = document.createElement('div');
-            hint.className = 'print-hint';
-            hint.innerHTML = `<p class="print-hint-title">Hint ${index}</p>`;
-            const next = dropdown.querySelector(':scope > .sd-summary-content > details.sd-dropdown');
-            hint.append(...contentOf(dropdown));
-            hints.append(hint);
-            dropdown = next;
-        }
-        firstHint.replaceWith(hints);
-        const pointer = document.createElement('p');
-        pointer.className = 'print-solution-pointer';
-        pointer.innerHTML = `<a href="#print-solution-${number}">Solution: p.&nbsp;${pageOf(`print-solution-${number}`)}</a>`;
-        hints.after(pointer);
-        // The worked solution, unfolded and without its fold labels, at the back.
-        const solution = document.createElement('section');
-        solution.id = `print-solution-${number}`;
-        solution.innerHTML = `<h4>Solution ${number} <a href="#${exercise.id}">(exercise ${number}, `
-            + `p.&nbsp;${pageOf(exercise.id)})</a></h4>`;
-        for (const part of worked) {
-            for (const details of part.matches('details') ? [part] : part.querySelectorAll('details')) {
-                const unfolded = document.createElement('div');
-                unfolded.className = 'print-unfolded';
-                unfolded.append(...(details.matches('.sd-dropdown') ? contentOf(details)
-                    : [...details.childNodes].filter((node) => node.nodeName !== 'SUMMARY')));
-                details.replaceWith(unfolded);
-                if (details === part) solution.append(unfolded);
-            }
-            if (!part.matches('details')) solution.append(part);
-        }
-        solutions.append(solution);
-        targets.push(exercise.id, solution.id);
-    }
-    exercises.at(-1).after(solutions);
-    // 15.11's introduction tells how the screen shows hints and solutions; in print it tells
-    // where they are. Its two sentences about the screen are found as the page writes them.
-    const screen = 'Hints come next, one at a time: each hint holds the next one. '
-        + 'Then comes a worked solution, hidden on this page until you open it.';
-    const walker = document.createTreeWalker(document.querySelector('article') || document.body, NodeFilter.SHOW_TEXT);
-    let intro = null;
-    for (let node = walker.nextNode(); node && !intro; node = walker.nextNode()) {
-        if (node.data.replace(/\\s+/g, ' ').includes(screen)) intro = node;
-    }
-    if (!intro) throw new Error(`15.11's introduction no longer says "${screen}": `
-        + 'say how it reads in print in tools/pipeline/print_solutions.py');
-    const text = intro.data.replace(/\\s+/g, ' ');
-    const at = text.indexOf(screen);
-    const printed = document.createElement('span');
-    printed.className = 'print-intro';
-    printed.innerHTML = 'Its hints follow it, in order. Its worked solution is printed with the others after '
-        + `the last exercise, under “Solutions to the exercises” (<a href="#${solutions.id}">p.&nbsp;`
-        + `${pageOf(solutions.id)}</a>), and the exercise ends with a line giving its page.`;
-    intro.replaceWith(document.createTextNode(text.slice(0, at)), printed,
-                      document.createTextNode(text.slice(at + screen.length)));
-    targets.push(solutions.id);
-    return targets;
-}"""
+JS_SOLUTIONS_AT_THE_BACK = page_function(SCRIPT, "solutionsAtTheBack")
 
-JS_SET_PAGES = """([pageTargets, pages]) => {
-    document.querySelectorAll(`[${pageTargets}]`).forEach((span) => {
-        span.textContent = String(pages[span.getAttribute(pageTargets)]);
-    });
-}"""
+JS_SET_PAGES = page_function(SCRIPT, "setPages")

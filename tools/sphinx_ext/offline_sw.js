@@ -19,6 +19,7 @@
    - activate: files of an earlier edition are dropped. A new edition waits until the reader
      accepts it (the page posts "take-new-edition"), so an open page never changes under them. */
 const GROUPS = __GROUPS__;          // {group: {files: {site-relative path: digest}, sizes: {path: bytes}, bytes}}
+// eslint-disable-next-line no-unused-vars -- filled in by offline.py, read by no line here (offline_page.mjs names the groups)
 const KEEPABLE = __KEEPABLE__;      // the groups "Keep this book for offline use" keeps
 const OFFLINE_PAGE = __OFFLINE_PAGE__;
 const FILES = Object.assign({}, ...Object.values(GROUPS).map((group) => group.files));

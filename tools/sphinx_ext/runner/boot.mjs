@@ -31,7 +31,7 @@ function keepForOffline(groups) {
   try {
     navigator.serviceWorker.getRegistration(SITE_ROOT)
       .then((registration) => registration && registration.active
-        && registration.active.postMessage({ type: "keep", groups }))
+        && registration.active.postMessage(/** @satisfies {import("./messages.mjs").KeepMessage} */ ({ type: "keep", groups })))
       .catch(() => {});
   } catch (error) {
     // no worker (refused, site data blocked, a file:// page): nothing is kept, as before
@@ -75,7 +75,7 @@ export function bootPython({ onMessage = null, early = false } = {}) {
 // The figure page's packages, loaded once the Python started and not yet taken is up
 // (worker.mjs, "preload"); nothing when there is none (stopped, or taken by the runner).
 export function preloadPackages(names) {
-  if (names.length && waiting) waiting.worker.postMessage({ type: "preload", packages: names });
+  if (names.length && waiting) waiting.worker.postMessage(/** @satisfies {import("./messages.mjs").ToWorker} */ ({ type: "preload", packages: names }));
 }
 
 // For runner.mjs: the worker already started, with what it said so far, or a new one.

@@ -15,16 +15,36 @@ const STATE_WORDS = {
   stale: "not run in this Python (restarted)",
 };
 
+/** @typedef {import("./messages.mjs").CellId} CellId */
+/** What the cell's controls do (the runner's).
+ * @typedef {{run: (cell: Cell) => void, add: (cell: Cell) => unknown, remove: (cell: Cell) => void,
+ *   reset: (cell: Cell) => void, changed: (cell: Cell) => void}} CellActions */
+
 export class Cell {
   // div: the cell's element; id: unique on the page (book cells: their number);
   // bookSource: the book's code (null for an added cell); actions: {run, add, remove,
   // reset, changed} from the runner.
+  /** @param {{div: HTMLElement, id: CellId, number: number | null, label: string, bookSource: string | null,
+   *   source?: string, actions: CellActions}} options */
   constructor({ div, id, number, label, bookSource, source, actions }) {
-    Object.assign(this, { element: div, id, number, label, bookSource, actions });
+    this.element = div;
+    this.id = id;
+    this.number = number;
+    this.label = label;
+    this.bookSource = bookSource;
+    this.actions = actions;
     this.added = bookSource == null;
     this.runState = "idle";
     this.generation = -1; // which Python (worker) it last ran in
     this.skipReason = null; // "was stopped", "raised an error": not run as a prerequisite
+    /** The digest of the book's code a kept edit was made on, while its conflict is open (work.mjs).
+     * @type {string | null | undefined} */
+    this.olderBook; // (a declaration, for tsc: it reads nothing)
+    /** The cell this one runs as a prerequisite of, while queued for it (runner.mjs).
+     * @type {Cell | null | undefined} */
+    this.runFirstFor; // (a declaration, for tsc)
+    /** Changed in this tab (work.mjs). @type {boolean | undefined} */
+    this.changedHere; // (a declaration, for tsc)
     div.classList.add("browser-run-cell");
     this.build(source ?? bookSource);
   }
@@ -42,7 +62,10 @@ export class Cell {
       onChange: () => this.changed(),
       onLeaveMode: (on) => { this.hint.textContent = on ? HINT_LEAVING : HINT; },
     });
-    Object.assign(this, { editor, source: editor.source, setSource: editor.setSource, focus: editor.focus });
+    this.editor = editor;
+    this.source = editor.source;
+    this.setSource = editor.setSource;
+    this.focus = editor.focus;
 
     this.conflict = el("div", { class: "browser-run-conflict", hidden: true });
     this.stateText = el("span", { class: "browser-run-cell-state" });
@@ -70,7 +93,7 @@ export class Cell {
       host.before(this.conflict);
       host.after(this.hint);
       input.after(bar, outputArea);
-      this.stored = div.querySelector(".cell_output");
+      this.stored = /** @type {HTMLElement | null} */ (div.querySelector(".cell_output"));
       // An editor drawn while hidden (a closed worked solution) measures itself when shown.
       div.querySelectorAll("details").forEach((d) => d.addEventListener("toggle", editor.remeasure));
     }

@@ -2,6 +2,7 @@
 
 // el("button", {class: "x", onclick: f}, "text", child): an element, its attributes, its
 // event listeners (on...) and children, in one expression.
+/** @param {string} tag @param {Record<string, any>} [attrs] @param {(Node | string)[]} children @returns {HTMLElement} */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -15,6 +16,7 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 // A button styled as the theme's small buttons.
+/** @param {string} text @param {(event: Event) => void} onclick @param {{cls?: string, label?: string}} [options] */
 export function button(text, onclick, { cls = "", label } = {}) {
   return el("button", { type: "button", class: `btn btn-sm browser-run-button ${cls}`.trim(), onclick,
     "aria-label": label }, text);

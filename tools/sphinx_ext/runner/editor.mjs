@@ -31,6 +31,7 @@ const hangingIndent = ViewPlugin.fromClass(class {
     if (update.docChanged || update.viewportChanged) this.decorations = this.build(update.view);
   }
   build(view) {
+    /** @type {RangeSetBuilder<Decoration>} */
     const builder = new RangeSetBuilder();
     for (const { from, to } of view.visibleRanges) {
       for (let pos = from; pos <= to;) {

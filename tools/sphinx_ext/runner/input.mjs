@@ -24,7 +24,7 @@ function answer(buffer, text) {
 // The field for one input() call, under the cell's output, focused; gone once answered.
 export function askForInput(cell, prompt, buffer) {
   dropInputFields(cell);
-  const field = el("input", { type: "text", class: "browser-run-input-field", "aria-label": prompt.trim() || "input()" });
+  const field = /** @type {HTMLInputElement} */ (el("input", { type: "text", class: "browser-run-input-field", "aria-label": prompt.trim() || "input()" }));
   const form = el("form", { class: "browser-run-input" }, el("span", { class: "browser-run-input-prompt" }, prompt), field);
   form.addEventListener("submit", (event) => {
     event.preventDefault();

@@ -71,7 +71,7 @@ export async function fetchNotebook(url) {
 // and in the notebook's metadata, so it leaves the browser with the rest of their work.
 export function addProgress(notebook, { total, done }) {
   const words = { check: "its check passed", marked: "marked done" };
-  const items = Object.keys(done).sort((a, b) => a - b).map((n) => `- Exercise ${n}: ${words[done[n]]}`);
+  const items = Object.keys(done).sort((a, b) => Number(a) - Number(b)).map((n) => `- Exercise ${n}: ${words[done[n]]}`);
   const text = `**Your progress** when you downloaded this notebook: ${items.length} of ${total} exercises done.` +
     (items.length ? `\n\n${items.join("\n")}` : "");
   const at = notebook.cells.findIndex((c) => (c.metadata.tags || []).includes("install")) + 1;

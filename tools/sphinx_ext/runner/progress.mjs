@@ -123,7 +123,7 @@ export class Progress {
 function exercisePageLinks() {
   // The page's own entry in the book's table of contents (the left sidebar), not the links
   // of the page's own contents ("#exercise-3") on the right.
-  return [...document.querySelectorAll(".bd-sidenav a.reference.internal")].filter((a) => {
+  return [.../** @type {NodeListOf<HTMLAnchorElement>} */ (document.querySelectorAll(".bd-sidenav a.reference.internal"))].filter((a) => {
     const url = new URL(a.href, location.href);
     return /15_11_exercises\.html$/.test(url.pathname) && !url.hash;
   });
@@ -148,7 +148,12 @@ function showInSidebar(link, progress) {
 // The exercise page
 // ---------------------------------------------------------------------------
 
+/** An exercise's section on the page, with its status and (drawn by start()) its controls.
+ * @typedef {{number: number, heading: Element, section: HTMLElement, hasCheck: boolean,
+ *   mark?: HTMLElement, toggle?: HTMLElement}} Exercise */
+
 function exercisesOnPage() {
+  /** @type {Exercise[]} */
   const exercises = [];
   for (const heading of document.querySelectorAll("main section > h2")) {
     const match = headingText(heading).match(EXERCISE_HEADING);

@@ -19,6 +19,34 @@ import { guardModifiedKeys } from "./keys.mjs";
 import { Work } from "./work.mjs";
 import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
 
+/** @typedef {import("./messages.mjs").ToWorker} ToWorker */
+/** @typedef {import("./messages.mjs").FromWorker} FromWorker */
+
+/** The runner's one state: its Python, its cells and queue, its status line.
+ * @typedef {object} RunnerState
+ * @property {Worker | null} worker the page's Python (worker.mjs)
+ * @property {number} generation one per Python (worker) started
+ * @property {Cell[]} cells in page order, added cells among them (shared with work.mjs)
+ * @property {Cell[]} queue cells waiting to run, in order
+ * @property {Cell | null} running the cell the worker runs now
+ * @property {Cell | null} failedCell the last cell that raised, until the next run
+ * @property {boolean} ready Python is up
+ * @property {HTMLElement | null} status the status line
+ * @property {string[]} notices about kept work, shown in front of the status
+ * @property {Int32Array | null} interrupt Stop without a restart (isolated pages only)
+ * @property {Cell | null} interrupted the cell Stop interrupted, until it reports done
+ * @property {SharedArrayBuffer | null} input input()'s answers (isolated pages only)
+ * @property {string} notice Python was restarted: shown until a cell runs again
+ * @property {string[]} skipped cells skipped as prerequisites, said until the next run
+ * @property {string} version Python's version, once ready
+ * @property {{bytes: number, text: string} | null} download announced by the loader
+ * @property {import("./work.mjs").Work | null} work the reader's work (work.mjs)
+ * @property {HTMLElement | null} floating the floating Stop control
+ * @property {HTMLElement} [floatingText] its text
+ * @property {HTMLElement} [runAll] the "Run all" button
+ */
+
+/** @type {RunnerState} */
 const state = {
   worker: null,
   generation: 0, // one per Python (worker) started; a cell ran "here" if it ran in this one
@@ -57,7 +85,7 @@ function setBusy(busy) {
 }
 
 const runnable = () => state.cells;  // every cell runs, the figure cells too
-const pageBytes = () => performance.getEntriesByType("resource")
+const pageBytes = () => /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
   .filter((entry) => entry.name.includes("/_static/runner/"))
   .reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
 const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
@@ -82,8 +110,9 @@ function startWorker() {
   earlier.forEach(onWorkerMessage);
 }
 
+/** @param {FromWorker} message */
 function onWorkerMessage(message) {
-  const cell = state.cells.find((c) => c.id === message.id);
+  const cell = state.cells.find((c) => c.id === /** @type {{id?: unknown}} */ (message).id);  // (undefined: a message of no cell)
   switch (message.type) {
     case "progress": {
       // The worker counts what it fetched; the page already has the runner and the editor.
@@ -160,7 +189,7 @@ function sendNext() {
   cell.setState("running");
   setStatus(`Running ${cell.label}…`);
   setBusy(true);
-  state.worker.postMessage({ type: "run", id: cell.id, label: cell.label, source: cell.source() });
+  state.worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "run", id: cell.id, label: cell.label, source: cell.source() }));
 }
 
 function queueCells(cells) {
@@ -271,12 +300,12 @@ const RELOAD_FOR_STOP = " Reload the page for a Stop that keeps Python and your 
 
 function interruptBuffer(worker) {
   if (!self.crossOriginIsolated) {
-    if (reloadIsolates()) worker.postMessage({ type: "reload-isolates" });
+    if (reloadIsolates()) worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "reload-isolates" }));
     return null;
   }
   const buffer = new Int32Array(new SharedArrayBuffer(4));
   state.input = inputBuffer();  // input() that reads what the reader types (input.mjs)
-  worker.postMessage({ type: "shared-buffers", interrupt: buffer, input: state.input });
+  worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "shared-buffers", interrupt: buffer, input: state.input }));
   return buffer;
 }
 
@@ -346,7 +375,7 @@ export function start({ bar, status, download, notebook }) {
     newCell: ({ div, id, label, source }) => new Cell({ div, id, number: null, label, bookSource: null, source, actions }),
   });
   const main = document.querySelector("main") || document.body;
-  const divs = [...main.querySelectorAll("div.cell")].filter((div) => div.querySelector(".cell_input pre"));
+  const divs = [.../** @type {NodeListOf<HTMLElement>} */ (main.querySelectorAll("div.cell"))].filter((div) => div.querySelector(".cell_input pre"));
   state.cells = page.cells;
   page.cells.push(...divs.map((div, i) => {
     const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");

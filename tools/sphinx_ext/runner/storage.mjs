@@ -54,6 +54,7 @@ function validEntry(entry) {
 export class KeptWork {
   // notice(text): show the reader one message about their kept work.
   // onRemote(entry): another tab saved the page's work (the entry as now stored).
+  /** @param {(text: string) => void} notice @param {string} [page] @param {(entry: any) => void} [onRemote] */
   constructor(notice, page = location.pathname, onRemote = () => {}) {
     this.notice = notice;
     this.key = PREFIX + page;

@@ -8,14 +8,21 @@ import { saveFile } from "./dom.mjs";
 import { addProgress, fetchNotebook, readersNotebook } from "./notebook.mjs";
 import { KeptWork, digest } from "./storage.mjs";
 
+/** @typedef {import("./cells.mjs").Cell} Cell */
+
 const capital = (text) => text[0].toUpperCase() + text.slice(1);
 
 export class Work {
   // page: {cells}; newCell({div, id, label, source}): an added Cell wired to the runner;
   // setStatus(text), notice(text): the status line and a lasting notice in front of it;
   // notebookUrl: the page's reader's notebook.
+  /** @param {{page: {cells: Cell[]}, newCell: (options: {div: HTMLElement, id: string, label: string, source: string}) => Cell,
+   *   setStatus: (text: string) => void, notice: (text: string) => void, notebookUrl: string}} options */
   constructor({ page, newCell, setStatus, notice, notebookUrl }) {
-    Object.assign(this, { page, newCell, setStatus, notebookUrl });
+    this.page = page;
+    this.newCell = newCell;
+    this.setStatus = setStatus;
+    this.notebookUrl = notebookUrl;
     this.kept = new KeptWork(notice, location.pathname, (entry) => this.fromOtherTab(entry));
     this.applying = false; // true while another tab's save is put into the editors
     this.addedCount = 0;
@@ -42,6 +49,7 @@ export class Work {
     this.kept.setAdded(list);
   }
 
+  /** @param {Cell} below @param {{id?: string, source?: string, focus?: boolean}} [options] */
   add(below, { id, source = "", focus = true } = {}) {
     const cells = this.page.cells;
     this.addedCount += 1;

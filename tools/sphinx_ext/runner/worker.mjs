@@ -7,6 +7,7 @@
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 
 const STATIC = new URL("../", import.meta.url);
+/** @param {import("./messages.mjs").FromWorker} message */
 const post = (message) => self.postMessage(message);
 let currentId = null;
 
@@ -58,7 +59,7 @@ function streamTo(name) {
 // when it has arrived), every PROGRESS_MS while Pyodide loads. The page knows the total.
 const PROGRESS_MS = 250;
 function reportDownloads() {
-  const entries = performance.getEntriesByType("resource");
+  const entries = /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"));
   const bytes = entries.reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
   post({ type: "progress", files: entries.length, bytes });
 }
@@ -239,7 +240,9 @@ async function preload(pyodide, names) {
 // - input(): Python blocks here (Atomics.wait) until the page writes the reader's answer into
 //   the input buffer (its layout: input.mjs). Stop while waiting returns no answer, so
 //   Python raises KeyboardInterrupt (the interrupt is consumed here, not raised twice).
+/** @type {Int32Array | null} */
 let interruptBuffer = null;
+/** @type {SharedArrayBuffer | null} */
 let inputBuffer = null;
 const WAIT_MS = 100;
 
@@ -286,17 +289,19 @@ function useSharedBuffers({ interrupt, input }) {
 
 // Cells run one at a time, in the order they were sent, like a notebook kernel.
 let queue = Promise.resolve();
+/** @param {MessageEvent<import("./messages.mjs").ToWorker>} event */
 self.onmessage = (event) => {
-  const { type, id, source, label } = event.data;
-  if (type === "preload") {
+  const message = event.data;
+  if (message.type === "preload") {
     // Not queued: the packages load while cells run (a cell that imports them waits).
-    ready.then(({ pyodide }) => preload(pyodide, event.data.packages)).catch(() => {});
+    ready.then(({ pyodide }) => preload(pyodide, message.packages)).catch(() => {});
     return;
   }
-  if (type === "shared-buffers") useSharedBuffers(event.data);
+  if (message.type === "shared-buffers") useSharedBuffers(message);
   // input() then says that a reload of the page makes it read what the reader types.
-  if (type === "reload-isolates") ready.then(({ pyodide }) => pyodide.runPython("RELOAD_ISOLATES = True"));
-  if (type !== "run") return;
+  if (message.type === "reload-isolates") ready.then(({ pyodide }) => pyodide.runPython("RELOAD_ISOLATES = True"));
+  if (message.type !== "run") return;
+  const { id, source, label } = message;
   queue = queue.then(async () => {
     const { runCell } = await ready;
     currentId = id;

@@ -1,0 +1,59 @@
+// eslint for the book's own JavaScript (`make test-sources`; alone:
+// `node_modules/.bin/eslint`): the recommended rules, plus a few that catch real bugs.
+// No style rules: formatting is not checked.
+import js from "@eslint/js";
+import globals from "globals";
+
+const bugs = {
+  "no-unused-vars": ["error", { args: "none", caughtErrors: "none" }],
+  "no-use-before-define": ["error", { functions: false, classes: false, variables: false }],
+  "no-shadow-restricted-names": "error",
+  "no-self-compare": "error",
+  "no-template-curly-in-string": "error",
+  "no-unmodified-loop-condition": "error",
+  "no-unreachable-loop": "error",
+  "no-constructor-return": "error",
+  "no-promise-executor-return": "error",
+  "array-callback-return": "error",
+  "eqeqeq": ["error", "smart"],
+};
+
+export default [
+  { ignores: ["node_modules/", "_build/", ".venv/"] },
+  {
+    files: ["tools/sphinx_ext/runner/*.{js,mjs}", "tools/sphinx_ext/offline_*.{js,mjs}"],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
+    rules: { ...js.configs.recommended.rules, ...bugs },
+  },
+  {
+    // Classic scripts: the inline loader and the service worker.
+    files: ["tools/sphinx_ext/runner/loader.js", "tools/sphinx_ext/offline_sw.js"],
+    languageOptions: { sourceType: "script" },
+  },
+  {
+    files: ["tools/sphinx_ext/offline_sw.js"],
+    // __GROUPS__, __KEEPABLE__, __OFFLINE_PAGE__: filled in by tools/sphinx_ext/offline.py.
+    languageOptions: { globals: { ...globals.serviceworker, __GROUPS__: "readonly", __KEEPABLE__: "readonly", __OFFLINE_PAGE__: "readonly" } },
+  },
+  {
+    files: ["tools/sphinx_ext/runner/worker.mjs"],
+    languageOptions: { globals: { ...globals.worker } },
+  },
+  {
+    files: ["tools/pipeline/*.mjs", "tests/js/*.mjs", "eslint.config.mjs"],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.node } },
+    rules: { ...js.configs.recommended.rules, ...bugs },
+  },
+  {
+    // Run in the printed page by Playwright (print_pdf.py), not in Node.
+    files: ["tools/pipeline/print_*.mjs"],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    // The unit tests run the page's modules against a stub browser (tests/js/browser_stub.mjs).
+    files: ["tests/js/*.mjs"],
+    languageOptions: { globals: { ...globals.node, window: "writable", document: "writable" } },
+  },
+];

@@ -1,0 +1,16 @@
+// What the runner's modules keep on `window` (types only, for `tsc --checkJs`; tsconfig.json).
+export {};
+declare global {
+  interface Window {
+    /** boot.mjs and loader.js: when each step of a run's start ended (`make bench-run`). */
+    browserRunTimings?: { step: string; at: number }[];
+    /** keys.mjs: the inline loader's window-level key listener calls it (loader.js). */
+    browserRunKeys?: (event: KeyboardEvent) => void;
+    /** layout.html: set when reading localStorage threw (storage refused). */
+    bookStorageRefused?: boolean;
+    /** progress.mjs on the exercise page; read by work.mjs ("Download as notebook"). */
+    exerciseProgress?: any;
+    /** runner.mjs: the page's cells and Run all, for the tests and the benchmark. */
+    browserRun?: { readonly cells: any[]; runAll: () => unknown };
+  }
+}

@@ -1,0 +1,61 @@
+// The page <-> worker protocol (ours), as JSDoc types that `tsc --checkJs` checks
+// (tsconfig.json, `make test-sources`). Types only: nothing here runs, and no page loads it
+// (it is not in __init__.py's SERVED); the modules name these types in comments
+// (`@type {import("./messages.mjs").ToWorker}`). One worker per page (worker.mjs), created by
+// boot.mjs and taken by runner.mjs; the page posts ToWorker, the worker posts FromWorker.
+export {};
+
+// ---------------------------------------------------------------------------
+// The page to the worker (runner.mjs, boot.mjs)
+// ---------------------------------------------------------------------------
+
+/** Run one cell's code; cells run one at a time, in the order sent (runner.mjs).
+ * @typedef {{type: "run", id: CellId, label: string, source: string}} RunMessage */
+/** Load these packages as soon as Python is up, not queued behind cells (boot.mjs).
+ * @typedef {{type: "preload", packages: string[]}} PreloadMessage */
+/** A cross-origin isolated page's shared buffers: Stop without a restart, and input()'s
+ * answers (layout: input.mjs) (runner.mjs).
+ * @typedef {{type: "shared-buffers", interrupt: Int32Array, input: SharedArrayBuffer}} SharedBuffersMessage */
+/** The page is not isolated but a reload would make it so: input() says so (runner.mjs).
+ * @typedef {{type: "reload-isolates"}} ReloadIsolatesMessage */
+/** @typedef {RunMessage | PreloadMessage | SharedBuffersMessage | ReloadIsolatesMessage} ToWorker */
+
+// ---------------------------------------------------------------------------
+// The worker to the page (worker.mjs)
+// ---------------------------------------------------------------------------
+
+/** A step of the start or of the first figure ended, at `at` ms since the epoch (boot.mjs
+ * keeps them in window.browserRunTimings for `make bench-run`).
+ * @typedef {{type: "timing", step: string, at: number}} TimingMessage */
+/** The runtime's files fetched so far: how many, and their bytes.
+ * @typedef {{type: "progress", files: number, bytes: number}} ProgressMessage */
+/** A sentence for the page's status line.
+ * @typedef {{type: "status", text: string}} StatusMessage */
+/** Python is up (`version`: Python's own).
+ * @typedef {{type: "ready", version: string}} ReadyMessage */
+/** Python could not start; `offline`: the runtime is not stored and the page is offline.
+ * @typedef {{type: "failed", text: string, offline?: boolean}} FailedMessage */
+/** Packages loaded (on a cell's import, or preloaded); boot.mjs keeps "figures" offline on matplotlib.
+ * @typedef {{type: "loaded", packages: string[]}} LoadedMessage */
+/** A cell's writes to one stream, batched.
+ * @typedef {{type: "stream", id: CellId, name: "stdout" | "stderr", text: string}} StreamMessage */
+/** A displayed value (a cell's value, display()), with its markdown form if it has one.
+ * @typedef {{type: "display", id: CellId, plain: string, markdown: string | null}} DisplayMessage */
+/** A matplotlib figure as a PNG (base64), with its size in pixels.
+ * @typedef {{type: "figure", id: CellId, plain: string, png: string, width: number, height: number}} FigureMessage */
+/** The cell called input(): the page shows a field and answers through the shared buffer.
+ * @typedef {{type: "input", id: CellId, prompt: string}} InputMessage */
+/** The cell finished (`ok`: without an exception).
+ * @typedef {{type: "done", id: CellId, ok: boolean}} DoneMessage */
+/** @typedef {TimingMessage | ProgressMessage | StatusMessage | ReadyMessage | FailedMessage | LoadedMessage
+ *   | StreamMessage | DisplayMessage | FigureMessage | InputMessage | DoneMessage} FromWorker */
+
+/** A cell's id on the page: a book cell's number, or an added cell's string id (work.mjs).
+ * @typedef {number | string} CellId */
+
+// ---------------------------------------------------------------------------
+// The page to the book's service worker (boot.mjs, offline_page.mjs; offline_sw.js)
+// ---------------------------------------------------------------------------
+
+/** Keep these groups of files for offline use.
+ * @typedef {{type: "keep", groups: string[], loaded?: string[]}} KeepMessage */
