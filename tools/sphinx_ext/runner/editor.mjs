@@ -2,7 +2,7 @@
 // _build/static/runner/editor.mjs from CodeMirror 6 on npm. Loaded only after the click.
 import { EditorState, RangeSetBuilder } from "@codemirror/state";
 import { Decoration, EditorView, ViewPlugin, drawSelection, keymap, runScopeHandlers } from "@codemirror/view";
-import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { defaultKeymap, history, historyKeymap, indentWithTab, isolateHistory } from "@codemirror/commands";
 import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { python } from "@codemirror/lang-python";
 import { classHighlighter } from "@lezer/highlight";
@@ -99,8 +99,11 @@ export function createEditor(parent, source, { label, describedBy, onRun, onChan
     view,
     source: () => view.state.doc.toString(),
     // Replace the whole text as one undoable edit (Reset, "take the book's"): Ctrl+Z brings
-    // the reader's text back.
-    setSource: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),
+    // the reader's text back. Its own step in the history: CodeMirror joins edits made within
+    // 500 ms into one, so a kept edit restored just before "take the book's" would otherwise be
+    // undone with it, back to the book's older code.
+    setSource: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text },
+                                         annotations: isolateHistory.of("full") }),
     remeasure: () => view.requestMeasure(),
     focus: () => view.focus(),
   };
