@@ -135,7 +135,7 @@ JS_SOURCES := tools/sphinx_ext/runner/ tools/sphinx_ext/offline_sw.js tools/sphi
 test-sources: env $(NPM_ASSETS)
 	node_modules/.bin/eslint $(JS_SOURCES)
 	node_modules/.bin/tsc -p tsconfig.json
-	node --test tests/js/*.test.mjs
+	node --test --test-reporter=spec tests/js/*.test.mjs
 	$(PY) -m tools.pipeline.build_lib --check
 	$(PY) -m tools.pipeline.stored_outputs check
 	$(PY) -m tools.pipeline.draw_diagrams check
