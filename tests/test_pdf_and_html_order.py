@@ -51,3 +51,28 @@ def test_the_site_links_and_serves_the_pdf_only_while_it_exists(tmp_path):
     build(book)
     assert not (html / pdf.name).exists(), "the site still serves a PDF that no longer exists"
     assert f'href="{pdf.name}"' not in (html / "page.html").read_text(), "the page links a PDF that is gone"
+
+
+def test_the_graph_rebuilds_the_site_when_its_pdf_appears_changes_or_goes(tmp_path, monkeypatch):
+    """The graph lists the `html` step's inputs before any step runs, when a PDF that `make pdf`
+    is about to print does not exist yet: the step's own up-to-date test compares the PDF the
+    site was built with (recorded by the step) with the PDF there is when the step comes."""
+    from tools.pipeline import build_steps
+
+    pdf = tmp_path / "pdf" / "chapter15.pdf"
+    monkeypatch.setattr(build_steps, "PDF", pdf)
+    monkeypatch.setattr(build_steps, "SITE_PDF_DIGEST", tmp_path / "digests" / "site-pdf.sha256")
+    monkeypatch.setattr(build_steps, "ROOT", tmp_path)
+    assert not build_steps.site_serves_the_pdf(), "a site never built is not up to date"
+    build_steps.SITE_PDF_DIGEST.parent.mkdir()
+    build_steps.SITE_PDF_DIGEST.write_text(build_steps.pdf_state())  # built without a PDF
+    assert build_steps.site_serves_the_pdf()
+    pdf.parent.mkdir()
+    pdf.write_bytes(b"%PDF- the chapter")
+    assert not build_steps.site_serves_the_pdf(), "a PDF made since is not published"
+    build_steps.SITE_PDF_DIGEST.write_text(build_steps.pdf_state())
+    assert build_steps.site_serves_the_pdf()
+    pdf.write_bytes(b"%PDF- the chapter, printed again after a page changed")
+    assert not build_steps.site_serves_the_pdf(), "the site would serve the older PDF"
+    pdf.unlink()
+    assert not build_steps.site_serves_the_pdf(), "the site would serve a PDF that is gone"

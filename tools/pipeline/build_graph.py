@@ -38,7 +38,7 @@ from tools.pipeline.build_steps import (
     BUILD, DIAGRAM_FONT, DIAGRAMS_DIGEST, EDITOR, FAILED_DIGEST, FIRST_FIGURE, LIBRARY_DIGEST, NOTEBOOKS_DIGEST, PDF,
     PYODIDE, PYODIDE_FILES, PYODIDE_PACKAGES, SITE, SNAPSHOT, WHEEL, diagrams_as_written, diagrams_step, files, font_step,
     html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step, pages,
-    pdf_step, wheel_step,
+    pdf_step, site_serves_the_pdf, wheel_step,
 )
 from tools.pipeline.pages import ROOT
 
@@ -113,7 +113,7 @@ def task_html():
     pdf = [PDF] if PDF.is_file() else []
     return {"actions": [html_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, FAILED_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf],
-            "targets": [SITE / "index.html"], "verbosity": 2}
+            "uptodate": [site_serves_the_pdf], "targets": [SITE / "index.html"], "verbosity": 2}
 
 def task_pdf():
     """the pages, their stored outputs and diagrams -> _build/pdf/chapter15.pdf"""

@@ -40,6 +40,7 @@ LIBRARY_DIGEST = DIGESTS / "chapter_lib.sha256"
 NOTEBOOKS_DIGEST = DIGESTS / "stored-notebooks.sha256"
 DIAGRAMS_DIGEST = DIGESTS / "diagrams.sha256"
 FAILED_DIGEST = DIGESTS / "failed-runs.sha256"
+SITE_PDF_DIGEST = DIGESTS / "site-pdf.sha256"  # the PDF the site was last built with
 
 
 def pages() -> list[Path]:
@@ -183,7 +184,21 @@ def html_step() -> bool:
     from tools.pipeline import build_book
 
     build_book.RESULT.html_status = build_book.build_html()
+    if build_book.RESULT.html_status == 0:
+        SITE_PDF_DIGEST.parent.mkdir(parents=True, exist_ok=True)
+        SITE_PDF_DIGEST.write_text(pdf_state())
     return build_book.RESULT.html_status == 0
+
+
+def pdf_state() -> str:
+    """The PDF the site links and serves: its digest, or that there is none."""
+    return digest_of([PDF]) if PDF.is_file() else "no PDF\n"
+
+
+def site_serves_the_pdf() -> bool:
+    """doit's up-to-date test for `html`, on the PDF: the site was built with the PDF there is
+    now (made or removed in this very run, after the step's inputs were listed, included)."""
+    return SITE_PDF_DIGEST.is_file() and SITE_PDF_DIGEST.read_text() == pdf_state()
 
 
 def pdf_step() -> bool:
