@@ -12,6 +12,7 @@ import gzip
 import io
 import os
 import re
+import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -100,6 +101,13 @@ class _CountingServer(ThreadingHTTPServer):
         with self._lock:
             n, self._bytes_served = self._bytes_served, 0
             return n
+
+    def handle_error(self, request, client_address) -> None:
+        # A browser that stops reading an answer (a page closed mid-download, a request the
+        # service worker abandoned) is not the site's fault: no traceback for it in the log.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class LocalSite:
