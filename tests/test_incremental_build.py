@@ -62,6 +62,8 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     graph(incremental, "book")
     edit(book / "references.bib", "{{Don't Do RAG:", "{{Do Not Do RAG:")
     graph(incremental, "book")
+    # The reader's notebook of the page that cites it lists the work with its new title.
+    assert "Do Not Do RAG" in (book / "15_08_long_context_rag_cache.ipynb").read_text()
     page.write_text(prose)
     graph(incremental, "book")
     # A page added, then removed.

@@ -96,7 +96,9 @@ def task_outputs():
     """chapter_lib/ + book/*.md -> book/*.ipynb (executing only the pages whose inputs changed)"""
     force = bool(os.environ.get("FORCE"))
     return {"actions": [(outputs_step, [], {"force": force})],
-            "file_dep": [ROOT / "_config.yml", ROOT / "_toc.yml", *pages(), LIBRARY_DIGEST, *pipeline_sources()],
+            # (the .bib too: a reader's notebook lists the works its page cites, with their titles)
+            "file_dep": [ROOT / "_config.yml", ROOT / "_toc.yml", *pages(), *files(ROOT / "book", "*.bib"),
+                         LIBRARY_DIGEST, *pipeline_sources()],
             "task_dep": ["diagrams"],  # a broken diagram stops the build before a notebook is rewritten
             "targets": [NOTEBOOKS_DIGEST, FAILED_DIGEST], "uptodate": [no_failed_page, notebooks_as_written, not force],
             "verbosity": 2}
@@ -125,10 +127,12 @@ def task_pdf():
             "targets": [PDF], "verbosity": 2}
 
 def task_diagram_font():
-    """the glyphs the pages use -> the diagrams' font (a subset of Debian's DejaVu Sans)"""
+    """the glyphs the diagrams use -> the diagrams' font (a subset of Debian's DejaVu Sans)"""
     from tools.pipeline import diagram_font
 
-    return {"actions": [font_step], "file_dep": [*pages(), ROOT / "tools/pipeline/diagram_font.py",
+    # The diagrams' sources, through their drawings (named by the digest of their source):
+    # a prose edit changes a page, not a diagram, and does not remake the font.
+    return {"actions": [font_step], "file_dep": [DIAGRAMS_DIGEST, ROOT / "tools/pipeline/diagram_font.py",
                                                  diagram_font.SOURCE],
             "targets": [DIAGRAM_FONT], "verbosity": 2}
 
