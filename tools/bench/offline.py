@@ -55,17 +55,23 @@ def run_to_figure(page) -> float:
     return seconds
 
 
-def first_visits(served, browser) -> dict:
-    """Bytes of a first visit (until the pages and the search are kept), with the data saver
-    on, and of "Keep this book for offline use" after a first visit."""
-    report = {}
+def visit_until_kept(served, browser):
+    """A new reader (a fresh context, service workers allowed) opens PAGE: (context, page,
+    seconds until the worker has kept the pages), the server's byte count reset first."""
     context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
     page = context.new_page()
     served.server.take_bytes_served()
     started = time.monotonic()
     page.goto(served.url(PAGE))
     page.wait_for_function(JS_STATE, arg="ready", timeout=LONG_MS)
-    seconds = time.monotonic() - started
+    return context, page, time.monotonic() - started
+
+
+def first_visits(served, browser) -> dict:
+    """Bytes of a first visit (until the pages and the search are kept), with the data saver
+    on, and of "Keep this book for offline use" after a first visit."""
+    report = {}
+    context, page, seconds = visit_until_kept(served, browser)
     page.wait_for_timeout(SETTLE_MS)
     report["first_visit"] = {"seconds_until_kept": round(seconds, 2), "bytes": served.server.take_bytes_served()}
     keep = page.locator("button.offline-keep-all")
@@ -91,12 +97,7 @@ def measure(site: Path) -> dict:
     report = {}
     with LocalSite(site, gzip=True) as served, launch() as browser:
         report.update(first_visits(served, browser))
-        context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
-        page = context.new_page()
-        served.server.take_bytes_served()
-        started = time.monotonic()
-        page.goto(served.url(PAGE))
-        page.wait_for_function(JS_STATE, arg="ready", timeout=LONG_MS)
+        context, page, _ = visit_until_kept(served, browser)
         served.server.take_bytes_served()
         seconds = run_to_figure(page)
         report["first_run_online"] = {"seconds_to_figure": round(seconds, 2), "bytes": served.server.take_bytes_served()}
