@@ -44,7 +44,7 @@ EDITOR := _build/static/runner/editor.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
-.PHONY: help env lib outputs assets html book test test-sources test-notebooks pdf-and-html test-site lab requirements clean
+.PHONY: help env lib outputs assets html book test test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench bench-tests bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
 
 help:  ## list the targets
@@ -119,8 +119,9 @@ accept: env  ## record the book's text and printed outputs as the fidelity tests
 
 # `make test`'s stages, in order; `make bench-tests` times each of them. The PDF is printed
 # first, then the HTML is built once, linking and publishing it, for the site tests: one
-# stage, the graph's `pdf` and `html` steps in its own order.
-TEST_STAGES := test-sources test-notebooks pdf-and-html test-site
+# stage, the graph's `pdf` and `html` steps in its own order. The pytest tests then run in one
+# session, unit and site together (test-tests), so that no core waits for a stage to end.
+TEST_STAGES := test-sources test-notebooks pdf-and-html test-tests
 pdf-and-html: env $(NPM_ASSETS)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(GRAPH) lib assets diagrams outputs pdf html
@@ -143,19 +144,31 @@ test-sources: env $(NPM_ASSETS)
 
 # nbval executes each page once, with `make outputs`' kernel settings, and keeps what it
 # printed in _build/test-run/executed/ (conftest.py, tools/checks/nbval_run.py), where the
-# byte-stability test of the unit tests after it reads it instead of executing every page again.
-test-notebooks: env  ## nbval re-executes each stored notebook once; plus the unit tests
+# byte-stability test (tests/test_stored_outputs.py) reads it instead of executing every page again.
+test-notebooks: env  ## nbval re-executes each stored notebook once and compares every output
 	rm -rf _build/test-run/executed
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env book/*.ipynb
-	$(PY) -m pytest -n 2 --dist loadscope -m "not site" tests
 
-test-site: env $(NPM_ASSETS)  ## tests of the built HTML (browser) and of the launch environment
+# The browsers and readers the tests use, from Debian's packages (never a tool's own download).
+test-programs:
 	bash tools/browser/ensure_debian_package.sh chromium chromium
+	@# the tests' browser: Chromium's headless shell (tools/browser/chromium.py, tests/conftest.py)
+	bash tools/browser/ensure_debian_package.sh chromium-headless-shell chromium-headless-shell
 	@# pdftotext and pdfimages read the PDF as a viewer does (tests/test_pdf.py)
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
-	@# In parallel, by module (a module's browser, JupyterLab or printer is set up once):
-	@# each worker launches its own Chromium; a test gets a fresh context (tests/conftest.py).
-	$(PY) -m pytest -n 2 --dist loadscope -m site tests
+
+# Every test of tests/, in one session on two workers (pytest-xdist, by module: a module's
+# browser, JupyterLab, printer or grader run is set up once; each test gets a fresh browser
+# context). Modules marked `long` start first, the rest in file order (--no-loadscope-reorder:
+# xdist would otherwise start the modules with most tests first and a one-test minute last).
+# The site tests need the built site (pdf-and-html, or `make html`).
+XDIST := -n 2 --dist loadscope --no-loadscope-reorder
+test-tests: env $(NPM_ASSETS) test-programs  ## every test of tests/ (unit and site) in one parallel session
+	$(PY) -m pytest $(XDIST) tests
+test-units: env  ## the tests that need no built site (part of test-tests; quick to run alone)
+	$(PY) -m pytest $(XDIST) -m "not site" tests
+test-site: env $(NPM_ASSETS) test-programs  ## the tests of the built site (part of test-tests): browser, PDF, JupyterLab, fresh environments
+	$(PY) -m pytest $(XDIST) -m site tests
 
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium

@@ -12,6 +12,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 
+# The tests open their pages in Chromium's headless shell, the same engine as the browser with
+# less CPU per context (tools/browser/chromium.py); what the book makes with a browser (the PDF,
+# the diagrams) is still made by the browser itself. BOOK_BROWSER=chromium runs them in it.
+os.environ.setdefault("BOOK_BROWSER", "chromium-headless-shell")
+
+
+def pytest_collection_modifyitems(items):
+    """Modules marked `long` first, the others in file order: with pytest-xdist's scheduling by
+    module (the Makefile's XDIST), a long module started last holds every other worker idle
+    until it ends. (A stable sort: each module's tests stay together and in order.)"""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
 
 @pytest.fixture(scope="session")
 def site() -> Path:

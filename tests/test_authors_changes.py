@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tools.pipeline import accept, book_shape
 from tools.pipeline.pages import ROOT, notebook_pages
+
+pytestmark = pytest.mark.long  # (three rounds of edit, execute, accept, then five test files: about 35 s)
 
 # A plain sentence of prose (no markup to keep intact), and a one-line print with a label.
 PLAIN_SENTENCE = re.compile(r"^[A-Z][^*_`\[\]{}<>|#]{40,}\.$")

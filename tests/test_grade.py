@@ -35,6 +35,8 @@ from tools.grade import book as grade_book
 from tools.grade.fake_class import IMPORTS, answers, notebook_with, write
 from tools.pipeline.pages import ROOT
 
+pytestmark = pytest.mark.long  # (one grader run of about 40 s, shared by the module's tests)
+
 BOOK = grade_book.load()
 CHECKED = [e.number for e in BOOK.checked]
 ANSWERS = answers(BOOK)

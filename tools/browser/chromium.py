@@ -19,11 +19,23 @@ The options a caller chooses, each for a reason of its own:
   Chromium's HTTP cache, so a context that must cache blocks by name resolution instead:
   ``open_context(resolve_only_localhost=True)`` makes every host name but 127.0.0.1
   resolve to nothing.
+
+Two of Debian's builds of the same Chromium (one Blink, V8 and Skia, one version):
+
+* ``chromium``, the browser itself: what the book *makes* with a browser (the PDF, the
+  diagrams' SVG, whose bytes are artefacts) and what the benchmarks time, as a reader's
+  browser runs;
+* ``chromium-headless-shell``, Chromium's headless shell, the build Playwright runs its own
+  headless tests in: the tests open hundreds of pages and contexts, and the shell starts
+  and paints them with less CPU (``make bench-tests`` measures the suite). tests/conftest.py
+  chooses it for the whole suite through ``BOOK_BROWSER``; Make installs it with the test
+  stages (tools/browser/ensure_debian_package.sh).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import tempfile
@@ -65,10 +77,20 @@ JS_PAGE_SCRIPTS_SETTLED = """() => !document.getElementById('scripts-after-paint
 PAGE_SCRIPTS_TIMEOUT_MS = 15_000
 
 
-def chromium_path() -> str:
-    path = shutil.which("chromium") or "/usr/bin/chromium"
+# The builds (module docstring); BOOK_BROWSER names the one launch() and open_context() start
+# unless the caller names one (the PDF and the diagrams always name BROWSER).
+BROWSER = "chromium"
+HEADLESS_SHELL = "chromium-headless-shell"
+BUILDS = (BROWSER, HEADLESS_SHELL)
+
+
+def chromium_path(build: str | None = None) -> str:
+    build = build or os.environ.get("BOOK_BROWSER") or BROWSER
+    if build not in BUILDS:
+        raise RuntimeError(f"BOOK_BROWSER={build!r}: expected one of {', '.join(BUILDS)}")
+    path = shutil.which(build) or f"/usr/bin/{build}"
     if not Path(path).exists():
-        raise RuntimeError("Chromium is not installed; run `bash tools/browser/ensure_debian_package.sh chromium chromium`")
+        raise RuntimeError(f"{build} is not installed; run `bash tools/browser/ensure_debian_package.sh {build} {build}`")
     return path
 
 
@@ -78,12 +100,13 @@ def lighthouse_flags() -> str:
 
 
 @contextlib.contextmanager
-def launch() -> Iterator:
-    """Debian's Chromium as a Playwright Browser; every context made from it starts empty."""
+def launch(build: str | None = None) -> Iterator:
+    """Debian's Chromium as a Playwright Browser; every context made from it starts empty.
+    ``build``: BROWSER or HEADLESS_SHELL (default: BOOK_BROWSER's, else BROWSER)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=chromium_path(build), args=CHROMIUM_ARGS, headless=True)
         try:
             yield browser
         finally:

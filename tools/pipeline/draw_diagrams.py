@@ -134,10 +134,10 @@ def drawn_top_to_bottom(code: str) -> bool:
 def draw(diagrams: list[Diagram]) -> dict[str, tuple[str, bool]]:
     """key -> (SVG markup, whether turned), drawn by mermaid in headless Chromium (wide
     flowcharts top to bottom)."""
-    from tools.browser.chromium import launch
+    from tools.browser.chromium import BROWSER, launch
 
     drawn = {}
-    with launch() as browser:
+    with launch(BROWSER) as browser:  # the SVG is an artefact: the browser itself draws it
         page = browser.new_page()
         page.set_content("<!DOCTYPE html><html><head><title>diagrams</title></head><body></body></html>")
         # The font the labels are measured in, loaded before the first measurement.

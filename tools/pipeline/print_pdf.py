@@ -48,7 +48,7 @@ from pypdf.generic import NameObject, TextStringObject
 import yaml
 
 from tools.common.files import write_atomically
-from tools.browser.chromium import keep_on_host, launch, wait_for_page_scripts
+from tools.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
@@ -184,7 +184,7 @@ class ChapterPrinter:
     mermaid_timeout_ms = MERMAID_TIMEOUT_MS
 
     def __enter__(self) -> ChapterPrinter:
-        self._launched = launch()
+        self._launched = launch(BROWSER)  # the PDF is an artefact: the browser itself prints it
         self._browser = self._launched.__enter__()
         return self
 
