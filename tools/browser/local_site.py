@@ -6,6 +6,7 @@ Pages are opened over http, as a reader's browser opens the published book: open
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import gzip
@@ -16,9 +17,13 @@ import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
 META_REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
+# A held request (LocalSite.holding) is answered after this long whatever happens, so that a
+# test that fails inside the block leaves no server thread waiting for ever.
+HOLD_AT_MOST_SECONDS = 300
 
 
 
@@ -28,6 +33,10 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
 
     def log_message(self, format, *args):  # noqa: A002 - signature is fixed by http.server
         pass
+
+    def do_GET(self):
+        self.server.wait_while_held(unquote(urlsplit(self.path).path))
+        super().do_GET()
 
     def send_header(self, keyword, value):
         # Content-Length is exactly the body size of every file and error page
@@ -84,6 +93,13 @@ class _CountingServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self._bytes_served = 0
         self._paths_served: list[tuple[str, int]] = []
+        self._held: dict[str, threading.Event] = {}
+
+    def wait_while_held(self, path: str) -> None:
+        """Answer a request for a held path only once it is released (LocalSite.holding)."""
+        released = self._held.get(path)
+        if released is not None:
+            released.wait(timeout=HOLD_AT_MOST_SECONDS)
 
     def count_bytes(self, n: int, path: str = "") -> None:
         with self._lock:
@@ -131,6 +147,19 @@ class LocalSite:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    @contextlib.contextmanager
+    def holding(self, page: str) -> Iterator[None]:
+        """Requests for ``page`` (a path of the site) wait unanswered until the block ends: what a
+        test needs to happen before the browser has that file happens first, whatever the timing
+        (a service worker's script held keeps a first visit's page uncontrolled, for instance)."""
+        path = "/" + page.lstrip("/")
+        released = self.server._held.setdefault(path, threading.Event())
+        try:
+            yield
+        finally:
+            released.set()
+            del self.server._held[path]
 
     def url(self, page: str) -> str:
         return f"{self.origin}/{page}"
