@@ -41,7 +41,7 @@ def served_site_and_browser(site):
     """The built site served on 127.0.0.1 and Debian's Chromium, once per test module (each
     runs on one pytest-xdist worker): launching a browser costs more than most tests that use
     it. Not once per session: Playwright's sync API runs one instance at a time in a thread,
-    and other modules start their own (tools/checks/run_check.py's BrowserRunner, axe_check)."""
+    and other modules start their own (tools/browser/page_runner.py's BrowserRunner, axe_check)."""
     from tools.browser.chromium import launch
     from tools.browser.local_site import LocalSite
 

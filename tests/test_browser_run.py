@@ -4,7 +4,7 @@
   runs every cell, and every cell prints exactly what the stored notebook holds (nbval's
   standard); each figure cell draws its figure in the page, in place of the
   stored one, with the stored alt text; no request leaves the machine and the console
-  stays clean (tools/checks/run_check.py).
+  stays clean (tools/checks/run_check.py, run by tools/browser/page_runner.py).
 * A planted change to a stored output is caught.
 * A figure cell whose data a reader changes draws a different figure.
 * On 15.11 a reader types functions into exercise 3's start cell and sees the check's
@@ -24,11 +24,9 @@ import nbformat
 import pytest
 
 from tools.browser.chromium import JS_DARK_THEME
+from tools.browser.page_runner import JS_CELL_RAN, START_BUTTON, BrowserRunner
 from tools.checks.run_check import (
-    JS_CELL_RAN,
     LOADER_ID,
-    START_BUTTON,
-    BrowserRunner,
     compare,
     expected_outputs,
     imports_matplotlib,

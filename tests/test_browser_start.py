@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.checks.run_check import START_BUTTON, BrowserRunner, compare, stored_notebook
+from tools.browser.page_runner import START_BUTTON, BrowserRunner
+from tools.checks.run_check import compare, stored_notebook
 
 pytestmark = pytest.mark.site
 

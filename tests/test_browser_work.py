@@ -47,7 +47,7 @@ from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until_still
-from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
 from tools.pipeline.pages import ROOT
 
 pytestmark = pytest.mark.site

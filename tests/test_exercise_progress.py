@@ -16,7 +16,7 @@ import pytest
 
 from student_answers import EXERCISE_3_RIGHT
 
-from tools.checks.run_check import BrowserRunner
+from tools.browser.page_runner import BrowserRunner
 from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT
 

@@ -91,7 +91,7 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     graph(incremental, "book")
 
     # The page's Python, restored from the snapshot, has the library just built.
-    from tools.checks.run_check import BrowserRunner
+    from tools.browser.page_runner import BrowserRunner
 
     with BrowserRunner(incremental.path / "_build" / "html") as runner:
         runner.open("book/15_01_corpus_and_search_stub.html")

@@ -188,7 +188,7 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
 
 
 def type_and_run(page, number: int, source: str) -> dict:
-    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
     page.keyboard.press("Control+a")
@@ -199,7 +199,7 @@ def type_and_run(page, number: int, source: str) -> dict:
 
 
 def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
-    from tools.checks.run_check import JS_CELLS, PYTHON_READY_TIMEOUT_MS
+    from tools.browser.page_runner import JS_CELLS, PYTHON_READY_TIMEOUT_MS
 
     served, context = served_context(site)
     page = context.new_page()
@@ -238,7 +238,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
 
 
 def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
-    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS, PYTHON_READY_TIMEOUT_MS
+    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS, PYTHON_READY_TIMEOUT_MS
 
     served, context = served_context(site)
     page = context.new_page()

@@ -1,9 +1,10 @@
 """The chapter's PDF (`make pdf`, _build/pdf/chapter15.pdf) holds the whole chapter, printably.
 
-* Every line of the chapter as delivered is in the PDF's text, to the standard
-  tests/test_site_content.py sets for the HTML (its markup restoration and
-  normalisation, then whitespace set aside: see in_pdf_terms), the two diagrams drawn
-  with every label, and every reference in the bibliography.
+* Every line of the chapter as delivered, but the departures its author accepted, is in
+  the PDF's text, by the rules the HTML and the notebooks are held to
+  (tools/pipeline/accept.py: its markup restoration and normalisation, then whitespace
+  set aside: see in_pdf_terms), the two diagrams drawn with every label, and every
+  reference in the bibliography.
 * Every font is embedded; the PDF has a bookmark titled as each section, in order, a
   contents list whose page numbers agree, is tagged, and has a sane number of pages.
 * It reads like a typeset book: no type below 7.5 pt (code and output at one size); every
@@ -34,11 +35,13 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
-from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normalized, restored_markup
 
 from bs4 import BeautifulSoup
 import yaml
 
+from tools.pipeline.accept import (
+    delivered_references, delivered_text, lines_to_hold, normalized, reference_marks, restored_markup,
+)
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
 
@@ -99,7 +102,7 @@ def page_texts(reader) -> list[str]:
 def diagram_lines() -> dict[str, re.Pattern]:
     """Each line of the chapter's diagram sources, with the pattern of what it draws."""
     lines, labels = {}, None
-    for line in CHAPTER[:REFERENCES_START].splitlines():
+    for line in delivered_text()[0].splitlines():
         if DIAGRAM_START.match(line):
             labels = STATE_LABELS if line.startswith("stateDiagram") else FLOWCHART_LABELS
         elif not line.startswith((" ", "\t")):
@@ -132,7 +135,7 @@ def test_every_line_of_the_chapter_is_in_the_pdf(page_texts, diagram_texts):
     diagrams = diagram_lines()
     assert len(diagrams) >= 20, "the chapter's two diagrams were not found in its text"
     missing = []
-    for line in chapter_lines():
+    for line in lines_to_hold():
         if line in diagrams:
             # A diagram is printed drawn: its source is not in the PDF, its labels are.
             missing += [f"{line.strip()}  (label {label!r})" for label in drawn_labels(line, diagrams[line])
@@ -173,7 +176,7 @@ def test_no_link_leads_to_the_build_server_and_every_citation_to_its_entry(reade
     # Every reference is cited, so each entry of the bibliography has a citation linking to it,
     # landing on the References pages.
     cited = {name for name in internal if name.startswith("/cite-")}
-    entries = [e for e in CHAPTER[REFERENCES_START:].split("\n") if e.strip()]
+    entries = delivered_references()
     assert len(cited) == len(entries), f"citations link {len(cited)} of {len(entries)} references: {sorted(cited)}"
     references_page = dict(outline_pages(PDF.read_bytes()))["References"]
     for name in cited:
@@ -442,12 +445,10 @@ def test_every_reference_is_in_the_bibliography(reader, page_texts):
     start = dict((title, page) for title, page in outline_pages(PDF.read_bytes()) if title.strip() == "References")
     assert start, "the PDF has no References bookmark"
     references = in_pdf_terms("\n".join(page_texts[start["References"] - 1:]))
-    entries = [e for e in CHAPTER[REFERENCES_START:].split("\n") if e.strip()]
+    entries = delivered_references()
     assert len(entries) == 8
     for entry in entries:
-        surname, year = entry.split(",")[0], re.search(r"\b(20\d\d)\.", entry).group(1)
-        title = re.search(r"“(.+?)”", entry).group(1).rstrip(".")
-        assert all(in_pdf_terms(part) in references for part in (title, surname, year)), entry
+        assert all(in_pdf_terms(mark) in references for mark in reference_marks(entry)), entry
 
 
 def fonts_of(resources, seen: set) -> list:

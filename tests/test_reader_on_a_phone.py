@@ -131,7 +131,7 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
 
 
 def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
-    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     served, new_context = browser_at()
     page = new_context(service_workers="allow").new_page()
@@ -238,7 +238,7 @@ def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_r
 
 
 def test_on_a_first_visit_input_says_a_reload_makes_it_read_the_keyboard(browser_at):
-    from tools.checks.run_check import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     served, new_context = browser_at()
     page = new_context(service_workers="allow").new_page()

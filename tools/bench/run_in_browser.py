@@ -52,7 +52,8 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tools.checks.run_check import BrowserRunner, compare, pages_with_code, stored_notebook
+from tools.browser.page_runner import BrowserRunner
+from tools.checks.run_check import compare, pages_with_code, stored_notebook
 from tools.pipeline.pages import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"

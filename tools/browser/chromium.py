@@ -61,6 +61,8 @@ VIEWPORT = {"width": 1280, "height": 900}
 # What Playwright itself logs when a page registers a service worker in a context that blocks
 # them (open_context): the harness's message, not the page's, so the checks do not count it.
 SERVICE_WORKER_BLOCKED = "Service Worker registration blocked by Playwright"
+# Longest console or page-error text a tool keeps in a problem it reports.
+MESSAGE_LIMIT = 300
 
 # pydata-sphinx-theme keeps the chosen mode and the applied theme in these
 # two attributes; setting both switches the CSS without a reload.
@@ -162,3 +164,10 @@ def wait_for_page_scripts(page) -> str | None:
     """Wait for the page's after-paint scripts; returns "loaded", "failed" or None (no loader)."""
     page.wait_for_function(JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
     return page.evaluate("() => document.documentElement.dataset.pageScripts || null")
+
+
+def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """A console message or page error as one line of at most limit characters, as every
+    tool that listens to a page's console reports it: some scripts log whole objects."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

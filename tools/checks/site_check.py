@@ -39,7 +39,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tools.browser.chromium import (
-    JS_DARK_THEME, SERVICE_WORKER_BLOCKED, keep_on_host, open_context, wait_for_page_scripts,
+    JS_DARK_THEME, SERVICE_WORKER_BLOCKED, keep_on_host, open_context, shorten, wait_for_page_scripts,
 )
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
 from tools.browser.page_state import (  # (shared with the PDF's printer, tools/pipeline/print_pdf.py)
@@ -48,8 +48,6 @@ from tools.browser.page_state import (  # (shared with the PDF's printer, tools/
 )
 
 SEARCH_TIMEOUT_MS = 10_000
-# Longest console or page-error text kept in a problem.
-MESSAGE_LIMIT = 300
 # Link schemes that point at no page, so there is nothing to check.
 UNCHECKED_LINK_SCHEMES = {"mailto", "tel", "javascript", "data"}
 
@@ -124,12 +122,6 @@ JS_SEARCH_RESULT_LINKS = """() =>
 # --------------------------------------------------------------------------
 # The checker
 # --------------------------------------------------------------------------
-
-
-def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """One line of at most limit characters: some scripts log whole objects."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class BrowserChecker:

@@ -24,7 +24,9 @@ The two guarantees (``--check``, and tests/test_fidelity.py, both early in `make
     neither hide a new loss nor go stale). Code and printed lines must appear verbatim;
     prose, inside the book's prose once whitespace and typographic quotes are
     normalised, allowing only for the markup the book restored (list numbers, a note's
-    title, a citation's comma). tests/test_site_content.py checks the same on the HTML.
+    title, a citation's comma; a figure's label, whose colon the HTML drops). The same
+    rules (``missing_lines``, ``normalized``, ``restored_markup``) hold the HTML
+    (tests/test_site_content.py) and the PDF (tests/test_pdf.py) to the same lines.
 
 Neither check reads what this tool wrote to decide what the book is: (a) compares the
 reference with the book as extracted now, (b) compares the delivered chapter with the
@@ -49,6 +51,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from tools.pipeline.book_text import Line, page_lines
 from tools.pipeline.pages import ROOT, is_notebook_page, pages_in_toc_order, shown
@@ -84,9 +87,28 @@ def delivered_exercises(path: Path = DELIVERED) -> dict[int, str]:
     return {int(m.group(1)): m.group(2) for m in re.finditer(r"^(\d+)\. (.+)$", section, re.M)}
 
 
+def delivered_references(path: Path = DELIVERED) -> list[str]:
+    """The delivered reference list, one entry a line."""
+    return [entry for entry in delivered_text(path)[1].split("\n") if entry.strip()]
+
+
+def reference_marks(entry: str) -> tuple[str, str, str]:
+    """What of a delivered reference a bibliography must show (the HTML's, the PDF's): its
+    first author's surname, its year and its title (normalized, without its closing stop)."""
+    surname, year = entry.split(",")[0], re.search(r"\b(20\d\d)\.", entry).group(1)
+    return surname, year, normalized(re.search(r"“(.+?)”", entry).group(1)).rstrip(".")
+
+
+# A figure's label: "Figure 15.1: " in the plain text and the reader's notebook, "Figure 15.1 "
+# in the HTML (and so the PDF), where the number is set apart in a caption span, no colon.
+FIGURE_LABEL = re.compile(r"\b(Figure \d+\.\d+): ")
+
+
 def normalized(text: str) -> str:
+    """Text as every medium is compared: whitespace, typographic quotes and a figure label's
+    colon set aside (on both sides of each comparison)."""
     text = text.replace("\u00a0", " ").replace("’", "'").replace("“", '"').replace("”", '"')
-    return " ".join(text.split())
+    return FIGURE_LABEL.sub(r"\1 ", " ".join(text.split()))
 
 
 def restored_markup(line: str) -> str:
@@ -96,12 +118,20 @@ def restored_markup(line: str) -> str:
     return re.sub(r"\((\w+) et al\., (\d{4})\)", r"(\1 et al. \2)", line)  # one citation style
 
 
+def missing_lines(lines: list[str], verbatim: Iterable[str], prose: str) -> list[str]:
+    """The delivered lines a book does not hold, in their order: a line is held when it is one
+    of the book's ``verbatim`` lines (code and printed; trailing spaces aside) or, restored and
+    normalized, inside its ``prose``. One rule for the reader's notebooks (departures) and the
+    HTML (tests/test_site_content.py)."""
+    verbatim, prose = {line.rstrip() for line in verbatim}, normalized(prose)
+    return [line for line in lines if line.rstrip() not in verbatim and normalized(restored_markup(line)) not in prose]
+
+
 def departures(book: dict[Path, list[Line]], path: Path = DELIVERED) -> list[str]:
     """The delivered chapter's lines the book does not hold, in the chapter's order."""
-    verbatim = {line.text.rstrip() for lines in book.values() for line in lines if line.kind in ("code", "printed")}
-    prose = normalized(" ".join(line.text for lines in book.values() for line in lines if line.kind == "prose"))
-    return [line for line in delivered_lines(path)
-            if line.rstrip() not in verbatim and normalized(restored_markup(line)) not in prose]
+    lines = [line for page in book.values() for line in page]
+    return missing_lines(delivered_lines(path), [line.text for line in lines if line.kind in ("code", "printed")],
+                         " ".join(line.text for line in lines if line.kind == "prose"))
 
 
 # --------------------------------------------------------------------------
@@ -127,6 +157,13 @@ def recorded_departures() -> list[str]:
     """The departures from the chapter as delivered that `make accept` last recorded."""
     path = REFERENCE / DEPARTURES
     return path.read_text().splitlines()[1:] if path.exists() else []  # after its header line
+
+
+def lines_to_hold(path: Path = DELIVERED) -> list[str]:
+    """The delivered lines the HTML and the PDF must hold: all but the departures its author
+    accepted (the notebooks are held to that record itself, by ``--check``)."""
+    departed = set(recorded_departures())
+    return [line for line in delivered_lines(path) if line not in departed]
 
 
 def current_reference(pages: list[Path] | None = None) -> dict[str, str]:

@@ -1,0 +1,171 @@
+"""A built page run as a reader runs it, in headless Chromium: open it on the local server,
+click "Run in your browser", run all its cells or type into one and run it, and read the
+cells as the page shows them, with the console problems and requests seen meanwhile.
+
+The driver of every tool and test that runs a page's Python: the check that every cell
+prints the stored outputs (tools/checks/run_check.py), the benchmark
+(tools/bench/run_in_browser.py) and the browser tests (tests/test_browser_*.py, ...).
+What a run must show is theirs to decide; this module only runs and reads.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.browser.chromium import SERVICE_WORKER_BLOCKED, open_context, shorten, wait_for_page_scripts
+from tools.browser.local_site import LocalSite
+
+START_BUTTON = "button.browser-run-at-cell"
+PYTHON_READY_TIMEOUT_MS = 120_000
+RUN_ALL_TIMEOUT_MS = 180_000
+
+# A figure's output element is read as its text/plain (what nbval compares); its images
+# are listed apart: drawn in the page (a data: URL), loaded, shown (not hidden by the runner;
+# a worked solution's figure is shown once its fold is opened), with their alt text.
+JS_CELLS = """() => window.browserRun.cells.map((c) => ({
+    number: c.number,
+    source: c.source(),
+    state: c.element.dataset.runState,
+    outputs: c.output.list(),
+    images: [...c.output.container.querySelectorAll('img.browser-run-figure-image')].map((img) => ({
+        drawnInPage: img.src.startsWith('data:image/png;base64,'),
+        loaded: img.complete && img.naturalWidth > 0,
+        visible: !img.closest('[hidden]'),
+        alt: img.alt, src: img.src,  // its size: the notebook's, the column's at most (CSS)
+        width: +img.getAttribute('width'), height: +img.getAttribute('height'),
+    })),
+    storedAlts: (c.figureSlots ? c.figureSlots.map((s) => s.img) : [...c.element.querySelectorAll('.cell_output img')])
+        .map((img) => img.alt),
+    storedImagesShown: [...c.element.querySelectorAll('img:not(.browser-run-figure-image)')]
+        .filter((img) => !img.closest('[hidden]')).length,
+}))"""
+
+JS_CELL_RAN = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+CELL_TIMEOUT_MS = 180_000  # a cell runs the unrun cells above it first (prerequisites)
+JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
+
+JS_FIRST_OUTPUT = "() => !!document.querySelector('.browser-run-output pre')"
+
+
+@dataclass
+class PageRun:
+    """What BrowserRunner.run_page saw of one page: its cells once run, and the cost of running them."""
+
+    page: str
+    cells: list[dict] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # off-host requests, console errors
+    seconds_to_first_output: float = 0.0
+    seconds_to_all_outputs: float = 0.0
+    bytes_after_click: int = 0
+    urls_after_click: list[str] = field(default_factory=list)
+    timings: list[dict] = field(default_factory=list)  # window.browserRunTimings: {step, at} (boot.mjs)
+
+
+class BrowserRunner:
+    """One headless Chromium with one profile (so one HTTP cache) for many pages."""
+
+    def __init__(self, site: Path, profile: Path | None = None):
+        self.site_root = Path(site)
+        self._profile = profile
+
+    def __enter__(self) -> BrowserRunner:
+        self._site = LocalSite(self.site_root).__enter__()
+        # No other host can be reached: every name but 127.0.0.1 resolves to nothing, and
+        # _on_request reports any attempt. (Not routing, which would switch off the HTTP
+        # cache that a reader's second visit relies on.)
+        self._browser = open_context(profile=self._profile, resolve_only_localhost=True)
+        self.context = self._browser.__enter__()
+        self.page = self.context.pages[0]
+        self._problems: list[str] | None = None
+        self._urls: list[str] = []
+        self.page.on("console", self._on_console)
+        self.page.on("pageerror", lambda e: self._problem(f"page error: {shorten(str(e))}"))
+        self.context.on("request", self._on_request)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._browser.__exit__(*exc)
+        self._site.__exit__(*exc)
+
+    @property
+    def origin(self) -> str:
+        return self._site.origin
+
+    def _problem(self, text: str) -> None:
+        if self._problems is not None:
+            self._problems.append(text)
+
+    def _on_console(self, message) -> None:
+        if message.text == SERVICE_WORKER_BLOCKED:  # (tools/browser/chromium.py)
+            return
+        if message.type in ("error", "warning") and not message.text.startswith("Failed to load resource"):
+            self._problem(f"console {message.type}: {shorten(message.text)}")
+
+    def _on_request(self, request) -> None:
+        self._urls.append(request.url)
+        if not self._site.is_local(request.url):
+            self._problem(f"request to another host: {request.url}")
+
+    def open(self, page: str) -> None:
+        self._problems, self._urls = [], []
+        self.page.goto(self._site.url(page), wait_until="load")
+        wait_for_page_scripts(self.page)
+
+    def start(self) -> None:
+        """Click "Run in your browser" and wait until Python is ready."""
+        self.page.click(START_BUTTON)
+        self.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+                                    timeout=PYTHON_READY_TIMEOUT_MS)
+
+    def wait_until_finished(self) -> None:
+        self.page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_ALL_TIMEOUT_MS)
+
+    def run_page(self, page: str, glance_seconds: float = 0) -> PageRun:
+        """Open page, click the control (after glance_seconds, as a reader looks first), then
+        Run all; the cells as the page shows them."""
+        run = PageRun(page)
+        self.open(page)
+        self.page.wait_for_timeout(glance_seconds * 1000)
+        self._site.server.take_bytes_served()
+        self._urls = []
+        started = time.monotonic()
+        self.page.click(START_BUTTON)
+        self.page.get_by_role("button", name="Run all", exact=True).click()
+        self.page.wait_for_function(JS_FIRST_OUTPUT, timeout=PYTHON_READY_TIMEOUT_MS)
+        run.seconds_to_first_output = time.monotonic() - started
+        run.timings = self.page.evaluate("() => window.browserRunTimings || []")
+        self.wait_until_finished()
+        run.seconds_to_all_outputs = time.monotonic() - started
+        run.bytes_after_click = self._site.server.take_bytes_served()
+        run.urls_after_click = list(self._urls)
+        run.cells = self.page.evaluate(JS_CELLS)
+        run.problems = list(self._problems)
+        return run
+
+    def type_and_run(self, number: int, source: str) -> dict:
+        """Replace cell ``number``'s code by typing, as a reader does, run it (Shift+Enter)
+        and return the cell once it has run."""
+        self.page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
+        self.page.keyboard.press("Control+a")
+        self.page.keyboard.insert_text(source)
+        self.page.keyboard.press("Shift+Enter")
+        self.page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
+        return self.cells()[number - 1]
+
+    def cells(self) -> list[dict]:
+        return self.page.evaluate(JS_CELLS)
+
+    def problems(self) -> list[str]:
+        """Off-host requests and console errors since the page was opened."""
+        return list(self._problems or [])
+
+    def take_bytes_served(self) -> int:
+        """Bytes the local server sent since the last call."""
+        return self._site.server.take_bytes_served()
+
+    def requested(self) -> list[str]:
+        """Every URL requested since the page was opened."""
+        return list(self._urls)
