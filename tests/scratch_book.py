@@ -15,7 +15,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 
-NOTEBOOK_PAGE = """---
+# The front matter that makes a .md a MyST notebook (jupytext, a Python 3 kernel).
+MYST_NOTEBOOK_HEADER = """---
 jupytext:
   text_representation:
     extension: .md
@@ -25,7 +26,8 @@ kernelspec:
   language: python
   name: python3
 ---
-
+"""
+NOTEBOOK_PAGE = MYST_NOTEBOOK_HEADER + """
 # {title}
 
 ```{{code-cell}} ipython3

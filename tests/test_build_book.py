@@ -9,20 +9,11 @@ import io
 
 import nbformat
 import pytest
+from scratch_book import MYST_NOTEBOOK_HEADER
 
 from tools.pipeline import build_book, stored_outputs
 
-PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+PAGE = MYST_NOTEBOOK_HEADER.replace("{", "{{").replace("}", "}}") + """
 # A page
 
 ```{{code-cell}} ipython3

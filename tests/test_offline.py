@@ -198,8 +198,9 @@ def type_and_run(page, number: int, source: str) -> dict:
     return page.evaluate(JS_CELLS)[number - 1]
 
 
-def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
-    from tools.browser.page_runner import JS_CELLS, PYTHON_READY_TIMEOUT_MS
+def isolated_page_with_python(site, served_context):
+    """15.1 on its second load (the worker serves it: cross-origin isolated), Python started."""
+    from tools.browser.page_runner import PYTHON_READY_TIMEOUT_MS
 
     served, context = served_context(site)
     page = context.new_page()
@@ -210,6 +211,13 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     page.click("button.browser-run-at-cell")
     page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
                            timeout=PYTHON_READY_TIMEOUT_MS)
+    return page
+
+
+def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
+    from tools.browser.page_runner import JS_CELLS
+
+    page = isolated_page_with_python(site, served_context)
     assert type_and_run(page, 1, "x = 42")["state"] == "done"
     page.locator("div.cell").nth(0).locator(".cm-content").click()
     page.keyboard.press("Control+a")
@@ -238,16 +246,9 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
 
 
 def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
-    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS, PYTHON_READY_TIMEOUT_MS
+    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
-    served, context = served_context(site)
-    page = context.new_page()
-    page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
-    page.reload()
-    page.click("button.browser-run-at-cell")
-    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
-                           timeout=PYTHON_READY_TIMEOUT_MS)
+    page = isolated_page_with_python(site, served_context)
     page.locator("div.cell").nth(0).locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text('name = input("Name? ")\nprint("hi", name)')
