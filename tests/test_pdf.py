@@ -39,6 +39,7 @@ from test_site_content import CHAPTER, REFERENCES_START, chapter_lines, normaliz
 from bs4 import BeautifulSoup
 import yaml
 
+from tools.pipeline.book_shape import exercise_numbers
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
 
@@ -227,15 +228,10 @@ def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, mon
     assert again.read_bytes() == pdf.read_bytes(), "printing the same build twice gave different PDFs"
 
 
-EXERCISES_PAGE = ROOT / "book" / "15_11_exercises.md"
 # The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for
 # exercise 3", "Hide worked solution 3"): a reader of paper has nothing to click.
 SCREEN_LABEL = re.compile(r"Worked solution \d+:|show the (code|traces|reader check)|answer in words"
                           r"|Hint \d+ of \d+ for|Hide worked solution")
-
-
-def exercise_numbers() -> list[int]:
-    return [int(n) for n in re.findall(r"^## Exercise (\d+)\s*$", EXERCISES_PAGE.read_text(encoding="utf-8"), re.M)]
 
 
 @pytest.fixture(scope="module")
