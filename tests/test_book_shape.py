@@ -5,10 +5,17 @@ after the last), which then passes the exercise, notebook, shape and fidelity te
 (tests/test_authors_changes.py).
 """
 
+from types import SimpleNamespace
+
+from docutils.core import publish_doctree
+import pytest
+from sphinx.errors import ExtensionError
+
 import chapter_lib.exercises
 
 from tools.pipeline import book_shape, myst_to_notebook
 from tools.pipeline.pages import notebook_pages, pages_in_toc_order
+from tools.sphinx_ext.exercises import passing_verdict, sections_are_where_the_data_says
 
 
 def test_the_pages_are_the_tocs_and_the_exercises_are_numbered_in_order():
@@ -101,3 +108,14 @@ A one-hop question costs one search; a chain costs one search per hop it follows
 ````
 '''
 
+
+
+def test_the_pages_data_names_each_exercise_section_as_docutils_does_and_a_missing_one_stops_the_build():
+    doctree = publish_doctree("Exercise 1\n==========\n\nDo it.\n\nExercise 10\n===========\n\nThen this.\n")
+    described = [{"number": n, "section": book_shape.Exercise(n).section_id} for n in (1, 10)]
+    app = SimpleNamespace(env=SimpleNamespace(doc2path=lambda docname: f"/book/{docname}.md"))
+    sections_are_where_the_data_says(app, "exercises", doctree, described)  # (no error: both there)
+    with pytest.raises(ExtensionError, match=r"/book/exercises\.md: no section with the id\(s\) exercise-2\b"):
+        sections_are_where_the_data_says(app, "exercises", doctree, [*described, {"number": 2, "section": "exercise-2"}])
+    # How a pass begins, asked of the checks' own harness: the line the progress watches for.
+    assert passing_verdict(6, "check_router") == "PASS  exercise 6 (check_router)"

@@ -43,9 +43,10 @@ EXERCISES = "book/15_11_exercises.html"
 LOADER_BUDGET_BYTES = 10 * 1024
 LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTALL)
 # What only the click may fetch: our runner, the editor, Python and chapter_lib.
-# (progress.mjs, the exercises' progress, and the DOM helpers it imports are the runner
-# folder's files every page loads after its first paint: tools/sphinx_ext/runner/__init__.py.)
-AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!(progress|dom)\.mjs)|pyodide/)")
+# (progress.mjs, the exercises' progress, and the DOM helpers and exercises' data reader it
+# imports are the runner folder's files every page loads after its first paint:
+# tools/sphinx_ext/runner/__init__.py.)
+AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!(progress|dom|book_exercises)\.mjs)|pyodide/)")
 
 
 @pytest.fixture(scope="module")

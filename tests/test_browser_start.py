@@ -34,7 +34,7 @@ ALSO_NO_FIGURES = "book/15_02_one_shot_rag.html"
 FIGURES = "book/15_04_quality_and_cost.html"
 GLANCE_MS = 3000
 RUNTIME = re.compile(r"/_static/pyodide/")
-RUNNER = re.compile(r"/_static/runner/(?!(progress|dom)\.mjs)")  # progress.mjs: every page, after paint
+RUNNER = re.compile(r"/_static/runner/(?!(progress|dom|book_exercises)\.mjs)")  # progress.mjs (and its imports): every page, after paint
 MATPLOTLIB = re.compile(r"/_static/pyodide/matplotlib-.*\.whl$")
 EARLY_NOTE = ".browser-run-early"
 JS_TIMINGS = "() => (window.browserRunTimings || []).map((t) => t.step)"

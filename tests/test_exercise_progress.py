@@ -10,6 +10,7 @@ leave a working page that says so. Screenshots go to _build/browser-run/.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,23 @@ def my_resolve(verdict, passages):
 
 check_conflict_policy(my_assess, my_resolve)
 '''
+
+
+def test_every_page_carries_the_exercises_as_book_shape_reads_them(site):
+    """What the page's JavaScript knows of the exercises is the build's data (#book-exercises,
+    tools/sphinx_ext/exercises.py), the same on every page that loads the progress."""
+    checks = book_shape.checks()
+    expected = {"page": book_shape.exercises_page().relative_to(ROOT).with_suffix(".html").as_posix(),
+                "exercises": [{"number": n, "section": f"exercise-{n}",
+                               "checks": [{"name": name, "passed": f"PASS  exercise {n} ({name})"}
+                                          for name in checks.get(n, [])]}
+                              for n in book_shape.exercise_numbers()]}
+    pages = sorted(site.glob("book/*.html"))
+    assert EXERCISES in {page.relative_to(site).as_posix() for page in pages}
+    for page in pages:
+        found = re.search(r'<script id="book-exercises" type="application/json">(.*?)</script>',
+                          page.read_text(encoding="utf-8"), re.DOTALL)
+        assert found and json.loads(found.group(1)) == expected, f"{page}: {found and found.group(1)}"
 
 
 @pytest.fixture(scope="module")

@@ -42,6 +42,7 @@ import yaml
 from tools.pipeline.accept import (
     delivered_references, delivered_text, lines_to_hold, normalized, reference_marks, restored_markup,
 )
+from tools.pipeline.book_shape import exercise_numbers
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
 
@@ -230,15 +231,10 @@ def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, mon
     assert again.read_bytes() == pdf.read_bytes(), "printing the same build twice gave different PDFs"
 
 
-EXERCISES_PAGE = ROOT / "book" / "15_11_exercises.md"
 # The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for
 # exercise 3", "Hide worked solution 3"): a reader of paper has nothing to click.
 SCREEN_LABEL = re.compile(r"Worked solution \d+:|show the (code|traces|reader check)|answer in words"
                           r"|Hint \d+ of \d+ for|Hide worked solution")
-
-
-def exercise_numbers() -> list[int]:
-    return [int(n) for n in re.findall(r"^## Exercise (\d+)\s*$", EXERCISES_PAGE.read_text(encoding="utf-8"), re.M)]
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ export function installBrowser(path = "/book/15_11_exercises.html") {
     documentElement: { dataset: {} },
     querySelectorAll: () => [],
     querySelector: () => null,
+    getElementById: () => null,
   };
   globalThis.Node = { TEXT_NODE: 3 };
   const storage = new FakeStorage();

@@ -8,7 +8,7 @@ import { installBrowser, makeTab } from "./browser_stub.mjs";
 const PAGE = "/book/15_11_exercises.html";
 const KEY = "browser-run:v1:progress:" + PAGE;
 let storage = installBrowser(PAGE);
-// (Its import runs start(), which finds no exercise and no sidebar link in the stub: nothing.)
+// (Its import runs start(), which finds no #book-exercises data in the stub: nothing.)
 const { Progress } = await import("../../tools/sphinx_ext/runner/progress.mjs");
 
 function origin() { storage = installBrowser(PAGE); }

@@ -13,6 +13,10 @@ is found where Sphinx finds it:
 * its checks, the ``check_*`` functions its start cell imports (an exercise without a check
   gets "Mark as done" in the page, tools/sphinx_ext/runner/progress.mjs).
 
+The HTML book hands the exercises to the page's JavaScript as data written from this module
+(tools/sphinx_ext/exercises.py), and the print moves the solutions of the sections it names
+(tools/pipeline/print_pdf.py): neither reads headings on its own.
+
 Figures are the captioned figures of the notebook pages (numbered as the HTML numbers
 them); printed blocks and drawn figures are the outputs the reader's notebooks store.
 Adding an exercise, a hint or a figure changes these counts, and every test that counts
@@ -28,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
+from docutils.nodes import make_id
 
 from tools.pipeline.book_text import inline_text
 from tools.pipeline.myst_to_notebook import figure_numbers, parser
@@ -46,6 +51,12 @@ class Exercise:
     markdown: str = ""  # its markdown, in page order
     markdown_before_solution: str = ""
     hints: list[tuple[int, int]] = field(default_factory=list)  # (i, n) of "Hint i of n", in order
+
+    @property
+    def section_id(self) -> str:
+        """Its section's id in the HTML and the print: docutils names a section after its title
+        ("exercise-3"); tools/sphinx_ext/exercises.py stops the build if a page says otherwise."""
+        return make_id(f"Exercise {self.number}")
 
     @property
     def start(self):
@@ -120,10 +131,15 @@ def read_exercises(md: Path) -> dict[int, Exercise]:
     return found
 
 
+def exercise_pages() -> list[Path]:
+    """The pages with ``## Exercise N`` sections (one in this book; none in a book without)."""
+    return [md for md in notebook_pages() if read_exercises(md)]
+
+
 @cache
 def exercises_page() -> Path:
     """The page holding the ``## Exercise N`` sections (the last, if several had them)."""
-    return [md for md in notebook_pages() if read_exercises(md)][-1]
+    return exercise_pages()[-1]
 
 
 def exercises() -> dict[int, Exercise]:

@@ -113,14 +113,19 @@ def task_diagrams():
 def task_html():
     """everything above -> _build/html"""
     pdf = [PDF] if PDF.is_file() else []
+    # (tools/pipeline too: every page carries the exercises as book_shape.py reads them,
+    # tools/sphinx_ext/exercises.py)
     return {"actions": [html_step],
-            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, FAILED_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf],
+            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, FAILED_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf,
+                         *pipeline_sources()],
             "uptodate": [site_serves_the_pdf], "targets": [SITE / "index.html"], "verbosity": 2}
 
 def task_pdf():
     """the pages, their stored outputs and diagrams -> _build/pdf/chapter15.pdf"""
-    printing = [ROOT / "tools/pipeline" / f"{name}.py" for name in ("print_pdf", "print_shaping", "print_solutions")]
-    printing += [ROOT / "tools/pipeline" / f"{name}.mjs" for name in ("print_shaping", "print_solutions")]  # (run in the page)
+    # (tools/pipeline's Python: print_pdf.py and its parts, and book_shape.py, which names the
+    # exercises whose solutions move to the back)
+    printing = [*pipeline_sources(),
+                *(ROOT / "tools/pipeline" / f"{name}.mjs" for name in ("print_shaping", "print_solutions"))]  # (run in the page)
     return {"actions": [pdf_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing,
                          *sorted((ROOT / "tools" / "checks").glob("*.py")), *sorted((ROOT / "tools" / "browser").glob("*.py"))],

@@ -52,7 +52,7 @@ from tools.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_
 from tools.browser.local_site import LocalSite
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
-from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS
+from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
 from tools.browser.page_state import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
@@ -223,7 +223,7 @@ class ChapterPrinter:
         where = f"{CHAPTER_PAGE} of {site.root}"
         page.goto(site.url(CHAPTER_PAGE), wait_until="load")
         wait_for_page_scripts(page)
-        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS)
+        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, [PAGE_TARGETS, exercises_in_print()])
         page.evaluate(JS_OPEN_DETAILS)
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)

@@ -2,14 +2,19 @@
 // moved to the back (ours): read by print_solutions.py (which says what and why), each
 // `export const` a function Playwright's page.evaluate calls with its argument.
 
-// pageTargets: the attribute (print_solutions.py's PAGE_TARGETS) whose element's text is the
-// page number of the element with that id. Returns the ids whose page numbers the second
-// print fills in. Throws when 15.11 is not laid out as expected (an exercise without hints
-// or a solution), rather than print it half moved.
-export const solutionsAtTheBack = (pageTargets) => {
-    const exercises = [...document.querySelectorAll('section[id^="exercise-"]')]
-        .filter((section) => /^exercise-\d+$/.test(section.id));
-    if (!exercises.length) return [];
+// [pageTargets, described]: the attribute (print_solutions.py's PAGE_TARGETS) whose element's
+// text is the page number of the element with that id, and the exercises as
+// tools/pipeline/book_shape.py describes them, [{number, section}] in page order (section: its
+// section's id). Returns the ids whose page numbers the second print fills in. Throws when
+// 15.11 is not laid out as expected (an exercise's section missing, or without hints or a
+// solution), rather than print it half moved.
+export const solutionsAtTheBack = ([pageTargets, described]) => {
+    if (!described.length) return [];
+    const exercises = described.map(({ number, section }) => {
+        const element = document.getElementById(section);
+        if (!element || !element.matches('section')) throw new Error(`exercise ${number}: no section #${section} on the page`);
+        return { number, element };
+    });
     const labelOf = (element) => {
         const summary = element.matches('details') ? element.querySelector(':scope > summary')
             : element.querySelector('details > summary');
@@ -26,8 +31,7 @@ export const solutionsAtTheBack = (pageTargets) => {
         + 'notebooks, each worked solution follows its exercise, folded until it is opened; '
         + `here they follow all ${exercises.length} exercises.</p>`;
     const targets = [];
-    for (const exercise of exercises) {
-        const number = exercise.id.split('-')[1];
+    for (const { number, element: exercise } of exercises) {
         const parts = [...exercise.children];
         const worked = parts.filter((part) => new RegExp(`^Worked solution ${number}\\b`).test(labelOf(part)));
         const firstHint = parts.find((part) => part.matches('details.sd-dropdown') && /^Hint 1 of/.test(labelOf(part)));
@@ -68,7 +72,7 @@ export const solutionsAtTheBack = (pageTargets) => {
         solutions.append(solution);
         targets.push(exercise.id, solution.id);
     }
-    exercises.at(-1).after(solutions);
+    exercises.at(-1).element.after(solutions);
     // 15.11's introduction tells how the screen shows hints and solutions; in print it tells
     // where they are. Its two sentences about the screen are found as the page writes them.
     const screen = 'Hints come next, one at a time: each hint holds the next one. '

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tools.pipeline import book_shape
 from tools.pipeline.pages import page_function
 
 # What runs in the page: print_solutions.mjs.
@@ -33,8 +34,15 @@ SCRIPT = Path(__file__).with_suffix(".mjs")
 PAGE_TARGETS = "data-page-of"
 SOLUTIONS_SECTION_ID = "print-solutions"
 
-# Returns the ids whose page numbers the second print fills in. Throws when 15.11 is not
-# laid out as expected (an exercise without hints or a solution), rather than print it half moved.
+# Called with [PAGE_TARGETS, exercises_in_print()]. Returns the ids whose page numbers the
+# second print fills in. Throws when 15.11 is not laid out as expected (an exercise's section
+# missing, or without hints or a solution), rather than print it half moved.
 JS_SOLUTIONS_AT_THE_BACK = page_function(SCRIPT, "solutionsAtTheBack")
+
+
+def exercises_in_print() -> list[dict]:
+    """The exercises whose solutions move, as book_shape.py reads them from the exercise page:
+    [{number, section}] in page order, section being the id of the exercise's section."""
+    return [{"number": exercise.number, "section": exercise.section_id} for exercise in book_shape.exercises().values()]
 
 JS_SET_PAGES = page_function(SCRIPT, "setPages")

@@ -12,6 +12,7 @@ module                    what it does, and why
 ``citations``             the "(Liu et al. 2024)" citation style the chapter uses
 ``clean_pages``           no duplicate scripts; no thebe assets (the book runs cells itself)
 ``runner``                "Run in your browser": the inline loader, the runner's files
+``exercises``             the exercises (tools/pipeline/book_shape.py) as data every page reads
 ``pdf``                   the singlehtml page `make pdf` prints; the header's "Chapter PDF"
 ``diagrams``              mermaid diagrams as inline SVG drawn at build time (no mermaid.js)
 ``icons``                 the theme's icon fonts subset to the glyphs used (no fontawesome.js)
@@ -29,11 +30,11 @@ says which does what).
 from __future__ import annotations
 
 from tools.sphinx_ext import (
-    citations, clean_pages, diagrams, icons, obsolete_pages, offline, page_assets, page_head, page_outputs, pdf,
-    runner, valid_markup,
+    citations, clean_pages, diagrams, exercises, icons, obsolete_pages, offline, page_assets, page_head, page_outputs,
+    pdf, runner, valid_markup,
 )
 
-PARTS = [page_outputs, citations, clean_pages, runner, pdf, diagrams, icons, valid_markup, page_head, page_assets,
+PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, diagrams, icons, valid_markup, page_head, page_assets,
          obsolete_pages, offline]
 
 

@@ -20,7 +20,8 @@ of the page at ``_sources/book/X.ipynb`` when the build finishes, so the header'
 
 Pages without code cells (the landing page, references, search) get no loader. Every
 page of the HTML book loads ``runner/progress.mjs`` after its first paint: the exercises a
-reader has done, on 15.11 and beside its sidebar entry (not part of the click's download).
+reader has done, on 15.11 and beside its sidebar entry (not part of the click's download); it
+and runner.mjs know the exercises from the page's data (tools/sphinx_ext/exercises.py).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
 SERVED = ["boot.mjs", "runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs",
-          "dom.mjs", "figures.mjs", "worker.mjs", "page_python.py", "runner.css", "input.mjs"]
+          "dom.mjs", "book_exercises.mjs", "figures.mjs", "worker.mjs", "page_python.py", "runner.css", "input.mjs"]
 # Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
 ON_FIRST_FIGURE = ["figures.py"]
 # Imported by the loader before the click only for a reader whose runtime is cached (Python

@@ -1,30 +1,26 @@
 // Exercise progress (ours): which exercises of 15.11 the reader has done, kept in their browser.
 //
-// Loaded on every page after the first paint (a few KB). On every page it shows, beside the
-// exercise page's entry in the sidebar, "n/7 done". On the exercise page (one whose sections
-// are headed "Exercise N") it also shows:
+// Loaded on every page after the first paint (a few KB). Which page holds the exercises, their
+// sections and which have a check is the page's data (book_exercises.mjs, written by the build
+// from tools/pipeline/book_shape.py), never read from headings here. On every page it shows,
+// beside the exercise page's entry in the sidebar, "n/7 done". On the exercise page it also shows:
 //   - a progress list above the first exercise ("3 of 7 done"), with a control to clear it;
 //   - a mark beside each done exercise's heading;
 //   - for an exercise without a check, a "Mark as done" button beside its heading.
 // An exercise with a check is done when the check, run in the page by the reader (not one
-// of the worked solution's cells), prints its verdict "PASS  exercise N (...)": the page
-// watches the outputs that "Run in your browser" writes (.browser-run-output), so this
-// module needs nothing from the runner but that class name.
+// of the worked solution's cells), prints its verdict "PASS  exercise N (check_x)" (how a pass
+// begins is in the data, from the checks' harness): the page watches the outputs that "Run in
+// your browser" writes (.browser-run-output), so this module needs nothing from the runner but
+// that class name.
 //
 // Storage: one localStorage entry, PROGRESS_KEY + the exercise page's path, JSON
 //   {v: 1, total: 7, done: {"3": "check", "1": "marked"}}
 // If storage is unavailable, progress is shown for this visit only and the list says so; an
 // entry that cannot be read is ignored (the list says so) and replaced on the next change.
 import { el } from "./dom.mjs";
+import { exercisePagePath, passedIn, readBookExercises } from "./book_exercises.mjs";
 
 const PROGRESS_KEY = "browser-run:v1:progress:";
-const VERDICT = /^PASS {2}exercise (\d+) \(/m;
-const EXERCISE_HEADING = /^Exercise (\d+)$/;
-
-function headingText(heading) {
-  // The heading's own words, without Sphinx's "#" permalink or our mark.
-  return [...heading.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
-}
 
 const UNREADABLE = "Your saved progress could not be read, so it starts again here.";
 
@@ -39,6 +35,7 @@ function validEntry(entry) {
 // and each tab hears the other's writes (the `storage` event) and shows them at once.
 export class Progress {
   constructor(pagePath) {
+    this.pagePath = pagePath;
     this.key = PROGRESS_KEY + pagePath;
     this.problem = "";
     this.entry = { v: 1, total: 0, done: {} };
@@ -120,12 +117,13 @@ export class Progress {
 // Every page: the sidebar entry of the exercise page
 // ---------------------------------------------------------------------------
 
-function exercisePageLinks() {
+/** @param {string} pagePath the exercise page's path */
+function exercisePageLinks(pagePath) {
   // The page's own entry in the book's table of contents (the left sidebar), not the links
   // of the page's own contents ("#exercise-3") on the right.
   return [.../** @type {NodeListOf<HTMLAnchorElement>} */ (document.querySelectorAll(".bd-sidenav a.reference.internal"))].filter((a) => {
     const url = new URL(a.href, location.href);
-    return /15_11_exercises\.html$/.test(url.pathname) && !url.hash;
+    return url.pathname === pagePath && !url.hash;
   });
 }
 
@@ -152,18 +150,15 @@ function showInSidebar(link, progress) {
  * @typedef {{number: number, heading: Element, section: HTMLElement, hasCheck: boolean,
  *   mark?: HTMLElement, toggle?: HTMLElement}} Exercise */
 
-function exercisesOnPage() {
-  /** @type {Exercise[]} */
-  const exercises = [];
-  for (const heading of document.querySelectorAll("main section > h2")) {
-    const match = headingText(heading).match(EXERCISE_HEADING);
-    if (!match) continue;
-    const section = heading.parentElement;
-    const start = section.querySelector("div.cell:not(.tag_hide-cell)");
-    const hasCheck = Boolean(start && /\bcheck_\w+/.test(start.querySelector(".cell_input")?.textContent || ""));
-    exercises.push({ number: Number(match[1]), heading, section, hasCheck });
-  }
-  return exercises;
+/** The data's exercises found on this page (the build checked each section is there).
+ * @param {import("./book_exercises.mjs").BookExercise[]} described */
+function exercisesOnPage(described) {
+  return described.map((exercise) => {
+    const section = document.getElementById(exercise.section);
+    const heading = section?.querySelector(":scope > h2");
+    if (!section || !heading) throw new Error(`exercise ${exercise.number}: no section #${exercise.section} with a heading on this page`);
+    return /** @type {Exercise} */ ({ number: exercise.number, heading, section, hasCheck: exercise.checks.length > 0 });
+  });
 }
 
 function renderPage(progress, exercises, list, summary, note) {
@@ -184,11 +179,11 @@ function renderPage(progress, exercises, list, summary, note) {
       exercise.toggle.setAttribute("aria-pressed", String(done));
     }
   }
-  for (const link of exercisePageLinks()) showInSidebar(link, progress);
+  for (const link of exercisePageLinks(progress.pagePath)) showInSidebar(link, progress);
   document.documentElement.dataset.exerciseProgress = String(progress.count());
 }
 
-function watchChecks(progress, exercises, render) {
+function watchChecks(progress, described, render) {
   const seen = new WeakMap();
   const scan = () => {
     for (const output of document.querySelectorAll(".browser-run-output")) {
@@ -197,9 +192,8 @@ function watchChecks(progress, exercises, render) {
       const text = output.textContent;
       if (seen.get(output) === text) continue;
       seen.set(output, text);
-      const verdict = text.match(VERDICT);
-      const number = verdict && Number(verdict[1]);
-      if (number && exercises.some((e) => e.number === number) && progress.entry.done[number] !== "check") {
+      const number = passedIn(described, text)?.number;
+      if (number && progress.entry.done[number] !== "check") {
         progress.set(number, "check");
         render();
       }
@@ -210,20 +204,25 @@ function watchChecks(progress, exercises, render) {
 }
 
 export function start() {
-  const exercises = exercisesOnPage();
-  const pagePath = exercises.length ? location.pathname
-    : (exercisePageLinks()[0] && new URL(exercisePageLinks()[0].href, location.href).pathname);
-  if (!pagePath) return null;
+  const data = readBookExercises();
+  if (!data || !data.exercises.length) return null;
+  const pagePath = exercisePagePath(data, location.href, document.documentElement.dataset.content_root);
+  const onExercisePage = location.pathname === pagePath;
+  if (!onExercisePage && !exercisePageLinks(pagePath).length) return null;
   const progress = new Progress(pagePath);
-  if (!exercises.length) {
+  if (!onExercisePage) {
+    // The count of exercises is the data's on every page, as on the exercise page (stored
+    // there; here only shown, so a visit that changes nothing writes nothing).
+    progress.entry.total = data.exercises.length;
     const show = () => {
-      for (const link of exercisePageLinks()) showInSidebar(link, progress);
+      for (const link of exercisePageLinks(pagePath)) showInSidebar(link, progress);
       document.documentElement.dataset.exerciseProgress = String(progress.count());
     };
     show();
     progress.onChange(show);
     return progress;
   }
+  const exercises = exercisesOnPage(data.exercises);
   if (progress.entry.total !== exercises.length) {
     progress.entry.total = exercises.length;
     progress.save();
@@ -255,7 +254,7 @@ export function start() {
   }
   render();
   progress.onChange(render);
-  watchChecks(progress, exercises, render);
+  watchChecks(progress, data.exercises, render);
   // For "Download as notebook" (work.mjs): the progress goes into the reader's notebook.
   window.exerciseProgress = progress;
   return progress;

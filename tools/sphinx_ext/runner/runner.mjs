@@ -10,8 +10,9 @@
 // (the reader's edits and added cells: kept, restored, cleared, downloaded) with
 // storage.mjs (localStorage) and notebook.mjs (the .ipynb), keys.mjs (page shortcuts kept
 // out of editors), figures.mjs (a figure drawn in the page takes the stored one's place),
-// dom.mjs (helpers).
+// dom.mjs (helpers), book_exercises.mjs (the page's data on the exercises).
 import { takeWorker } from "./boot.mjs";
+import { readBookExercises } from "./book_exercises.mjs";
 import { Cell } from "./cells.mjs";
 import { button, el } from "./dom.mjs";
 import { showFigure } from "./figures.mjs";
@@ -212,11 +213,19 @@ function queueCells(cells) {
 //
 // On the exercise page, a cell inside an exercise's section (`## Exercise N`) depends only
 // on the cells of that exercise: each start cell imports what its exercise needs, so the
-// cells of other exercises (their worked solutions among them) never run unasked.
-const EXERCISE_SECTION = 'section[id^="exercise-"]';
+// cells of other exercises (their worked solutions among them) never run unasked. Which
+// sections are exercises is the page's data (book_exercises.mjs); a page without it has none.
+const EXERCISE_SECTIONS = new Set((readBookExercises()?.exercises || []).map((exercise) => exercise.section));
+
+function exerciseSection(element) {
+  for (let section = element.closest("section"); section; section = section.parentElement?.closest("section")) {
+    if (EXERCISE_SECTIONS.has(section.id)) return section;
+  }
+  return null;
+}
 
 function prerequisiteCells(cell) {
-  const scope = cell.element.closest(EXERCISE_SECTION);
+  const scope = exerciseSection(cell.element);
   return runnable().slice(0, runnable().indexOf(cell)).filter((c) => !scope || scope.contains(c.element));
 }
 
