@@ -24,7 +24,7 @@ from tools.pipeline.pages import ROOT
 pytestmark = pytest.mark.site
 
 OUT = ROOT / "_build" / "browser-run"
-EXERCISES = "book/15_11_exercises.html"
+EXERCISES = book_shape.exercises_page().relative_to(ROOT).with_suffix(".html").as_posix()
 OTHER_PAGE = "book/15_02_one_shot_rag.html"
 EXERCISES_COUNT = len(book_shape.exercises())
 WITHOUT_CHECK = len(book_shape.exercises()) - len(book_shape.checks())  # "Mark as done" instead

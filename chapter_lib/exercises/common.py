@@ -7,6 +7,7 @@ runs all its cases, then prints its verdict first.
 
 from __future__ import annotations
 
+import re
 import traceback
 import types
 from dataclasses import dataclass
@@ -108,6 +109,17 @@ def readers_frames(error: BaseException) -> str:
     return "".join(shown.format())
 
 
+def verdict_heading(exercise: int, check_name: str, passed: bool) -> str:
+    """How a check's verdict begins: "PASS  exercise 3 (check_conflict_policy)". The one
+    definition of it: the page (which marks an exercise done on it, via the data the build
+    writes, tools/sphinx_ext/exercises.py) and the grader (tools/grade/judge.py) read it too."""
+    return f"{'PASS' if passed else 'FAIL'}  exercise {exercise} ({check_name})"
+
+
+# verdict_heading's lines, read back: (PASS|FAIL, exercise number, check name).
+VERDICT_HEADING = re.compile(r"^(PASS|FAIL) {2}exercise (\d+) \((\w+)\)")
+
+
 def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
     """Print the verdict, then one line per failing case, then the passing ones.
 
@@ -121,11 +133,11 @@ def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
     """
     failed = [r for r in results if not r.ok]
     if failed:
-        lines = [f"FAIL  exercise {exercise} ({check_name}): {len(failed)} of {len(results)} cases fail"]
+        lines = [f"{verdict_heading(exercise, check_name, False)}: {len(failed)} of {len(results)} cases fail"]
         lines += [f"  FAIL {r.name}: {r.why}" for r in failed]
         lines += [f"  ok   {r.name}: {r.why}" for r in results if r.ok]
     else:
-        lines = [f"PASS  exercise {exercise} ({check_name}): all {len(results)} cases pass"]
+        lines = [f"{verdict_heading(exercise, check_name, True)}: all {len(results)} cases pass"]
         lines += [f"  ok   {r.name}: {r.why}" for r in results]
     print("\n".join(lines), flush=True)
     raised = next((r for r in failed if r.error is not None), None)

@@ -23,11 +23,11 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from chapter_lib.exercises.common import VERDICT_HEADING
 from tools.grade.book import CheckedExercise
 from tools.grade.box import wire
 from tools.grade.sandbox import Failure
 
-VERDICT = re.compile(r"^(PASS|FAIL) {2}exercise (\d+) \(")
 # The judge swaps sys.stdout while a check prints; one check at a time.
 _printing = threading.Lock()
 
@@ -135,7 +135,7 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int) -
                 raise
             stopped = f"{type(error).__name__}: {str(error)[:200]}"
     lines = printed.getvalue().splitlines()
-    found = VERDICT.match(lines[0]) if lines else None
+    found = VERDICT_HEADING.match(lines[0]) if lines else None
     if found is None or int(found.group(2)) != exercise.number:
         why = f"the check stopped: {names} raised {stopped}" if stopped else "the check printed no verdict"
         return Verdict("not attempted" if untouched else "fail", why, lines)

@@ -15,7 +15,7 @@ parsing headings, section ids and URLs on its own. Each page of the HTML book ge
 ``page`` is the exercise page's address from the site's root; ``section`` each exercise's
 section id as the page has it (checked here against the page's doctree); ``checks`` the
 reader checks its start cell imports, each with how the verdict line of a pass begins, as
-``report()`` of chapter_lib/exercises/common.py prints it (asked at build time, not copied).
+``verdict_heading()`` of chapter_lib/exercises/common.py, which the checks print it with, says it.
 runner/book_exercises.mjs reads it; runner/progress.mjs (progress, "Mark as done", the
 sidebar's "n/7 done") and runner/runner.mjs (a cell of an exercise depends only on its
 exercise's cells) use it. The print is told the section ids by tools/pipeline/print_pdf.py.
@@ -27,15 +27,13 @@ sidebars count the exercises, not only the page that changed.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.errors import ExtensionError
 
-from chapter_lib.exercises.common import report
+from chapter_lib.exercises.common import verdict_heading
 from tools.pipeline import book_shape
 
 SCRIPT_ID = "book-exercises"
@@ -43,16 +41,8 @@ SCRIPT_ID = "book-exercises"
 
 def passing_verdict(number: int, check: str) -> str:
     """How a pass of `check` begins its output: "PASS  exercise 3 (check_conflict_policy)",
-    from the checks' own harness (a pass of no cases prints the same first words)."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        report(number, check, [])
-    first = printed.getvalue().splitlines()[0]
-    named = f"({check})"
-    if not first.startswith("PASS") or named not in first:
-        raise ExtensionError(f"chapter_lib/exercises/common.py: report() no longer begins a pass with "
-                             f"PASS and the check's name ({first!r}); say in {__name__} how a pass begins")
-    return first[:first.index(named) + len(named)]
+    from the checks' own harness (chapter_lib/exercises/common.py)."""
+    return verdict_heading(number, check, passed=True)
 
 
 def exercises_data(srcdir: Path) -> dict | None:
