@@ -76,7 +76,7 @@ function offerNewEdition(waiting) {
   text.textContent = "A new edition of this book is available. Your edits are kept.";
   const reload = control("Open the new edition", () => {
     navigator.serviceWorker.addEventListener("controllerchange", () => location.reload());
-    waiting.postMessage(/** @type {ToOfflineWorker} */ ("take-new-edition"));
+    tell(waiting, "take-new-edition");
   }, true);
   const dismiss = control("Not now", () => {
     window.removeEventListener("scroll", place);
@@ -107,6 +107,11 @@ function sayNotKept() {
   footerLine("This browser did not let the book keep an offline copy; it works online as before.");
 }
 
+// Every message to the worker goes through tell or ask, so tsc checks it against the
+// worker's (offline_types.d.ts; postMessage itself takes anything).
+/** @param {ServiceWorker} worker @param {ToOfflineWorker} message */
+function tell(worker, message) { worker.postMessage(message); }
+
 /** @param {ServiceWorker} worker @param {ToOfflineWorker} message @returns {Promise<KeptReport>} */
 function ask(worker, message) {
   return new Promise((resolve) => {
@@ -121,7 +126,7 @@ function ask(worker, message) {
 /** @param {ServiceWorker} worker @param {string[]} groups */
 function keepGroups(worker, groups) {
   const loaded = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
-  worker.postMessage(/** @type {ToOfflineWorker} */ ({ type: "keep", groups, loaded }));
+  tell(worker, { type: "keep", groups, loaded });
 }
 
 /** @param {ServiceWorkerRegistration} registration */

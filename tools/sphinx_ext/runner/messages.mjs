@@ -57,5 +57,6 @@ export {};
 // The page to the book's service worker (boot.mjs, offline_page.mjs; offline_sw.js)
 // ---------------------------------------------------------------------------
 
-/** Keep these groups of files for offline use.
- * @typedef {{type: "keep", groups: string[], loaded?: string[]}} KeepMessage */
+/** Keep these groups of files for offline use: the worker's "keep", as its messages are typed
+ * (tools/sphinx_ext/offline_types.d.ts, the one definition offline_page.mjs and offline_sw.js use).
+ * @typedef {Extract<import("../offline_types").ToOfflineWorker, {type: "keep"}>} KeepMessage */
