@@ -1,5 +1,6 @@
 // The page <-> worker protocol (ours), as JSDoc types that `tsc --checkJs` checks
-// (tsconfig.json for the page, tsconfig.worker.json for worker.mjs, `make test-sources`). Types only: nothing here runs, and no page loads it
+// (tsconfig.json on the page's side, tsconfig.worker.json on worker.mjs's; `make
+// test-sources`). Types only: nothing here runs, and no page loads it
 // (it is not in __init__.py's SERVED); the modules name these types in comments
 // (`@type {import("./messages.mjs").ToWorker}`). One worker per page (worker.mjs), created by
 // boot.mjs and taken by runner.mjs; the page posts ToWorker, the worker posts FromWorker.
