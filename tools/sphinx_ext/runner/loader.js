@@ -17,16 +17,11 @@
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
   // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
   const KEPT = "browser-run:v1:" + location.pathname;
-  // The bar and its status line exist once the page has loaded, before any control that
-  // calls start or prestart: typed as always there.
-  /** @type {HTMLSpanElement} */
-  let status;
-  /** @type {HTMLDivElement} */
-  let bar;
-  /** @type {Promise<unknown> | null} the runner loading, then loaded */
-  let loading = null;
-  /** @type {Promise<unknown> | undefined} */
-  let prestarting;
+  // (tsc: the bar and its status exist before any control that calls start or prestart.)
+  /** @type {HTMLSpanElement} */ let status;
+  /** @type {HTMLDivElement} */ let bar;
+  /** @type {Promise<unknown> | null} */ let loading = null;
+  /** @type {Promise<unknown> | undefined} */ let prestarting;
 
   // Registered now, before the theme's scripts run, so it is the first window-level key
   // listener: once the runner has loaded, keys typed in its editors are kept from the
