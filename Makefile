@@ -128,14 +128,23 @@ pdf-and-html: env $(NPM_ASSETS)
 test:  ## every check, on what is committed
 	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
 
-# The book's own JavaScript: linted (eslint.config.mjs); the runner's type-checked from its
-# JSDoc types (tsconfig.json; the page <-> worker messages: tools/sphinx_ext/runner/messages.mjs);
-# its pure logic (kept work's merge, output bounding, exercise progress) unit-tested with
-# Node's own test runner (tests/js/, against a stub browser: tests/js/browser_stub.mjs).
+# The book's own JavaScript: linted (eslint.config.mjs); all of it type-checked by tsc from its
+# JSDoc types, in four projects, since one program cannot have the DOM's, a worker's and
+# Node's globals at once: the runner's page modules (tsconfig.json, not strict yet; the page <->
+# worker messages: tools/sphinx_ext/runner/messages.mjs), the page's other scripts (the inline
+# loader, offline_page.mjs, the print scripts: tsconfig.page.json), the two workers, the service
+# worker and the page's Python (tsconfig.worker.json; the offline manifest and messages:
+# tools/sphinx_ext/offline_types.d.ts), and the scripts Node runs at `make assets`
+# (tsconfig.node.json), these three strict; the runner's pure
+# logic (kept work's merge, output bounding, exercise progress) unit-tested with Node's own
+# test runner (tests/js/, against a stub browser: tests/js/browser_stub.mjs).
 JS_SOURCES := tools/sphinx_ext/runner/ tools/sphinx_ext/offline_sw.js tools/sphinx_ext/offline_page.mjs tools/pipeline/ tests/js/ eslint.config.mjs
 test-sources: env $(NPM_ASSETS)
 	node_modules/.bin/eslint $(JS_SOURCES)
 	node_modules/.bin/tsc -p tsconfig.json
+	node_modules/.bin/tsc -p tsconfig.page.json
+	node_modules/.bin/tsc -p tsconfig.worker.json
+	node_modules/.bin/tsc -p tsconfig.node.json
 	node --test --test-reporter=spec tests/js/*.test.mjs
 	$(PY) -m tools.pipeline.build_lib --check
 	$(PY) -m tools.pipeline.stored_outputs check

@@ -3,43 +3,56 @@
 // why), each `export const` a function Playwright's page.evaluate calls with its argument.
 // The limits it is called with are print_shaping.py's SHAPING_LIMITS.
 
+// Types (tsc, tsconfig.page.json): a piece of a line is a text node and the elements around it.
+/** @typedef {{ node: Text | Element, chain: Element[] }} Piece */
+
 // [shortestSplit, longestKept, tallestKept]: returns how many code boxes it shaped.
+/** @type {(limits: [number, number, number]) => number} */
 export const shapeCode = ([shortestSplit, longestKept, tallestKept]) => {
     // Each line of a <pre> as its own block, the code's own markup (syntax colours) kept: an
     // element spanning a line break is cloned on both sides of it.
+    /** @type {(pre: Element) => Piece[][]} */
     const splitLines = (pre) => {
+        /** @type {Piece[][]} */
         const lines = [[]];
+        /** @type {(chain: Element[], text: string) => Text | Element} */
         const wrapped = (chain, text) => {
+            /** @type {Text | Element} */
             let node = document.createTextNode(text);
             for (const element of [...chain].reverse()) {
-                const clone = element.cloneNode(false);
+                const clone = /** @type {Element} */ (element.cloneNode(false));
                 clone.removeAttribute('id');
                 clone.append(node);
                 node = clone;
             }
             return node;
         };
+        // (tsc does not narrow a node by its nodeType: the casts below say what the test found.)
+        /** @type {(node: Node, chain: Element[]) => void} */
         const walk = (node, chain) => {
             for (const child of [...node.childNodes]) {
                 if (child.nodeType === Node.TEXT_NODE) {
-                    child.data.split('\n').forEach((part, index) => {
+                    /** @type {Text} */ (child).data.split('\n').forEach((part, index) => {
                         if (index > 0) lines.push([]);
-                        if (part) lines.at(-1).push({node: wrapped(chain, part), chain});
+                        if (part) /** @type {Piece[]} */ (lines.at(-1)).push({node: wrapped(chain, part), chain});
                     });
                 } else if (child.nodeType === Node.ELEMENT_NODE) {
-                    walk(child, [...chain, child]);
+                    const element = /** @type {Element} */ (child);
+                    walk(element, [...chain, element]);
                 }
             }
         };
         walk(pre, []);
-        if (lines.length > 1 && lines.at(-1).length === 0) lines.pop();  // the final newline
+        if (lines.length > 1 && /** @type {Piece[]} */ (lines.at(-1)).length === 0) lines.pop();  // the final newline
         return lines;
     };
     // A run without spaces that a browser may break inside (after a hyphen or slash), kept whole.
     const breakable = /(\S*[-/]\S*)/;
+    /** @type {(node: Node) => void} */
     const keepTokens = (node) => {
-        for (const text of node.nodeType === Node.TEXT_NODE ? [node] : [...node.childNodes]) {
-            if (text.nodeType !== Node.TEXT_NODE) { keepTokens(text); continue; }
+        for (const child of node.nodeType === Node.TEXT_NODE ? [node] : [...node.childNodes]) {
+            if (child.nodeType !== Node.TEXT_NODE) { keepTokens(child); continue; }
+            const text = /** @type {Text} */ (child);
             const parts = text.data.split(breakable);
             if (parts.length === 1) continue;
             text.replaceWith(...parts.filter(Boolean).map((part) => {
@@ -51,6 +64,7 @@ export const shapeCode = ([shortestSplit, longestKept, tallestKept]) => {
             }));
         }
     };
+    /** @type {(piece: Piece, pattern: RegExp) => boolean} */
     const inClass = (piece, pattern) => piece.chain.some((element) => pattern.test(element.className));
     let shaped = 0;
     for (const pre of document.querySelectorAll('article div.highlight pre')) {
@@ -69,7 +83,7 @@ export const shapeCode = ([shortestSplit, longestKept, tallestKept]) => {
             if (keep || index < 2) line.classList.add('print-keep-with-next');
             return line;
         });
-        if (blocks.length >= 3) blocks.at(-3).classList.add('print-keep-with-next');
+        if (blocks.length >= 3) /** @type {HTMLSpanElement} */ (blocks.at(-3)).classList.add('print-keep-with-next');
         pre.replaceChildren(...blocks);
         pre.classList.add('print-lines');
         // One output of a cell (a cell may print several), or a cell's code.

@@ -8,6 +8,9 @@
 // section's id). Returns the ids whose page numbers the second print fills in. Throws when
 // 15.11 is not laid out as expected (an exercise's section missing, or without hints or a
 // solution), rather than print it half moved.
+// Types (tsc, tsconfig.page.json): where a query's answer is sure by the page's layout (15.11's
+// exercises, as the check above says), a cast says so; if it is not, the page throws, as before.
+/** @type {(argument: [string, {number: number, section: string}[]]) => string[]} */
 export const solutionsAtTheBack = ([pageTargets, described]) => {
     if (!described.length) return [];
     const exercises = described.map(({ number, section }) => {
@@ -15,15 +18,17 @@ export const solutionsAtTheBack = ([pageTargets, described]) => {
         if (!element || !element.matches('section')) throw new Error(`exercise ${number}: no section #${section} on the page`);
         return { number, element };
     });
+    /** @type {(element: Element) => string} */
     const labelOf = (element) => {
         const summary = element.matches('details') ? element.querySelector(':scope > summary')
             : element.querySelector('details > summary');
         const collapsed = summary && (summary.querySelector('.collapsed') || summary);
         return collapsed ? collapsed.textContent.trim() : '';
     };
-    const pageOf = (id) => `<span ${pageTargets}="${id}">00</span>`;
-    const contentOf = (dropdown) => [...dropdown.querySelector(':scope > .sd-summary-content').childNodes]
-        .filter((node) => !(node.matches && node.matches('details.sd-dropdown')));
+    const pageOf = (/** @type {string} */ id) => `<span ${pageTargets}="${id}">00</span>`;
+    /** @type {(dropdown: Element) => ChildNode[]} */
+    const contentOf = (dropdown) => [.../** @type {Element} */ (dropdown.querySelector(':scope > .sd-summary-content')).childNodes]
+        .filter((node) => !(/** @type {Partial<Element>} */ (node).matches && /** @type {Element} */ (node).matches('details.sd-dropdown')));
     const solutions = document.createElement('section');
     solutions.id = 'print-solutions';
     solutions.className = 'print-solutions';
@@ -39,7 +44,7 @@ export const solutionsAtTheBack = ([pageTargets, described]) => {
         // Hints: each dropdown holds the next; printed flat, one after another.
         const hints = document.createElement('div');
         hints.className = 'print-hints';
-        for (let dropdown = firstHint, index = 1; dropdown; index += 1) {
+        for (let dropdown = /** @type {Element | null} */ (firstHint), index = 1; dropdown; index += 1) {
             const hint = document.createElement('div');
             hint.className = 'print-hint';
             hint.innerHTML = `<p class="print-hint-title">Hint ${index}</p>`;
@@ -72,15 +77,17 @@ export const solutionsAtTheBack = ([pageTargets, described]) => {
         solutions.append(solution);
         targets.push(exercise.id, solution.id);
     }
-    exercises.at(-1).element.after(solutions);
+    /** @type {{number: number, element: Element}} */ (exercises.at(-1)).element.after(solutions);
     // 15.11's introduction tells how the screen shows hints and solutions; in print it tells
     // where they are. Its two sentences about the screen are found as the page writes them.
     const screen = 'Hints come next, one at a time: each hint holds the next one. '
         + 'Then comes a worked solution, hidden on this page until you open it.';
     const walker = document.createTreeWalker(document.querySelector('article') || document.body, NodeFilter.SHOW_TEXT);
+    /** @type {Text | null} */
     let intro = null;
     for (let node = walker.nextNode(); node && !intro; node = walker.nextNode()) {
-        if (node.data.replace(/\s+/g, ' ').includes(screen)) intro = node;
+        const textNode = /** @type {Text} */ (node);  // (SHOW_TEXT: text nodes only)
+        if (textNode.data.replace(/\s+/g, ' ').includes(screen)) intro = textNode;
     }
     if (!intro) throw new Error(`15.11's introduction no longer says "${screen}": `
         + 'say how it reads in print in tools/pipeline/print_solutions.py');
@@ -98,8 +105,9 @@ export const solutionsAtTheBack = ([pageTargets, described]) => {
 };
 
 // [pageTargets, pages]: each page-number element's text, from {id: page}.
+/** @type {(args: [string, Record<string, number>]) => void} */
 export const setPages = ([pageTargets, pages]) => {
     document.querySelectorAll(`[${pageTargets}]`).forEach((span) => {
-        span.textContent = String(pages[span.getAttribute(pageTargets)]);
+        span.textContent = String(pages[/** @type {string} */ (span.getAttribute(pageTargets))]);  // (the selector's attribute)
     });
 };

@@ -12,20 +12,29 @@
    storage refused; the book works online as before), "partial" (the worker serves the book,
    the pages are not all kept: the data saver, or still keeping), "ready" (the pages and the
    search are kept for offline use), "update" (a new edition is kept and waits for the reader's
-   word), "removed". */
+   word), "removed".
+
+   Types (tsc, tsconfig.page.json): the worker's messages are in offline_types.d.ts. */
+/** @typedef {import("./offline_types").FromOfflineWorker} FromOfflineWorker */
+/** @typedef {import("./offline_types").KeptReport} KeptReport */
+/** @typedef {import("./offline_types").ToOfflineWorker} ToOfflineWorker */
+/** @typedef {"unavailable" | "partial" | "ready" | "update" | "removed"} OfflineState */
 const root = document.documentElement;
 
 const siteRoot = new URL(root.dataset.content_root || "./", location.href);  // the worker's scope
 const WORKER_URL = new URL("sw.js", siteRoot).href;
 const TOUCH_TARGET = "44px";  // WCAG 2.5.5: every control here is at least this tall on a phone
+/** @type {Record<string, string>} the groups the footer names, in its order */
 const NAMES = { pages: "the pages and the search", python: "Python", figures: "figures", pdf: "the PDF",
                 notebooks: "the notebooks" };
 let refused = false;  // the browser refused to store: said once, the same way everywhere
 
+/** @param {OfflineState} state */
 function say(state) { if (root.dataset.offline !== "update" || state === "removed") root.dataset.offline = state; }
 const saveData = () => Boolean(navigator.connection && navigator.connection.saveData);
-const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
+const megabytes = (/** @type {number} */ bytes) => (bytes / 1e6).toFixed(1);
 
+/** @param {string} text @param {(event: MouseEvent) => unknown} onClick @param {boolean} [primary] */
 function control(text, onClick, primary = false) {
   const b = document.createElement("button");
   b.type = "button";
@@ -41,6 +50,7 @@ function control(text, onClick, primary = false) {
    "Not now". Below the header (the runner's Stop bar takes the bottom of the window), so it
    hides neither the header's buttons nor the page's title. Kept edits and progress live in
    localStorage, which neither the worker nor the reload touch. */
+/** @param {ServiceWorker} waiting */
 function offerNewEdition(waiting) {
   if (document.querySelector(".offline-new-edition")) return;
   say("update");
@@ -66,7 +76,7 @@ function offerNewEdition(waiting) {
   text.textContent = "A new edition of this book is available. Your edits are kept.";
   const reload = control("Open the new edition", () => {
     navigator.serviceWorker.addEventListener("controllerchange", () => location.reload());
-    waiting.postMessage("take-new-edition");
+    tell(waiting, "take-new-edition");
   }, true);
   const dismiss = control("Not now", () => {
     window.removeEventListener("scroll", place);
@@ -78,6 +88,7 @@ function offerNewEdition(waiting) {
 
 /* Honest about storage: a line in the page's footer says what this browser keeps for the
    book, what it does not, the size of the rest, and offers to keep it or to remove it. */
+/** @param {...(string | Node)} parts */
 function footerLine(...parts) {
   const footer = document.querySelector(".bd-footer-content__inner") || document.body;
   let line = document.querySelector(".offline-storage");
@@ -96,6 +107,12 @@ function sayNotKept() {
   footerLine("This browser did not let the book keep an offline copy; it works online as before.");
 }
 
+// Every message to the worker goes through tell or ask, so tsc checks it against the
+// worker's (offline_types.d.ts; postMessage itself takes anything).
+/** @param {ServiceWorker} worker @param {ToOfflineWorker} message */
+function tell(worker, message) { worker.postMessage(message); }
+
+/** @param {ServiceWorker} worker @param {ToOfflineWorker} message @returns {Promise<KeptReport>} */
 function ask(worker, message) {
   return new Promise((resolve) => {
     const channel = new MessageChannel();
@@ -106,11 +123,13 @@ function ask(worker, message) {
 
 // With the URLs this page loaded: the worker keeps those from the browser's cache, not again
 // from the network (the page was loaded before the worker controlled it).
+/** @param {ServiceWorker} worker @param {string[]} groups */
 function keepGroups(worker, groups) {
   const loaded = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
-  worker.postMessage({ type: "keep", groups, loaded });
+  tell(worker, { type: "keep", groups, loaded });
 }
 
+/** @param {ServiceWorkerRegistration} registration */
 async function sayWhatIsKept(registration) {
   const worker = registration.active;
   if (!worker || refused) return;
@@ -122,7 +141,7 @@ async function sayWhatIsKept(registration) {
   else say("partial");
   const keptBytes = present.reduce((sum, name) => sum + report[name].bytes - report[name].missingBytes, 0);
   const missingBytes = missing.reduce((sum, name) => sum + report[name].missingBytes, 0);
-  const list = (names) => names.map((name) => NAMES[name]).join(", ");
+  const list = (/** @type {string[]} */ names) => names.map((name) => NAMES[name]).join(", ");
   const parts = [];
   if (complete.length) {
     parts.push(`This book is kept in this browser for offline use (${megabytes(keptBytes)} MB): ${list(complete)}.`);
@@ -171,14 +190,18 @@ async function register() {
     && navigator.serviceWorker.controller.scriptURL === WORKER_URL);
   const activeNow = () => {
     say("partial");
-    if (!saveData()) keepGroups(registration.active, ["pages"]);  // in the background, a few at a time
+    // (Active by now: called when a worker is, or has just become, the active one.)
+    const active = registration.active;
+    if (active && !saveData()) keepGroups(active, ["pages"]);  // in the background, a few at a time
     sayWhatIsKept(registration);
   };
   navigator.serviceWorker.addEventListener("message", (event) => {
-    if (event.data && event.data.type === "kept") sayWhatIsKept(registration);
-    if (event.data && event.data.type === "not-kept") sayNotKept();
+    /** @type {FromOfflineWorker | undefined} */
+    const message = event.data;
+    if (message && message.type === "kept") sayWhatIsKept(registration);
+    if (message && message.type === "not-kept") sayNotKept();
   });
-  const watch = (worker) => worker.addEventListener("statechange", () => {
+  const watch = (/** @type {ServiceWorker} */ worker) => worker.addEventListener("statechange", () => {
     if (worker.state === "installed" && hasEdition()) offerNewEdition(worker);
     if (worker.state === "activated") activeNow();
     if (worker.state === "redundant" && !registration.active) sayNotKept();  // install failed (quota)
@@ -186,7 +209,9 @@ async function register() {
   if (registration.waiting && hasEdition()) offerNewEdition(registration.waiting);
   else if (registration.installing) watch(registration.installing);
   if (registration.active) activeNow();
-  registration.addEventListener("updatefound", () => watch(registration.installing));
+  registration.addEventListener("updatefound", () => {
+    if (registration.installing) watch(registration.installing);  // (set when updatefound fires)
+  });
   // A page left open for hours still hears of a new edition, and when the network returns.
   setInterval(() => registration.update().catch(() => {}), 60 * 60 * 1000);
   window.addEventListener("online", () => registration.update().catch(() => {}));

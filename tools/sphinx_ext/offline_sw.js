@@ -17,21 +17,32 @@
      (the first visit's page is not: it was loaded before the worker existed);
    - offline, a page outside the book gets the book's own offline page;
    - activate: files of an earlier edition are dropped. A new edition waits until the reader
-     accepts it (the page posts "take-new-edition"), so an open page never changes under them. */
+     accepts it (the page posts "take-new-edition"), so an open page never changes under them.
+
+   Types (tsc, tsconfig.worker.json): the manifest and the messages are in offline_types.d.ts. */
+/** @typedef {import("./offline_types").FromOfflineWorker} FromOfflineWorker */
+/** @typedef {import("./offline_types").KeptReport} KeptReport */
+/** @typedef {import("./offline_types").ToOfflineWorker} ToOfflineWorker */
+// This worker's global scope as a service worker's: tsc's webworker lib types `self` as any
+// worker's, without `registration`, `clients` or the install/activate/fetch events.
+const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
 const GROUPS = __GROUPS__;          // {group: {files: {site-relative path: digest}, sizes: {path: bytes}, bytes}}
 // eslint-disable-next-line no-unused-vars -- filled in by offline.py, read by no line here (offline_page.mjs names the groups)
 const KEEPABLE = __KEEPABLE__;      // the groups "Keep this book for offline use" keeps
 const OFFLINE_PAGE = __OFFLINE_PAGE__;
+/** @type {Record<string, string>} every file of the site: path -> digest */
 const FILES = Object.assign({}, ...Object.values(GROUPS).map((group) => group.files));
-const SCOPE = new URL(self.registration.scope);
+const SCOPE = new URL(sw.registration.scope);
 // One cache per site, named by its path: sites under one origin (owner.github.io/a/, /b/)
 // never prune each other's. Each entry's key carries its file's digest.
 const CACHE = `book-offline:${SCOPE.pathname}`;
 const PARALLEL_FETCHES = 6;
 
+/** @param {string} path */
 function keyOf(path) { return new URL(`${path}?digest=${FILES[path]}`, SCOPE).href; }
 
 /* The site-relative path of a URL of the site ("" and "x/" are their index.html), or null. */
+/** @param {URL} url @returns {string | null} */
 function pathOf(url) {
   if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return null;
   const path = decodeURIComponent(url.pathname.slice(SCOPE.pathname.length));
@@ -40,6 +51,7 @@ function pathOf(url) {
 
 /* The response with the headers that make a page cross-origin isolated. Everything the book's
    pages load is the site's own, so require-corp blocks nothing they use. */
+/** @param {Response} response */
 function isolated(response) {
   if (response.status === 0 || [101, 204, 205, 304].includes(response.status)) return response;
   const headers = new Headers(response.headers);
@@ -49,6 +61,7 @@ function isolated(response) {
 }
 
 /* Stored, or not: a browser that refuses (quota, storage blocked) still gets its answer. */
+/** @param {Cache} cache @param {string} path @param {Response} response */
 async function keep(cache, path, response) {
   try {
     await cache.put(keyOf(path), response);
@@ -58,6 +71,7 @@ async function keep(cache, path, response) {
   }
 }
 
+/** @param {Cache} cache @param {string} path @param {RequestInit} [init] */
 async function fetchAndKeep(cache, path, init = { cache: "no-cache" }) {
   const response = await fetch(new URL(path, SCOPE), init);
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
@@ -65,8 +79,10 @@ async function fetchAndKeep(cache, path, init = { cache: "no-cache" }) {
   return response;
 }
 
+/** @param {Cache} cache */
 async function keptKeys(cache) { return new Set((await cache.keys()).map((request) => request.url)); }
 
+/** @param {ArrayBuffer} bytes */
 async function digestOf(bytes) {
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return [...hash.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
@@ -76,8 +92,11 @@ async function digestOf(bytes) {
    run) just loaded it, at the URL it used (Sphinx adds "?v=..." to its assets), so keeping it
    costs nothing more; from the server when the cached copy is not this edition's (its digest
    differs). */
+/** @param {string} path @param {string | undefined} loadedAt @returns {Promise<Response>} */
 async function thisEditionOf(path, loadedAt) {
-  for (const [url, mode] of [[loadedAt, "default"], [new URL(path, SCOPE).href, "default"], [new URL(path, SCOPE).href, "reload"]]) {
+  /** @type {[string | undefined, RequestCache][]} */
+  const tries = [[loadedAt, "default"], [new URL(path, SCOPE).href, "default"], [new URL(path, SCOPE).href, "reload"]];
+  for (const [url, mode] of tries) {
     if (!url) continue;
     const response = await fetch(url, { cache: mode });
     if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
@@ -87,14 +106,18 @@ async function thisEditionOf(path, loadedAt) {
     ["Content-Encoding", "Content-Length"].forEach((name) => headers.delete(name));  // (the bytes are decoded)
     return new Response(bytes, { status: 200, headers });
   }
+  // Unreachable (the "reload" try returns or throws); said for tsc, which cannot tell.
+  throw new Error(`${path}: not fetched`);
 }
 
 /* The files of these groups not in the cache yet, a few at a time (a static host limits
    parallel requests). loaded: URLs the asking page already loaded. Fails on the first file
    the browser refuses to store. */
+/** @param {string[]} names @param {string[]} loaded */
 async function keepGroups(names, loaded = []) {
   const cache = await caches.open(CACHE);
   const kept = await keptKeys(cache);
+  /** @type {Record<string, string>} */
   const loadedAt = {};
   for (const url of loaded) {
     const path = pathOf(new URL(url));
@@ -103,7 +126,7 @@ async function keepGroups(names, loaded = []) {
   const missing = names.flatMap((name) => Object.keys(GROUPS[name].files)).filter((path) => !kept.has(keyOf(path)));
   const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
     while (missing.length) {
-      const path = missing.pop();
+      const path = /** @type {string} */ (missing.pop());  // (not empty: the loop's test)
       await cache.put(keyOf(path), await thisEditionOf(path, loadedAt[path]));  // (a refusal rejects: said to the page)
     }
   });
@@ -111,8 +134,10 @@ async function keepGroups(names, loaded = []) {
 }
 
 /* What is kept, group by group: {group: {kept, files, bytes, missingBytes}}. */
+/** @returns {Promise<KeptReport>} */
 async function whatIsKept() {
   const kept = await keptKeys(await caches.open(CACHE));
+  /** @type {KeptReport} */
   const report = {};
   for (const [name, group] of Object.entries(GROUPS)) {
     const paths = Object.keys(group.files);
@@ -124,13 +149,14 @@ async function whatIsKept() {
   return report;
 }
 
+/** @param {FromOfflineWorker} message */
 async function tellPages(message) {
-  for (const client of await self.clients.matchAll({ includeUncontrolled: true, type: "window" })) {
+  for (const client of await sw.clients.matchAll({ includeUncontrolled: true, type: "window" })) {
     client.postMessage(message);
   }
 }
 
-self.addEventListener("install", (event) => {
+sw.addEventListener("install", (event) => {
   // A new edition: what the reader kept of the last one, in this edition's version.
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
@@ -138,26 +164,27 @@ self.addEventListener("install", (event) => {
     const kept = await keptKeys(cache);
     const refresh = Object.keys(FILES).filter((path) => keptPaths.has(path) && !kept.has(keyOf(path)));
     const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
-      while (refresh.length) await fetchAndKeep(cache, refresh.pop());
+      while (refresh.length) await fetchAndKeep(cache, /** @type {string} */ (refresh.pop()));
     });
     await Promise.all(workers);
   })());
 });
 
-self.addEventListener("activate", (event) => {
+sw.addEventListener("activate", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
     const current = new Set(Object.keys(FILES).map(keyOf));
     for (const request of await cache.keys()) {
       if (!current.has(request.url)) await cache.delete(request);
     }
-    await self.clients.claim();  // the first visit's page: what it runs from now on is kept
+    await sw.clients.claim();  // the first visit's page: what it runs from now on is kept
   })());
 });
 
-self.addEventListener("message", (event) => {
+sw.addEventListener("message", (event) => {
+  /** @type {ToOfflineWorker} */
   const message = event.data;
-  if (message === "take-new-edition") return self.skipWaiting();
+  if (message === "take-new-edition") return sw.skipWaiting();
   if (message && message.type === "what-is-kept") {
     event.waitUntil(whatIsKept().then((report) => event.ports[0].postMessage(report)));
   } else if (message && message.type === "keep") {
@@ -170,6 +197,7 @@ self.addEventListener("message", (event) => {
 });
 
 /* The book's own offline page, its link made absolute (it answers for any URL of the site). */
+/** @param {Cache} cache */
 async function offlinePage(cache) {
   const stored = await cache.match(keyOf(OFFLINE_PAGE));
   if (!stored) return null;
@@ -177,6 +205,7 @@ async function offlinePage(cache) {
   return isolated(new Response(text, { status: 503, headers: { "Content-Type": "text/html; charset=utf-8" } }));
 }
 
+/** @param {Request} request @param {string} path */
 async function answer(request, path) {
   const cache = await caches.open(CACHE);
   if (path in FILES) {
@@ -199,7 +228,7 @@ async function answer(request, path) {
   }
 }
 
-self.addEventListener("fetch", (event) => {
+sw.addEventListener("fetch", (event) => {
   const request = event.request;
   if (request.method !== "GET" || request.headers.has("range")) return;
   const path = pathOf(new URL(request.url));

@@ -1,6 +1,12 @@
-// What the runner's modules keep on `window` (types only, for `tsc --checkJs`; tsconfig.json).
+// What the runner's modules keep on `window` (types only, for `tsc --checkJs`; tsconfig.json,
+// tsconfig.page.json), and what the browser has that TypeScript's DOM lib does not type.
 export {};
 declare global {
+  interface Navigator {
+    /** The Network Information API (Chromium only): the data saver's `saveData` (offline_page.mjs,
+     *  loader.js). Absent in the other browsers, hence optional. */
+    readonly connection?: { readonly saveData?: boolean };
+  }
   interface Window {
     /** boot.mjs and loader.js: when each step of a run's start ended (`make bench-run`). */
     browserRunTimings?: { step: string; at: number }[];

@@ -17,7 +17,11 @@
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
   // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
   const KEPT = "browser-run:v1:" + location.pathname;
-  let status, bar, loading, prestarting;
+  // (tsc: the bar and its status exist before any control that calls start or prestart.)
+  /** @type {HTMLSpanElement} */ let status;
+  /** @type {HTMLDivElement} */ let bar;
+  /** @type {Promise<unknown> | null} */ let loading = null;
+  /** @type {Promise<unknown> | undefined} */ let prestarting;
 
   // Registered now, before the theme's scripts run, so it is the first window-level key
   // listener: once the runner has loaded, keys typed in its editors are kept from the
@@ -26,6 +30,7 @@
     if (window.browserRunKeys) window.browserRunKeys(event);
   }, true);
 
+  /** @param {string} cls @param {string} text */
   function button(cls, text) {
     const b = document.createElement("button");
     b.type = "button";
@@ -42,6 +47,7 @@
   // start Python early" (prestart.mjs's EARLY).
   const STARTED_BEFORE = "browser-run:v1:python-started";
   const EARLY = "browser-run:v1:start-early";
+  /** @param {string} key */
   function stored(key) {
     try { return window.localStorage.getItem(key); } catch (error) { return null; }
   }
@@ -65,13 +71,13 @@
     bar.scrollIntoView({ block: "start" });
     if (loading) {
       /* Already running: the header's button leads to the page's controls. */
-      loading.then(() => { const runAll = bar.querySelector(".browser-run-run-all"); if (runAll) runAll.focus(); });
+      loading.then(() => { const runAll = /** @type {HTMLElement | null} */ (bar.querySelector(".browser-run-run-all")); if (runAll) runAll.focus(); });
       return;
     }
     status.textContent = "Loading the editor and Python…";
     (window.browserRunTimings ||= []).push({ step: "click", at: performance.timeOrigin + performance.now() });
     const root = document.documentElement.dataset.content_root || "";
-    const runnerFile = (name) => new URL(root + "_static/runner/" + name, location.href).href;
+    const runnerFile = (/** @type {string} */ name) => new URL(root + "_static/runner/" + name, location.href).href;
     // Python starts at once (boot.mjs), while the editor and the runner load beside it.
     const booting = import(runnerFile("boot.mjs")).then((boot) => {
       boot.bootPython();

@@ -1,5 +1,6 @@
 // The page <-> worker protocol (ours), as JSDoc types that `tsc --checkJs` checks
-// (tsconfig.json, `make test-sources`). Types only: nothing here runs, and no page loads it
+// (tsconfig.json on the page's side, tsconfig.worker.json on worker.mjs's; `make
+// test-sources`). Types only: nothing here runs, and no page loads it
 // (it is not in __init__.py's SERVED); the modules name these types in comments
 // (`@type {import("./messages.mjs").ToWorker}`). One worker per page (worker.mjs), created by
 // boot.mjs and taken by runner.mjs; the page posts ToWorker, the worker posts FromWorker.
@@ -38,13 +39,13 @@ export {};
 /** Packages loaded (on a cell's import, or preloaded); boot.mjs keeps "figures" offline on matplotlib.
  * @typedef {{type: "loaded", packages: string[]}} LoadedMessage */
 /** A cell's writes to one stream, batched.
- * @typedef {{type: "stream", id: CellId, name: "stdout" | "stderr", text: string}} StreamMessage */
+ * @typedef {{type: "stream", id: WriterId, name: "stdout" | "stderr", text: string}} StreamMessage */
 /** A displayed value (a cell's value, display()), with its markdown form if it has one.
- * @typedef {{type: "display", id: CellId, plain: string, markdown: string | null}} DisplayMessage */
+ * @typedef {{type: "display", id: WriterId, plain: string, markdown: string | null}} DisplayMessage */
 /** A matplotlib figure as a PNG (base64), with its size in pixels.
- * @typedef {{type: "figure", id: CellId, plain: string, png: string, width: number, height: number}} FigureMessage */
+ * @typedef {{type: "figure", id: WriterId, plain: string, png: string, width: number, height: number}} FigureMessage */
 /** The cell called input(): the page shows a field and answers through the shared buffer.
- * @typedef {{type: "input", id: CellId, prompt: string}} InputMessage */
+ * @typedef {{type: "input", id: WriterId, prompt: string}} InputMessage */
 /** The cell finished (`ok`: without an exception).
  * @typedef {{type: "done", id: CellId, ok: boolean}} DoneMessage */
 /** @typedef {TimingMessage | ProgressMessage | StatusMessage | ReadyMessage | FailedMessage | LoadedMessage
@@ -52,10 +53,14 @@ export {};
 
 /** A cell's id on the page: a book cell's number, or an added cell's string id (work.mjs).
  * @typedef {number | string} CellId */
+/** The cell that wrote an output: the one running, or the last one run; null before the first
+ * (Python wrote while loading a page's packages ahead of any cell): the page shows it nowhere.
+ * @typedef {CellId | null} WriterId */
 
 // ---------------------------------------------------------------------------
 // The page to the book's service worker (boot.mjs, offline_page.mjs; offline_sw.js)
 // ---------------------------------------------------------------------------
 
-/** Keep these groups of files for offline use.
- * @typedef {{type: "keep", groups: string[], loaded?: string[]}} KeepMessage */
+/** Keep these groups of files for offline use: the worker's "keep", as its messages are typed
+ * (tools/sphinx_ext/offline_types.d.ts, the one definition offline_page.mjs and offline_sw.js use).
+ * @typedef {Extract<import("../offline_types").ToOfflineWorker, {type: "keep"}>} KeepMessage */

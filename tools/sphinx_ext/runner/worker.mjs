@@ -6,14 +6,20 @@
 // folder's README.md.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
 
+// Types (tsc, tsconfig.worker.json: a worker's globals, strict): the messages are
+// messages.mjs's, Pyodide's API its own pyodide.d.ts (tools/pipeline/pyodide_module.d.ts).
+/** @typedef {import("pyodide").PyodideInterface} Pyodide */
+/** @typedef {import("./messages.mjs").CellId} CellId */
+
 const STATIC = new URL("../", import.meta.url);
 /** @param {import("./messages.mjs").FromWorker} message */
 const post = (message) => self.postMessage(message);
+/** @type {CellId | null} the cell running, or the last one (null: before the first) */
 let currentId = null;
 
 // Steps of the start and of the first figure, for `make bench-run`'s breakdown (boot.mjs
 // keeps them in the page): when each ended, in milliseconds since the epoch.
-const mark = (step) => post({ type: "timing", step, at: performance.timeOrigin + performance.now() });
+const mark = (/** @type {string} */ step) => post({ type: "timing", step, at: performance.timeOrigin + performance.now() });
 mark("worker: pyodide.mjs imported");
 
 // Stream output is batched: a loop of 200,000 prints is one write each, and one message
@@ -22,18 +28,22 @@ mark("worker: pyodide.mjs imported");
 // so the check is made on each write), and always before a value, an error or "done", so
 // the order of what a cell shows is the order it wrote it.
 const FLUSH_MS = 50;
+/** @typedef {"stdout" | "stderr"} StreamName */
+/** @type {[StreamName, string][]} */
 let pending = []; // [name, text] runs, consecutive writes to one stream joined
 let lastFlush = 0;
+/** @type {ReturnType<typeof setTimeout> | null} */
 let flushTimer = null;
 
 function flushStreams() {
-  clearTimeout(flushTimer);
+  if (flushTimer !== null) clearTimeout(flushTimer);  // (clearTimeout(null) did nothing either)
   flushTimer = null;
   lastFlush = performance.now();
   for (const [name, text] of pending) post({ type: "stream", id: currentId, name, text });
   pending = [];
 }
 
+/** @param {StreamName} name @param {string} text */
 function queueStream(name, text) {
   const last = pending[pending.length - 1];
   if (last && last[0] === name) last[1] += text;
@@ -44,9 +54,11 @@ function queueStream(name, text) {
 
 // Python's sys.stdout/sys.stderr write raw bytes here; decode them as a stream so a
 // character split across two writes is not garbled.
+/** @param {StreamName} name */
 function streamTo(name) {
   const decoder = new TextDecoder();
   return {
+    /** @param {Uint8Array} bytes */
     write(bytes) {
       const text = decoder.decode(bytes, { stream: true });
       if (text) queueStream(name, text);
@@ -70,6 +82,7 @@ function reportDownloads() {
 // Pyodide's own packages, served beside the runtime (make assets verifies each against
 // pyodide-lock.json, and loadPackage checks it again): loaded on a cell's first import of
 // them, with the figure backend (figures.py) when matplotlib is among them.
+/** @type {Map<string, Promise<void>>} */
 const loading = new Map(); // package name -> the promise of its load (a preload and a cell share it)
 // Said instead of Pyodide's fetch errors (one per wheel) when the network is gone.
 const FIGURES_NOT_STORED = "Figures need matplotlib, which is not stored for offline use yet: run a page " +
@@ -77,8 +90,9 @@ const FIGURES_NOT_STORED = "Figures need matplotlib, which is not stored for off
 const PYTHON_NOT_STORED = "Python is not stored for offline use yet: run any page once online, or keep " +
   "the book for offline use (the page's footer).";
 // A fetch that failed for want of a network, as the browser words it (Chromium, Firefox, Safari).
-const isNetworkError = (text) => /Failed to fetch|NetworkError|Load failed|network/i.test(String(text));
+const isNetworkError = (/** @type {unknown} */ text) => /Failed to fetch|NetworkError|Load failed|network/i.test(String(text));
 
+/** @param {Pyodide} pyodide @param {string[]} names @param {string} [forWhat] */
 async function loadPackages(pyodide, names, forWhat = "this cell") {
   const missing = names.filter((name) => !loading.has(name));
   if (missing.length) {
@@ -96,12 +110,14 @@ async function loadPackages(pyodide, names, forWhat = "this cell") {
   if (missing.length) post({ type: "status", text: forWhat === "this cell" ? "Running the cell…" : `Loaded ${missing.join(", ")}.` });
 }
 
+/** @param {Pyodide} pyodide @param {string[]} missing */
 async function loadMissing(pyodide, missing) {
   const figures = missing.includes("matplotlib");
   // Fetched while the wheels load: the figure backend, and what make assets built for the first
   // figure (tools/pipeline/figure_bytecode.mjs: its imports' bytecode, the font cache).
   const backend = figures && fetch(new URL("runner/figures.py", STATIC)).catch(() => null);
   const prebuilt = figures && fetch(new URL("runner/first-figure.zip", STATIC)).catch(() => null);
+  /** @type {string[]} */
   const errors = [];
   await pyodide.loadPackage(missing, {
     // Pyodide's own messages list all thirteen packages; the status above says what matters.
@@ -154,6 +170,7 @@ async function startRuntime() {
 
 // The snapshot is stored gzipped (python_snapshot.mjs). A server may have sent it with
 // Content-Encoding: gzip, which the browser has already undone: only gzip's magic bytes say.
+/** @param {Response} response */
 async function inflated(response) {
   const bytes = new Uint8Array(await response.arrayBuffer());
   if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
@@ -177,15 +194,17 @@ async function start() {
   pyodide.setStderr(streamTo("stderr"));
   pyodide.setStdin({ error: true }); // sys.stdin reads fail at once (no browser prompt())
   pyodide.registerJsModule("_browser_run", {
+    /** @param {string} plain @param {string | null | undefined} markdown */
     display: (plain, markdown) => {
       flushStreams();
       post({ type: "display", id: currentId, plain, markdown: markdown ?? null });
     },
+    /** @param {string} plain @param {string} png @param {number} width @param {number} height */
     figure: (plain, png, width, height) => {
       flushStreams();
       post({ type: "figure", id: currentId, plain, png, width, height });
     },
-    load_packages: (names) => loadPackages(pyodide, names.toJs()),
+    load_packages: (/** @type {{toJs(): string[]}} a PyProxy of a list */ names) => loadPackages(pyodide, names.toJs()),
     mark,
   });
   post({ type: "status", text: "Loading chapter_lib…" });
@@ -223,6 +242,7 @@ const ready = start().then(
 
 // A page's packages, loaded as soon as Python is up (its cells import them; boot.mjs says
 // which): the wheels, then the imports a figure cell would make, between cells.
+/** @param {Pyodide} pyodide @param {string[]} names */
 async function preload(pyodide, names) {
   await loadPackages(pyodide, names, "this page's figures");
   const prepare = pyodide.globals.get("load_what_it_imports");
@@ -241,13 +261,18 @@ async function preload(pyodide, names) {
 //   the input buffer (its layout: input.mjs). Stop while waiting returns no answer, so
 //   Python raises KeyboardInterrupt (the interrupt is consumed here, not raised twice).
 /** @type {Int32Array | null} */
-let interruptBuffer = null;
+let sharedInterrupt = null;
 /** @type {SharedArrayBuffer | null} */
-let inputBuffer = null;
+let sharedInput = null;
 const WAIT_MS = 100;
 
+// Both are called only once useSharedBuffers has set the buffers (page_python.py uses them
+// only then): the casts say so.
+/** @param {string} prompt @returns {string | null} */
 function readInput(prompt) {
   flushStreams();
+  const interruptBuffer = /** @type {Int32Array} */ (sharedInterrupt);
+  const inputBuffer = /** @type {SharedArrayBuffer} */ (sharedInput);
   const flag = new Int32Array(inputBuffer, 0, 2);
   Atomics.store(flag, 0, 0);
   post({ type: "input", id: currentId, prompt });
@@ -265,7 +290,9 @@ function readInput(prompt) {
 // so Stop ends it at once (KeyboardInterrupt, Python kept) as it ends a loop; Pyodide's own
 // sleep never looks at the buffer, so Stop gave up after 2 s and restarted Python.
 const SLEEP_SLICE_MS = 50;
+/** @param {number} seconds */
 function sleepUnlessStopped(seconds) {
+  const interruptBuffer = /** @type {Int32Array} */ (sharedInterrupt);
   const end = performance.now() + seconds * 1000;
   for (let left = end - performance.now(); left > 0; left = end - performance.now()) {
     Atomics.wait(interruptBuffer, 0, 0, Math.min(left, SLEEP_SLICE_MS));
@@ -277,9 +304,10 @@ function sleepUnlessStopped(seconds) {
   return false;
 }
 
+/** @param {import("./messages.mjs").SharedBuffersMessage} buffers */
 function useSharedBuffers({ interrupt, input }) {
-  interruptBuffer = interrupt;
-  inputBuffer = input;
+  sharedInterrupt = interrupt;
+  sharedInput = input;
   ready.then(({ pyodide }) => {
     pyodide.setInterruptBuffer(interrupt);
     pyodide.registerJsModule("_browser_input", { read: readInput, sleep: sleepUnlessStopped });
