@@ -166,12 +166,14 @@ test-programs:
 	@# pdftotext and pdfimages read the PDF as a viewer does (tests/test_pdf.py)
 	bash tools/browser/ensure_debian_package.sh pdftotext poppler-utils
 
-# Every test of tests/, in one session on two workers (pytest-xdist, by module: a module's
+# Every test of tests/, in one session on three workers (pytest-xdist, by module: a module's
 # browser, JupyterLab, printer or grader run is set up once; each test gets a fresh browser
-# context). Modules marked `long` start first, the rest in file order (--no-loadscope-reorder:
-# xdist would otherwise start the modules with most tests first and a one-test minute last).
-# The site tests need the built site (pdf-and-html, or `make html`).
-XDIST := -n 2 --dist loadscope --no-loadscope-reorder
+# context). Three on two cores: a worker waiting on a browser, a server or a kernel leaves its
+# core to another (`make bench-tests` measures the stage). Modules marked `long` start first,
+# the rest in file order (--no-loadscope-reorder: xdist would otherwise start the modules with
+# most tests first and a one-test minute last). The site tests need the built site
+# (pdf-and-html, or `make html`).
+XDIST := -n 3 --dist loadscope --no-loadscope-reorder
 test-tests: env $(NPM_ASSETS) test-programs  ## every test of tests/ (unit and site) in one parallel session
 	$(PY) -m pytest $(XDIST) tests
 test-units: env  ## the tests that need no built site (part of test-tests; quick to run alone)
