@@ -239,13 +239,3 @@ def run_graph(arguments: list[str], doit) -> int:
         print("Every other page was built; the failed pages' stored notebooks were kept as they were "
               "(the HTML shows the error in place). Fix the cell, then run `make book` again.", file=sys.stderr)
     return 1 if RESULT.failures or status else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    from tools.pipeline import build_graph
-
-    return build_graph.main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -208,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         stale = out_of_date()
         print("every artefact is up to date" if not stale else "out of date: " + ", ".join(stale))
         return 1 if stale else 0
+    # Imported here, not above: the steps' bodies bring nbformat, nbclient and jupytext, which
+    # `status` (every input's digest, nothing built) does without. (No circle: build_book
+    # imports nothing of the graph.)
     from tools.pipeline import build_book
 
     return build_book.run_graph(argv, doit)

@@ -6,6 +6,10 @@ Every step returns True when it made its artefacts, False when it stopped (havin
 naming the file, cell and line): doit then stops the steps that need it, and keeps the rest.
 A step that is another program (pip, node, Chromium) shows that program's output only when it
 fails.
+
+build_book (page execution, the HTML build) is imported inside the steps that use it, for
+speed, not to dodge a circle (build_book imports nothing of the graph): the graph's `status`
+checks every input's digest without loading nbformat, nbclient, jupytext or Sphinx.
 """
 
 from __future__ import annotations
