@@ -72,24 +72,25 @@ def kept_files_open(page, paths: list[str]) -> dict[str, object]:
 
 def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(site, served_context):
     """A first visit runs 15.4 at once, before the worker controls the page (its files go past the
-    worker), then reads on: offline, every page, the search and 15.4's figure work. The PDF and
-    the notebooks, never opened, are not kept until "Keep this book for offline use"."""
+    worker), then reads on at once: offline, every page, the search and 15.4's figure work. The
+    PDF and the notebooks, never opened, are not kept until "Keep this book for offline use"."""
     served, context = served_context(site)
     page = context.new_page()
     # The worker's script is held until the run is over: on a fast or a loaded machine alike,
-    # the worker cannot control the page before the run (it claims the first visit's page).
+    # the worker cannot control the page before the run (it claims the first visit's page), nor
+    # be active when the page asks it to keep Python and the figures' packages.
     with served.holding("sw.js"):
         page.goto(served.url(FIGURE_PAGE), wait_until="domcontentloaded")
         run_page(page)
         assert page.evaluate("() => navigator.serviceWorker.controller") is None
-    # Once the worker is active, the page that ran asks it to keep what the run fetched past it
-    # (runner/boot.mjs): "This book is kept in this browser for offline use (N MB): the pages and
-    # the search, Python, figures." (not "Not kept: Python, figures", said until they are). The
-    # page asks; a reader who leaves it before the worker is active leaves that unasked.
+    # The reader leaves at once: the next page asks the worker, once active, for what the run
+    # asked to keep (offline_page.mjs remembers it): "This book is kept in this browser for
+    # offline use (N MB): the pages and the search, Python, figures." (not "Not kept: Python,
+    # figures", said until they are).
+    page.goto(served.url(FIRST_PAGE))
     page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.wait_for_function("() => /offline use \\([^)]*\\): [^.]*Python, figures\\./"
                            ".test(document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
-    page.goto(served.url(FIRST_PAGE))
 
     served.server.take_bytes_served()
     context.set_offline(True)

@@ -129,6 +129,32 @@ function keepGroups(worker, groups) {
   tell(worker, { type: "keep", groups, loaded });
 }
 
+// What the reader's own use asked to keep: Python once it ran, the figures' packages once a
+// figure was drawn (runner/boot.mjs calls window.bookOffline.keep). Remembered in this browser
+// until the offline copy is removed, and asked again of the worker whenever it is active: on a
+// first visit the run can end before the worker is, and the reader leave the page before it is.
+// (Asking again costs nothing: the worker skips what it has kept.)
+const WANTED = `book-offline:wanted:${siteRoot.pathname}`;
+/** @returns {string[]} */
+function wanted() {
+  try {
+    const groups = JSON.parse(localStorage.getItem(WANTED) || "[]");
+    return Array.isArray(groups) ? groups.filter((group) => group in NAMES) : [];
+  } catch (error) {
+    return [];  // storage refused, or an entry no longer JSON: nothing remembered
+  }
+}
+/** @type {ServiceWorker | null} */
+let activeWorker = null;
+window.bookOffline = {
+  keep(groups) {
+    try {
+      localStorage.setItem(WANTED, JSON.stringify([...new Set([...wanted(), ...groups])]));
+    } catch (error) { /* storage refused: asked of this visit's worker only */ }
+    if (activeWorker) keepGroups(activeWorker, groups);
+  },
+};
+
 /** @param {ServiceWorkerRegistration} registration */
 async function sayWhatIsKept(registration) {
   const worker = registration.active;
@@ -168,6 +194,7 @@ async function sayWhatIsKept(registration) {
       const registration = await navigator.serviceWorker.getRegistration(siteRoot.href);
       if (registration) await registration.unregister();
       await caches.delete(`book-offline:${siteRoot.pathname}`);
+      try { localStorage.removeItem(WANTED); } catch (error) { /* storage refused: nothing remembered */ }
       say("removed");
       footerLine("The offline copy is removed; the book works online as before (a later visit keeps its pages again).");
     }));
@@ -191,8 +218,11 @@ async function register() {
   const activeNow = () => {
     say("partial");
     // (Active by now: called when a worker is, or has just become, the active one.)
-    const active = registration.active;
-    if (active && !saveData()) keepGroups(active, ["pages"]);  // in the background, a few at a time
+    const active = activeWorker = registration.active;
+    // In the background, a few at a time: the pages (not with the data saver), and what the
+    // reader's use asked for (its files came already, the worker copies them from the cache).
+    const groups = [...(saveData() ? [] : ["pages"]), ...wanted()];
+    if (active && groups.length) keepGroups(active, groups);
     sayWhatIsKept(registration);
   };
   navigator.serviceWorker.addEventListener("message", (event) => {

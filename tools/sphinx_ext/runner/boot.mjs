@@ -26,20 +26,10 @@ function timing(step, at = now()) {
 // What a run fetched is kept for offline use (tools/sphinx_ext/offline_sw.js, "keep"): the
 // book's service worker keeps what passes through it, but a first visit's page ran before the
 // worker controlled it, so its files went past it. Asked again, they come from the HTTP cache.
-// The run may end before the book's worker is even active (its script still on the way on a
-// first visit): `ready` waits for an active worker of this page's scope (at once on a later
-// visit; never, without one: refused, site data blocked), then the book's own is asked.
-const SITE_ROOT = new URL("../../", import.meta.url).href;
+// The page's offline script (offline_page.mjs) asks, and remembers the wish until it is kept:
+// the run may end before the book's worker is active, and the reader leave before it is.
 function keepForOffline(groups) {
-  try {
-    navigator.serviceWorker.ready
-      .then(() => navigator.serviceWorker.getRegistration(SITE_ROOT))
-      .then((registration) => registration && registration.active
-        && registration.active.postMessage(/** @satisfies {import("./messages.mjs").KeepMessage} */ ({ type: "keep", groups })))
-      .catch(() => {});
-  } catch (error) {
-    // no worker (refused, site data blocked, a file:// page): nothing is kept, as before
-  }
+  if (window.bookOffline) window.bookOffline.keep(groups);  // (none: a file:// page, no offline script)
 }
 
 function rememberStarted() {

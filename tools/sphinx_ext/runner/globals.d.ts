@@ -16,6 +16,9 @@ declare global {
     bookStorageRefused?: boolean;
     /** progress.mjs on the exercise page; read by work.mjs ("Download as notebook"). */
     exerciseProgress?: any;
+    /** offline_page.mjs: ask the book's service worker to keep these groups (runner/boot.mjs:
+     *  Python once it ran, the figures' packages once drawn), remembered until kept. */
+    bookOffline?: { keep: (groups: string[]) => void };
     /** runner.mjs: the page's cells and Run all, for the tests and the benchmark. */
     browserRun?: { readonly cells: any[]; runAll: () => unknown };
   }

@@ -57,10 +57,6 @@ export {};
  * (Python wrote while loading a page's packages ahead of any cell): the page shows it nowhere.
  * @typedef {CellId | null} WriterId */
 
-// ---------------------------------------------------------------------------
-// The page to the book's service worker (boot.mjs, offline_page.mjs; offline_sw.js)
-// ---------------------------------------------------------------------------
-
-/** Keep these groups of files for offline use: the worker's "keep", as its messages are typed
- * (tools/sphinx_ext/offline_types.d.ts, the one definition offline_page.mjs and offline_sw.js use).
- * @typedef {Extract<import("../offline_types").ToOfflineWorker, {type: "keep"}>} KeepMessage */
+// The page to the book's service worker: typed in tools/sphinx_ext/offline_types.d.ts (the one
+// definition offline_page.mjs and offline_sw.js use); the runner asks through offline_page.mjs
+// (window.bookOffline.keep, globals.d.ts).
