@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_runner import JS_CELL_RAN, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, START_BUTTON, BrowserRunner
 from tools.checks.run_check import (
     LOADER_ID,
     compare,
@@ -186,7 +186,7 @@ def test_a_reader_function_gets_the_check_verdict(exercises):
     assert not solution.locator(".cm-content").is_visible()
     solution.locator("summary").click()
     solution.get_by_role("button", name=f"Run cell {start['number'] + 1}").click()
-    runner.page.wait_for_function(JS_CELL_RAN, arg=start["number"] + 1, timeout=60_000)
+    runner.page.wait_for_function(JS_CELL_RAN, arg=start["number"] + 1, timeout=CELL_TIMEOUT_MS)
     solution.scroll_into_view_if_needed()
     shoot(runner, "15_11-solution-opened")
     assert runner.problems() == []

@@ -47,7 +47,7 @@ from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until_still
-from tools.browser.page_runner import JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
 from tools.pipeline.pages import ROOT
 
 pytestmark = pytest.mark.site
@@ -244,7 +244,7 @@ def test_the_keyboard_sees_a_focus_ring_and_a_clicked_button_keeps_its_shape(run
     run_button = page.locator("div.cell").nth(0).locator(".browser-run-run")
     at_rest = run_button.evaluate(JS_SHAPE)
     run_button.click()  # the pointer stays on it
-    page.wait_for_function(CELL_FINISHED, arg=1, timeout=60_000)
+    page.wait_for_function(CELL_FINISHED, arg=1, timeout=CELL_TIMEOUT_MS)
     assert run_button.evaluate(JS_SHAPE) == at_rest, "a clicked button lost its border or colour"
     page.keyboard.press("Tab")
     assert page.evaluate(f"() => ({JS_RING})(document.activeElement)"), "no focus ring on the runner's next control"
@@ -274,7 +274,7 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
     replace_text(page, 3, "i = 0\nwhile True:\n    print(i)\n    i += 1")
     editor(page, 3).click()
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[2].output.parts.length > 0", timeout=60_000)
+    page.wait_for_function("() => window.browserRun.cells[2].output.parts.length > 0", timeout=CELL_TIMEOUT_MS)
     stop = page.get_by_role("button", name="Stop", exact=True)
     page.get_by_role("heading", level=1).scroll_into_view_if_needed()  # far from the running cell
     assert stop.is_visible() and stop.bounding_box()["y"] < page.viewport_size["height"]
@@ -381,8 +381,8 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     page.locator("div.cell").nth(start - 1).get_by_role("button", name=f"Add a cell below cell {start}").click()
     page.keyboard.type("print(type(assess).__name__)")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(CELL_FINISHED, arg=start + 1, timeout=120_000)
-    page.wait_for_function(IDLE, timeout=60_000)
+    page.wait_for_function(CELL_FINISHED, arg=start + 1, timeout=CELL_TIMEOUT_MS)
+    page.wait_for_function(IDLE, timeout=CELL_TIMEOUT_MS)
     added = cell(runner, start + 1)
     assert added["outputs"][-1] == ["stdout", "function\n"], added  # the start cell ran first
     states = page.evaluate(JS_SECTIONS)
@@ -430,7 +430,7 @@ def test_what_the_page_cannot_do_is_said_in_one_sentence(page_started):
     page.keyboard.press("Backspace")  # (typed, Enter indented the call under f)
     page.keyboard.insert_text("\nf()")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
+    page.wait_for_function(CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
     traceback = stderr_of(runner, 3)
     assert 'File "your cell 1 (added)", line 3' in traceback and "ZeroDivisionError" in traceback, traceback
     assert "<cell " not in traceback
@@ -645,7 +645,7 @@ def test_add_run_keep_and_delete_a_cell(page_started):
     with saved(page):
         page.keyboard.type("print(len(docs), 6 * 7)")
         page.keyboard.press("Shift+Enter")
-        page.wait_for_function(CELL_FINISHED, arg=3, timeout=60_000)
+        page.wait_for_function(CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
         added = cell(runner, 3)
         assert added["outputs"] == [["stdout", "10 42\n"]], added  # cells 1-2 ran first: docs exists
     reload_and_start(runner)
