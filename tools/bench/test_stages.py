@@ -10,7 +10,10 @@ busy) machine, and the ratio is what to read; the seconds alone say how loaded i
 * each stage: ``make STAGE`` as `make test` runs it, in order, wall time; each pytest
   stage also leaves its slowest tests (``--durations``) in _build/bench/test-stages/STAGE.log;
 * execute once: every notebook page executed once, one after the other, as
-  `make outputs FORCE=1` does it (tools/pipeline/stored_outputs.py), nothing written.
+  `make outputs FORCE=1` does it (tools/pipeline/stored_outputs.py), nothing written;
+* each stage's CPU: the whole machine's busy CPU-seconds while it ran (/proc/stat: every
+  process, the browsers and kernels the tests start among them), beside cores x seconds, so
+  the table says whether a stage waits (CPU below capacity) or computes (at capacity).
 
 Measured from the state `make book` leaves (what CI's `make test` starts from after a
 fresh clone): the PDF and its print build are removed first, as a fresh clone has none.
@@ -49,14 +52,24 @@ def log_path(stage: str):
     return LOGS / f"{stage.replace('/', '_')}.log"  # (a stage may be a file target: _build/pdf/chapter15.pdf)
 
 
-def run_stage(stage: str) -> tuple[float, int]:
-    """(seconds, exit status) of `make STAGE`, its output kept in _build/bench/test-stages/."""
+def busy_cpu_seconds() -> float:
+    """CPU-seconds the whole machine has spent busy since boot (all cores; Linux's /proc/stat:
+    every state but idle and I/O wait)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(field) for field in stat.readline().split()[1:]]
+    idle, iowait = ticks[3], ticks[4]
+    return (sum(ticks) - idle - iowait) / os.sysconf("SC_CLK_TCK")
+
+
+def run_stage(stage: str) -> tuple[float, float, int]:
+    """(seconds, busy CPU-seconds of the machine, exit status) of `make STAGE`, its output kept
+    in _build/bench/test-stages/."""
     environment = {**os.environ, "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25".strip()}
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), busy_cpu_seconds()
     with open(log_path(stage), "w") as log:
         done = subprocess.run(["make", "--no-print-directory", stage], cwd=ROOT, env=environment,
                               stdout=log, stderr=subprocess.STDOUT)
-    return time.monotonic() - started, done.returncode
+    return time.monotonic() - started, busy_cpu_seconds() - cpu_before, done.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,11 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     once = execute_every_page_once()
     print(f"{'execute every page once':<28}{once:8.1f} s", flush=True)
     stages = {}
+    cores = os.cpu_count() or 1
     for stage in args.stages:
-        seconds, status = run_stage(stage)
-        stages[stage] = {"seconds": round(seconds, 1), "exit_status": status}
-        print(f"{'make ' + stage:<28}{seconds:8.1f} s{'' if status == 0 else f'  FAILED ({status}), see ' + str(log_path(stage))}",
-              flush=True)
+        seconds, cpu, status = run_stage(stage)
+        stages[stage] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+                         "cpu_busy": round(cpu / (cores * seconds), 2), "exit_status": status}
+        print(f"{'make ' + stage:<28}{seconds:8.1f} s  {cpu:7.1f} CPU-s ({stages[stage]['cpu_busy']:.0%} of {cores} cores)"
+              f"{'' if status == 0 else f'  FAILED ({status}), see ' + str(log_path(stage))}", flush=True)
     total = sum(s["seconds"] for s in stages.values())
     print(f"{'make test (the stages)':<28}{total:8.1f} s = {total / once:.1f} x executing every page once")
     result = {"execute_every_page_once_seconds": round(once, 1), "stages": stages,
