@@ -15,7 +15,11 @@ const WORKER = new URL("./worker.mjs", import.meta.url);
 // may then start early on the book's next page, prestart.mjs).
 const STARTED_BEFORE = "browser-run:v1:python-started";
 
-let waiting = null; // {worker, messages, onMessage}: started, not yet taken by the runner
+/** @typedef {import("./messages.mjs").FromWorker} FromWorker */
+/** What a Python started and not yet taken by the runner has said, and who is told of it.
+ * @typedef {{worker: Worker, messages: FromWorker[], onMessage: ((message: FromWorker) => void) | null}} Started */
+/** @type {Started | null} */
+let waiting = null; // started, not yet taken by the runner
 let clicked = false; // the reader clicked: an early start that comes later starts nothing
 
 const now = () => performance.timeOrigin + performance.now();
@@ -36,21 +40,25 @@ function rememberStarted() {
   try { window.localStorage.setItem(STARTED_BEFORE, "1"); } catch (error) { /* storage refused: no early start */ }
 }
 
+/** @param {((message: FromWorker) => void) | null} onMessage @returns {Started} */
 function newWorker(onMessage) {
   const worker = new Worker(WORKER, { type: "module" });
   worker.addEventListener("message", (event) => {
-    if (event.data.type === "timing") timing(event.data.step, event.data.at);
-    if (event.data.type === "ready") {
+    const message = /** @type {FromWorker} */ (event.data);  // (worker.mjs posts only these)
+    if (message.type === "timing") timing(message.step, message.at);
+    if (message.type === "ready") {
       rememberStarted();
       keepForOffline(["python"]);
     }
-    if (event.data.type === "loaded" && event.data.packages.includes("matplotlib")) keepForOffline(["figures"]);
+    if (message.type === "loaded" && message.packages.includes("matplotlib")) keepForOffline(["figures"]);
   });
+  /** @type {Started} */
   const started = { worker, messages: [], onMessage };
   worker.addEventListener("message", (event) => {
     if (waiting !== started) return; // taken: the runner has its own listener
-    started.messages.push(event.data);
-    if (started.onMessage) started.onMessage(event.data);
+    const message = /** @type {FromWorker} */ (event.data);
+    started.messages.push(message);
+    if (started.onMessage) started.onMessage(message);
   });
   return started;
 }
@@ -58,6 +66,7 @@ function newWorker(onMessage) {
 // Start Python now unless it is already starting. onMessage: told each message until the
 // runner takes the worker (prestart.mjs shows the start in the page's status). early: an
 // early start (prestart.mjs), which returns null once the click has started the page's Python.
+/** @param {{onMessage?: ((message: FromWorker) => void) | null, early?: boolean}} [options] @returns {Worker | null} */
 export function bootPython({ onMessage = null, early = false } = {}) {
   if (early && clicked) return null;
   if (!early) clicked = true;
@@ -73,6 +82,7 @@ export function preloadPackages(names) {
 }
 
 // For runner.mjs: the worker already started, with what it said so far, or a new one.
+/** @returns {{worker: Worker, earlier: FromWorker[]}} */
 export function takeWorker() {
   const taken = waiting || newWorker(null);
   waiting = null;
