@@ -95,9 +95,21 @@ class _CountingServer(ThreadingHTTPServer):
         self._paths_served: list[tuple[str, int]] = []
         self._held: dict[str, threading.Event] = {}
 
+    def hold(self, path: str) -> threading.Event:
+        """From now on, requests for ``path`` wait until the returned event is set (release)."""
+        with self._lock:
+            return self._held.setdefault(path, threading.Event())
+
+    def release(self, path: str) -> None:
+        with self._lock:
+            released = self._held.pop(path, None)
+        if released is not None:
+            released.set()
+
     def wait_while_held(self, path: str) -> None:
         """Answer a request for a held path only once it is released (LocalSite.holding)."""
-        released = self._held.get(path)
+        with self._lock:
+            released = self._held.get(path)
         if released is not None:
             released.wait(timeout=HOLD_AT_MOST_SECONDS)
 
@@ -154,12 +166,11 @@ class LocalSite:
         test needs to happen before the browser has that file happens first, whatever the timing
         (a service worker's script held keeps a first visit's page uncontrolled, for instance)."""
         path = "/" + page.lstrip("/")
-        released = self.server._held.setdefault(path, threading.Event())
+        self.server.hold(path)
         try:
             yield
         finally:
-            released.set()
-            del self.server._held[path]
+            self.server.release(path)
 
     def url(self, page: str) -> str:
         return f"{self.origin}/{page}"
