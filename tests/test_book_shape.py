@@ -14,11 +14,11 @@ import pytest
 from sphinx.errors import ExtensionError
 
 import chapter_lib.exercises
-from chapter_lib.exercises.common import CaseResult, report
+from chapter_lib.exercises.common import CaseResult, report, verdict_heading
 
 from tools.pipeline import book_shape, myst_to_notebook
 from tools.pipeline.pages import notebook_pages, pages_in_toc_order
-from tools.sphinx_ext.exercises import passing_verdict, sections_are_where_the_data_says
+from tools.sphinx_ext.exercises import sections_are_where_the_data_says
 
 
 def test_the_pages_are_the_tocs_and_the_exercises_are_numbered_in_order():
@@ -127,4 +127,5 @@ def test_the_pages_data_names_each_exercise_section_as_docutils_does_and_a_missi
         report(6, "check_router", [])
         report(6, "check_router", [CaseResult("a case", False, "wrong")])
     passed, failed = printed.getvalue().split("\n", 1)[0], printed.getvalue().splitlines()[1]
-    assert passed.startswith(passing_verdict(6, "check_router")) and not failed.startswith(passing_verdict(6, "check_router"))
+    heading = verdict_heading(6, "check_router", passed=True)
+    assert passed.startswith(heading) and not failed.startswith(heading)

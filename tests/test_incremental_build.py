@@ -30,17 +30,17 @@ PROBE = "\n\ndef probe_marker():\n    \"\"\"Added by tests/test_incremental_buil
 
 # `build_graph STEPS`, then `build_graph status` on what it left, in one Python (its start-up,
 # about a second, paid once a build): status reads every input and artefact from disk again.
-BUILD_THEN_STATUS = """import sys
+STATUS_FOLLOWS = "-- build_graph status --"
+BUILD_THEN_STATUS = f"""import sys
 from tools.pipeline import build_graph
 built = build_graph.main(sys.argv[1:])
-print(STATUS_FOLLOWS, flush=True)
+print({STATUS_FOLLOWS!r}, flush=True)
 sys.exit(1 if built else 2 * bool(build_graph.main(["status"])))
 """
-STATUS_FOLLOWS = "-- build_graph status --"
 
 
 def graph(repository, *steps: str) -> str:
-    done = repository.run("-c", f"STATUS_FOLLOWS = {STATUS_FOLLOWS!r}\n{BUILD_THEN_STATUS}", *steps, check=False)
+    done = repository.run("-c", BUILD_THEN_STATUS, *steps, check=False)
     built, _, status = done.stdout.partition(STATUS_FOLLOWS)
     assert done.returncode != 1, f"build_graph {' '.join(steps)}:\n{built[-3000:]}\n{done.stderr[-3000:]}"
     assert done.returncode == 0, f"after build_graph {' '.join(steps)}: {status}{done.stderr[-3000:]}"

@@ -39,12 +39,6 @@ from tools.pipeline import book_shape
 SCRIPT_ID = "book-exercises"
 
 
-def passing_verdict(number: int, check: str) -> str:
-    """How a pass of `check` begins its output: "PASS  exercise 3 (check_conflict_policy)",
-    from the checks' own harness (chapter_lib/exercises/common.py)."""
-    return verdict_heading(number, check, passed=True)
-
-
 def exercises_data(srcdir: Path) -> dict | None:
     """The exercises as the pages carry them, but the exercise page still a docname (its
     address is the builder's to say, add_exercises); None for a book without exercises."""
@@ -53,7 +47,7 @@ def exercises_data(srcdir: Path) -> dict | None:
     page = book_shape.exercises_page()
     return {"page": page.relative_to(srcdir).with_suffix("").as_posix(),
             "exercises": [{"number": exercise.number, "section": exercise.section_id,
-                           "checks": [{"name": check, "passed": passing_verdict(exercise.number, check)}
+                           "checks": [{"name": check, "passed": verdict_heading(exercise.number, check, passed=True)}
                                       for check in exercise.checks]}
                           for exercise in book_shape.exercises().values()]}
 
