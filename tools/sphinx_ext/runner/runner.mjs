@@ -291,8 +291,12 @@ function stoppedName(cell) {
 // Stop that keeps Python, when the page is cross-origin isolated (the book's service worker,
 // tools/sphinx_ext/offline.py): KeyboardInterrupt in the running cell through a shared buffer
 // Pyodide polls. A cell that does not stop within INTERRUPT_GRACE_MS (code that never returns
-// to Python's bytecode loop) gets today's restart. False when there is nothing to interrupt.
+// to Python's bytecode loop) gets today's restart. Python takes the signal by setting the
+// buffer back to 0: a cell that took it within the grace is unwinding (an `except` or
+// `finally` of its own, or a machine too busy to finish the traceback in time), and gets
+// INTERRUPT_TAKEN_MS more before the restart. False when there is nothing to interrupt.
 const INTERRUPT_GRACE_MS = 2000;
+const INTERRUPT_TAKEN_MS = 8000;
 const SIGINT = 2;
 
 // A page the book's service worker controls but that was loaded before it existed (a first
@@ -328,7 +332,17 @@ function interrupt() {
   Atomics.store(state.interrupt, 0, SIGINT);
   setStatus(`Stopping ${stoppedName(cell)}…`);
   const generation = state.generation;
-  setTimeout(() => { if (state.interrupted === cell && state.generation === generation) stop(); }, INTERRUPT_GRACE_MS);
+  let waitedForTaken = false;
+  const graceOver = () => {
+    if (state.interrupted !== cell || state.generation !== generation) return;
+    if (!waitedForTaken && state.interrupt && Atomics.load(state.interrupt, 0) === 0) {
+      waitedForTaken = true;
+      setTimeout(graceOver, INTERRUPT_TAKEN_MS);
+      return;
+    }
+    stop();
+  };
+  setTimeout(graceOver, INTERRUPT_GRACE_MS);
   return true;
 }
 
