@@ -44,7 +44,7 @@ EDITOR := _build/static/runner/editor.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
-.PHONY: help env lib outputs assets html book test test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
+.PHONY: help env lib outputs assets html book test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench bench-tests bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
 
 help:  ## list the targets
@@ -121,7 +121,12 @@ accept: env  ## record the book's text and printed outputs as the fidelity tests
 # first, then the HTML is built once, linking and publishing it, for the site tests: one
 # stage, the graph's `pdf` and `html` steps in its own order. The pytest tests then run in one
 # session, unit and site together (test-tests), so that no core waits for a stage to end.
-TEST_STAGES := test-sources test-notebooks pdf-and-html test-tests
+# test-sources and test-notebooks only read the book (nbval writes only _build/test-run/), so
+# they run side by side, one core each (each one's output kept whole: --output-sync); the PDF
+# and HTML stage can rewrite what they read (its graph's `outputs` step), so it comes after.
+TEST_STAGES := sources-and-notebooks pdf-and-html test-tests
+sources-and-notebooks:
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-sources test-notebooks
 pdf-and-html: env $(NPM_ASSETS)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(GRAPH) lib assets diagrams outputs pdf html
