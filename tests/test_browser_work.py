@@ -151,9 +151,7 @@ def runner(site):
 @pytest.fixture
 def page_started(runner):
     """PAGE opened with no kept work, clicked, Python ready."""
-    runner.open(PAGE)
-    runner.page.evaluate("() => localStorage.clear()")
-    runner.open(PAGE)
+    runner.open_afresh(PAGE)
     runner.start()
     return runner
 
@@ -371,9 +369,7 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     """On 15.11, running exercise 3's start cell runs no cell of exercises 1-2 (their worked
     solutions, their figures among them); a cell added below it runs the start cell first,
     and nothing else."""
-    runner.open(EXERCISES)
-    runner.page.evaluate("() => localStorage.clear()")
-    runner.open(EXERCISES)
+    runner.open_afresh(EXERCISES)
     runner.start()
     page = runner.page
     cells = runner.cells()

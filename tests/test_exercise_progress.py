@@ -83,9 +83,7 @@ def progress(runner) -> dict:
 
 
 def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(runner):
-    runner.open(EXERCISES)
-    runner.page.evaluate("() => localStorage.clear()")
-    runner.open(EXERCISES)
+    runner.open_afresh(EXERCISES)
     assert progress(runner) == {"summary": f"0 of {EXERCISES_COUNT} exercises done", "marked": [],
                                 "toggles": WITHOUT_CHECK,
                                 "sidebar": None, "note": None}

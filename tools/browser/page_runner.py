@@ -114,6 +114,16 @@ class BrowserRunner:
         self.page.goto(self._site.url(page), wait_until="load")
         wait_for_page_scripts(self.page)
 
+    def open_afresh(self, page: str) -> None:
+        """Open page with nothing kept from before: the page open now is left first (what it
+        keeps when it is left is written then), the site's local storage is cleared through
+        DevTools while no page of the site is open to write it again, and page is opened once."""
+        self.page.goto("about:blank")
+        devtools = self.context.new_cdp_session(self.page)
+        devtools.send("Storage.clearDataForOrigin", {"origin": self.origin, "storageTypes": "local_storage"})
+        devtools.detach()
+        self.open(page)
+
     def start(self) -> None:
         """Click "Run in your browser" and wait until Python is ready."""
         self.page.click(START_BUTTON)
