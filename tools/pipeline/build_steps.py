@@ -212,7 +212,7 @@ def pdf_step() -> bool:
     made(PDF)
     if not run(["bash", "tools/browser/ensure_debian_package.sh", "chromium", "chromium"]):
         return False
-    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "--path-output", str(PRINT_BUILD),
+    command = [sys.executable, "-m", "tools.jupyter_book", "build", ".", "--path-output", str(PRINT_BUILD),
                "--builder", "singlehtml", "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
     # Sphinx re-reads pages when they change, not when our extension or templates do.
     if extension_digest_changed(DIGESTS / "print-extension.sha256"):
