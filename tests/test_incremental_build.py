@@ -2,7 +2,9 @@
 
 In a scratch copy of the repository, a sequence of author edits (saved code, prose, a
 `.bib` entry, a figure's caption, a page added then removed, a revert), each followed by
-`make book`'s graph, and after each the graph's own check (`build_graph status`: every
+`make book`'s graph, some alone and some together, as an author makes several changes
+before a build (edits of different pages and files; each of them reaches artefacts of its
+own), and after each build the graph's own check (`build_graph status`: every
 artefact's recorded input digests are today's) finds nothing out of date. The page's Python
 (restored from the snapshot the graph remade) has the function the saved-code edit added, in
 a browser. Then a clean build of the same sources, and the two sites compared byte for byte.
@@ -62,22 +64,20 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     edit(book / "15_01_corpus_and_search_stub.md", "# @save\nfrom dataclasses import dataclass\n",
          "# @save\nfrom dataclasses import dataclass\n" + PROBE)
     assert "15_01_corpus_and_search_stub: executed" in graph(incremental, "book")
-    # Prose, then a revert of it.
+    # Together: prose, a page's title (in every page's navigation), a figure (its caption)
+    # and a .bib entry.
     page = book / "15_05_self_correcting_retrieval.md"
     prose = page.read_text()
     edit(page, "\n\n", "\n\nAn added sentence.\n\n")
-    graph(incremental, "book")
-    # A figure (its caption), and a .bib entry.
+    edit(book / "15_10_summary.md", "\n# 15.10 Summary\n", "\n# 15.10 Summary, retitled\n")
     edit(book / "15_04_quality_and_cost.md", "Accuracy versus documents pulled into context.",
          "Accuracy against documents pulled into context.")
-    graph(incremental, "book")
     edit(book / "references.bib", "{{Don't Do RAG:", "{{Do Not Do RAG:")
     graph(incremental, "book")
     # The reader's notebook of the page that cites it lists the work with its new title.
     assert "Do Not Do RAG" in (book / "15_08_long_context_rag_cache.ipynb").read_text()
+    # Together: the prose edit reverted, and a page added (then, alone, removed).
     page.write_text(prose)
-    graph(incremental, "book")
-    # A page added, then removed.
     toc = incremental.path / "_toc.yml"
     listed = toc.read_text()
     added = book / "15_12_scratch.md"

@@ -20,6 +20,7 @@ module                    what it does, and why
 ``page_head``             a meta description per page; a valid root index.html
 ``page_assets``           one stylesheet per page; scripts after the first paint (Lighthouse)
 ``obsolete_pages``        a page taken out of _toc.yml leaves no file behind in the site
+``navigation``            every page written again when the navigation they all show changed
 ``offline``               one service worker: the book offline after one visit; COOP/COEP
 ========================  ==================================================================
 
@@ -30,12 +31,12 @@ says which does what).
 from __future__ import annotations
 
 from tools.sphinx_ext import (
-    citations, clean_pages, diagrams, exercises, icons, obsolete_pages, offline, page_assets, page_head, page_outputs,
-    pdf, runner, valid_markup,
+    citations, clean_pages, diagrams, exercises, icons, navigation, obsolete_pages, offline, page_assets, page_head,
+    page_outputs, pdf, runner, valid_markup,
 )
 
 PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, diagrams, icons, valid_markup, page_head, page_assets,
-         obsolete_pages, offline]
+         obsolete_pages, navigation, offline]
 
 
 def setup(app):
