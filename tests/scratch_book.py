@@ -7,14 +7,13 @@ Book treat a page, which the scratch book shares with the real one.
 """
 
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from tools import jupyter_book
+
 ROOT = Path(__file__).resolve().parent.parent
-# `jupyter-book`, with our stand-in for jsonschema's IRI parsers (tools/jupyter_book.py).
-JUPYTER_BOOK = [sys.executable, "-m", "tools.jupyter_book"]
 
 # The front matter that makes a .md a MyST notebook (jupytext, a Python 3 kernel).
 MYST_NOTEBOOK_HEADER = """---
@@ -65,6 +64,6 @@ def set_toc(root: Path, pages: list[str]) -> None:
 
 def build(root: Path, *options: str) -> None:
     """`jupyter-book build` (warnings are errors), which must succeed."""
-    result = subprocess.run([*JUPYTER_BOOK, "build", str(root), "--warningiserror", "--quiet", *options],
+    result = subprocess.run([*jupyter_book.COMMAND, "build", str(root), "--warningiserror", "--quiet", *options],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr

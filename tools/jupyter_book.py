@@ -4,12 +4,16 @@ CPU less a run):
     python -m tools.jupyter_book build . --builder singlehtml ...
 
 (`python -m tools.…` imports the package `tools` first, which installs the stand-in before
-jupyter_book imports nbformat.)
+jupyter_book imports nbformat.) COMMAND is that command line, for the tools that run it
+(the PDF's print build, its benchmark, the tests' scratch books); run it from the repository's
+root, where `tools` is importable.
 """
 
 import sys
 
-from jupyter_book.cli.main import main
+COMMAND = [sys.executable, "-m", "tools.jupyter_book"]
 
 if __name__ == "__main__":
+    from jupyter_book.cli.main import main
+
     sys.exit(main())

@@ -22,17 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from tools import jupyter_book
 from tools.pipeline.pages import ROOT
 from tools.pipeline.print_pdf import ChapterPrinter
 
-JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 
 
 def build_singlehtml(out: Path) -> float:
     """Build the singlehtml book into out/singlehtml (doctrees in out/.doctrees); seconds."""
     started = time.monotonic()
     subprocess.run(
-        [str(JUPYTER_BOOK), "build", str(ROOT), "--path-output", str(out), "--builder", "singlehtml",
+        [*jupyter_book.COMMAND, "build", str(ROOT), "--path-output", str(out), "--builder", "singlehtml",
          "--warningiserror", "--nitpick", "--keep-going", "--quiet"],
         check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
     )

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tools import jupyter_book
 from tools.pipeline.pages import FAILED_RUNS as FAILED, ROOT, pages_in_toc_order, shown
 
 BUILD = ROOT / "_build"
@@ -212,7 +213,7 @@ def pdf_step() -> bool:
     made(PDF)
     if not run(["bash", "tools/browser/ensure_debian_package.sh", "chromium", "chromium"]):
         return False
-    command = [sys.executable, "-m", "tools.jupyter_book", "build", ".", "--path-output", str(PRINT_BUILD),
+    command = [*jupyter_book.COMMAND, "build", ".", "--path-output", str(PRINT_BUILD),
                "--builder", "singlehtml", "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
     # Sphinx re-reads pages when they change, not when our extension or templates do.
     if extension_digest_changed(DIGESTS / "print-extension.sha256"):
