@@ -215,9 +215,12 @@ lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as noteb
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
 	  $(VENV)/bin/jupyter lab --no-browser --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
-requirements:  ## re-pin requirements.txt from requirements.in in a scratch environment
+# A package added to requirements.in is pinned without moving the others: today's pins are
+# constraints (minus the editable chapter_lib), unless UPGRADE=1 re-pins everything afresh.
+requirements:  ## pin requirements.txt from requirements.in in a scratch environment (UPGRADE=1: every pin afresh)
 	rm -rf _build/pin-env && python3 -m venv _build/pin-env
-	_build/pin-env/bin/pip install --quiet -r requirements.in
+	grep -v '^-e ' requirements.txt > _build/pin-constraints.txt
+	_build/pin-env/bin/pip install --quiet -r requirements.in $(if $(UPGRADE),,-c _build/pin-constraints.txt)
 	{ head -n 2 requirements.txt; _build/pin-env/bin/pip freeze --exclude-editable; echo "-e ."; } > requirements.txt.new
 	mv requirements.txt.new requirements.txt && rm -rf _build/pin-env
 
