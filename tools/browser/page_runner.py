@@ -18,6 +18,8 @@ from tools.browser.chromium import SERVICE_WORKER_BLOCKED, open_context, shorten
 from tools.browser.local_site import LocalSite
 
 START_BUTTON = "button.browser-run-at-cell"
+# A document of the site that runs none of the book's scripts (every Sphinx build has it).
+PLAIN_DOCUMENT = "_static/basic.css"
 PYTHON_READY_TIMEOUT_MS = 120_000
 RUN_ALL_TIMEOUT_MS = 180_000
 
@@ -116,12 +118,12 @@ class BrowserRunner:
 
     def open_afresh(self, page: str) -> None:
         """Open page with nothing kept from before: the page open now is left first (what it
-        keeps when it is left is written then), the site's local storage is cleared through
-        DevTools while no page of the site is open to write it again, and page is opened once."""
-        self.page.goto("about:blank")
-        devtools = self.context.new_cdp_session(self.page)
-        devtools.send("Storage.clearDataForOrigin", {"origin": self.origin, "storageTypes": "local_storage"})
-        devtools.detach()
+        keeps when it is left is written then), the site's local storage is cleared from one of
+        its stylesheets (a document of the site where no script of the book runs to write it
+        again), and page is opened once. (Every step has a time limit; DevTools'
+        Storage.clearDataForOrigin, used before, has none.)"""
+        self.page.goto(self._site.url(PLAIN_DOCUMENT), wait_until="load")
+        self.page.evaluate("() => localStorage.clear()")
         self.open(page)
 
     def start(self) -> None:
