@@ -238,11 +238,17 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # a busy machine's traceback): waited for, not restarted.
     page.locator("div.cell").nth(0).locator(".cm-content").click()
     page.keyboard.press("Control+a")
-    page.keyboard.insert_text("import time\ntry:\n    while True:\n        pass\nexcept KeyboardInterrupt:\n"
-                              "    until = time.monotonic() + 3\n    while time.monotonic() < until:\n"
-                              "        pass\n    raise")
+    page.keyboard.insert_text("import time\nprint('in the loop')\ntry:\n    while True:\n        pass\n"
+                              "except KeyboardInterrupt:\n    until = time.monotonic() + 3\n"
+                              "    while time.monotonic() < until:\n        pass\n    raise")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    # Stop once the loop runs: what is tested is the unwinding, not the cell's start. (Once,
+    # under `make bench-tests`' load, Stop pressed as the cell's state turned 'running' ended
+    # in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all taken
+    # at once, so the cause is not known. A Stop Python does not take within 2 s restarts it,
+    # as designed.)
+    page.wait_for_function("() => window.browserRun.cells[0].output.list()"
+                           ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
     page.get_by_role("button", name="Stop", exact=True).click()
     page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                            " && document.documentElement.dataset.browserRun === 'idle'", timeout=15_000)
