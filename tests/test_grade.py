@@ -556,3 +556,17 @@ def test_one_verdict_everywhere(graded, tmp_path):
             assert grader[(number, name)] == "not attempted"
         seen.add((number, word))
     assert seen == {(n, w) for n in CHECKED for w in ("PASS", "FAIL")}  # each exercise passed and failed somewhere
+
+
+def test_output_no_one_reads_any_more_stops_nothing():
+    """`make grade … | head`: once the reader of the progress goes, the grader's prints must not
+    raise (a BrokenPipeError in the progress line stopped the run before grades.csv was written)."""
+    read, write = os.pipe()
+    os.close(read)  # (the pipe's reader has gone before the first line)
+    program = ("from tools.grade.__main__ import say\n"
+               "for n in range(3):\n    say(f'[{n}/3] a line of progress\\n')\n"
+               "import sys; sys.stderr.write('went on\\n')\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, stdout=write, stderr=subprocess.PIPE, text=True,
+                          timeout=60)
+    os.close(write)
+    assert (done.returncode, done.stderr) == (0, "went on\n"), done.stderr

@@ -50,6 +50,18 @@ def arguments(argv):
     return parser.parse_args(argv)
 
 
+def say(text: str) -> None:
+    """Print to stdout, and go on grading if no one reads it any more (``| head``, a pager
+    quit early): what is graded still reaches grades.csv, results.json and index.html. The
+    rest of the run's output goes to /dev/null, so Python's own flush at exit raises nothing
+    (the recipe of Python's documentation for SIGPIPE)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 class Progress:
     """A bar redrawn in place on a terminal; one line per submission elsewhere (a log, CI)."""
 
@@ -72,12 +84,9 @@ class Progress:
             line = (f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}  ~{left:.0f} s left  "
                     f"{graded.name}: {verdicts}")
             columns = max(40, os.get_terminal_size().columns - 1) if sys.stdout.isatty() else 200
-            sys.stdout.write(line[:columns].ljust(columns))
-            if self.done == self.total:
-                sys.stdout.write("\n")
+            say(line[:columns].ljust(columns) + ("\n" if self.done == self.total else ""))
         else:
-            sys.stdout.write(f"[{self.done}/{self.total}] {graded.name}: {verdicts} ({graded.seconds:.1f} s)\n")
-        sys.stdout.flush()
+            say(f"[{self.done}/{self.total}] {graded.name}: {verdicts} ({graded.seconds:.1f} s)\n")
 
 
 async def grade_all(paths, folder, book, sandbox, kept, meta, out, jobs, progress) -> list[Graded]:
@@ -139,7 +148,7 @@ def main(argv=None) -> int:
         return 2
     describe = sandbox.isolation.describe()
     if not args.quiet or not sandbox.isolation.complete:
-        print(("WARNING: " if not sandbox.isolation.complete else "") + describe)
+        say(("WARNING: " if not sandbox.isolation.complete else "") + describe + "\n")
     title = next((line[2:].strip() for line in book.page.read_text(encoding="utf-8").splitlines()
                   if line.startswith("# ")), book.page.stem)
     meta = {"title": title, "submissions": str(args.submissions), "isolation": describe,
@@ -159,8 +168,7 @@ def main(argv=None) -> int:
     report.write_json(out / "results.json", results, meta)
     report.write_html(out / "index.html", results, book, meta, len(paths), len(paths), finished=True)
     shutil.rmtree(out / ".box", ignore_errors=True)
-    print(meta["summary"])
-    print(f"-> {_shown(out / 'grades.csv')}, {_shown(out / 'index.html')}")
+    say(f"{meta['summary']}\n-> {_shown(out / 'grades.csv')}, {_shown(out / 'index.html')}\n")
     return 0
 
 
