@@ -190,7 +190,11 @@ async def run_cell(source, filename):
             if reason is None:
                 raise
             raise NotAvailableHere(reason) from None
-        value = await runner.run_async(namespace)
+        _browser_run.cell_code(True)  # (Stop waits for a cell that unwinds its own code: runner.mjs)
+        try:
+            value = await runner.run_async(namespace)
+        finally:
+            _browser_run.cell_code(False)
         sys.stdout.flush()
         if value is not None and not (figures and figures.show_value(value)):
             show(value)

@@ -36,6 +36,7 @@ import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
  * @property {string[]} notices about kept work, shown in front of the status
  * @property {Int32Array | null} interrupt Stop without a restart (isolated pages only)
  * @property {Cell | null} interrupted the cell Stop interrupted, until it reports done
+ * @property {number} interruptions Stops that interrupted (not restarted) so far: a Stop's timers act only for it
  * @property {SharedArrayBuffer | null} input input()'s answers (isolated pages only)
  * @property {string} notice Python was restarted: shown until a cell runs again
  * @property {string[]} skipped cells skipped as prerequisites, said until the next run
@@ -60,6 +61,7 @@ const state = {
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
   interrupt: null, // the shared buffer of Stop without a restart (cross-origin isolated pages only)
   interrupted: null, // the cell Stop interrupted, until it reports done
+  interruptions: 0, // Stops that interrupted so far: a Stop's grace timers act only for the last one
   input: null, // the shared buffer input() answers through (cross-origin isolated pages only)
   notice: "", // Python was restarted: shown until a cell runs again
   skipped: [], // stopped or failed cells skipped as prerequisites: said until the next run asked for
@@ -290,14 +292,19 @@ function stoppedName(cell) {
 
 // Stop that keeps Python, when the page is cross-origin isolated (the book's service worker,
 // tools/sphinx_ext/offline.py): KeyboardInterrupt in the running cell through a shared buffer
-// Pyodide polls. A cell that does not stop within INTERRUPT_GRACE_MS (code that never returns
-// to Python's bytecode loop) gets today's restart. Python takes the signal by setting the
-// buffer back to 0: a cell that took it within the grace is unwinding (an `except` or
-// `finally` of its own, or a machine too busy to finish the traceback in time), and gets
-// INTERRUPT_TAKEN_MS more before the restart. False when there is nothing to interrupt.
+// Pyodide polls (its slot SIGNAL_SLOT). A cell that does not stop within INTERRUPT_GRACE_MS
+// (code that never returns to Python's bytecode loop) gets today's restart. Python takes the
+// signal by setting the slot back to 0; a cell that took it within the grace while its own
+// code was running (CELL_CODE_SLOT, set by the worker around the reader's code) is unwinding
+// (an `except` or `finally` of its own, or a machine too busy to finish the traceback in
+// time), and gets INTERRUPT_TAKEN_MS more before the restart. A signal taken elsewhere (in
+// the runner's own awaits before the cell's code) gets no more time: the cell may never
+// report. False when there is nothing to interrupt.
 const INTERRUPT_GRACE_MS = 2000;
 const INTERRUPT_TAKEN_MS = 8000;
 const SIGINT = 2;
+const SIGNAL_SLOT = 0;
+const CELL_CODE_SLOT = 1;  // (worker.mjs writes it; the two must agree)
 
 // A page the book's service worker controls but that was loaded before it existed (a first
 // visit): a reload makes it cross-origin isolated, and Stop and input() complete.
@@ -316,7 +323,7 @@ function interruptBuffer(worker) {
     if (reloadIsolates()) worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "reload-isolates" }));
     return null;
   }
-  const buffer = new Int32Array(new SharedArrayBuffer(4));
+  const buffer = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
   state.input = inputBuffer();  // input() that reads what the reader types (input.mjs)
   worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "shared-buffers", interrupt: buffer, input: state.input }));
   return buffer;
@@ -329,13 +336,17 @@ function interrupt() {
   dropInputFields(cell);
   for (const queued of state.queue) queued.setState("stopped");
   state.queue = [];
-  Atomics.store(state.interrupt, 0, SIGINT);
+  Atomics.store(state.interrupt, SIGNAL_SLOT, SIGINT);
   setStatus(`Stopping ${stoppedName(cell)}…`);
-  const generation = state.generation;
+  // (The cell and the Python are not enough to tell this Stop's timers from an earlier one's:
+  // a cell stopped, kept, run again and stopped again is the same cell in the same Python.)
+  const interruption = ++state.interruptions;
   let waitedForTaken = false;
   const graceOver = () => {
-    if (state.interrupted !== cell || state.generation !== generation) return;
-    if (!waitedForTaken && state.interrupt && Atomics.load(state.interrupt, 0) === 0) {
+    if (state.interrupted !== cell || state.interruptions !== interruption) return;
+    const buffer = state.interrupt;
+    const unwinding = buffer !== null && Atomics.load(buffer, SIGNAL_SLOT) === 0 && Atomics.load(buffer, CELL_CODE_SLOT) === 1;
+    if (!waitedForTaken && unwinding) {
       waitedForTaken = true;
       setTimeout(graceOver, INTERRUPT_TAKEN_MS);
       return;
@@ -347,7 +358,7 @@ function interrupt() {
 }
 
 function interrupted(cell) {
-  Atomics.store(state.interrupt, 0, 0);
+  Atomics.store(state.interrupt, SIGNAL_SLOT, 0);
   state.interrupted = null;
   state.running = null;
   cell.setState("stopped");

@@ -206,6 +206,11 @@ async function start() {
     },
     load_packages: (/** @type {{toJs(): string[]}} a PyProxy of a list */ names) => loadPackages(pyodide, names.toJs()),
     mark,
+    // The reader's code runs (1) or not (0): Stop waits longer only for a cell that took the
+    // interrupt in its own code (runner.mjs, interrupt()).
+    cell_code: (/** @type {boolean} */ running) => {
+      if (sharedInterrupt) Atomics.store(sharedInterrupt, CELL_CODE_SLOT, running ? 1 : 0);
+    },
   });
   post({ type: "status", text: "Loading chapter_lib…" });
   const wheelFile = await wheel;
@@ -262,6 +267,7 @@ async function preload(pyodide, names) {
 //   Python raises KeyboardInterrupt (the interrupt is consumed here, not raised twice).
 /** @type {Int32Array | null} */
 let sharedInterrupt = null;
+const CELL_CODE_SLOT = 1;  // (of the interrupt buffer; runner.mjs reads it)
 /** @type {SharedArrayBuffer | null} */
 let sharedInput = null;
 const WAIT_MS = 100;
