@@ -15,7 +15,11 @@ export {};
 /** Load these packages as soon as Python is up, not queued behind cells (boot.mjs).
  * @typedef {{type: "preload", packages: string[]}} PreloadMessage */
 /** A cross-origin isolated page's shared buffers: Stop without a restart, and input()'s
- * answers (layout: input.mjs) (runner.mjs).
+ * answers (layout: input.mjs) (runner.mjs). `interrupt` has two slots: 0, the signal Pyodide
+ * polls (the page writes SIGINT, Python writes 0 when it takes it); 1, set to 1 by the worker
+ * while the reader's own code runs (page_python.py), so that Stop waits longer only for a cell
+ * that unwinds its own code. runner.mjs (SIGNAL_SLOT, CELL_CODE_SLOT) and worker.mjs
+ * (CELL_CODE_SLOT) name them; this is the layout they share.
  * @typedef {{type: "shared-buffers", interrupt: Int32Array, input: SharedArrayBuffer}} SharedBuffersMessage */
 /** The page is not isolated but a reload would make it so: input() says so (runner.mjs).
  * @typedef {{type: "reload-isolates"}} ReloadIsolatesMessage */

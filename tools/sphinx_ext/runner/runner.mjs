@@ -61,7 +61,7 @@ const state = {
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
   interrupt: null, // the shared buffer of Stop without a restart (cross-origin isolated pages only)
   interrupted: null, // the cell Stop interrupted, until it reports done
-  interruptions: 0, // Stops that interrupted so far: a Stop's grace timers act only for the last one
+  interruptions: 0, // Stops that interrupted (not restarted) so far: a Stop's timers act only for it
   input: null, // the shared buffer input() answers through (cross-origin isolated pages only)
   notice: "", // Python was restarted: shown until a cell runs again
   skipped: [], // stopped or failed cells skipped as prerequisites: said until the next run asked for
@@ -304,7 +304,7 @@ const INTERRUPT_GRACE_MS = 2000;
 const INTERRUPT_TAKEN_MS = 8000;
 const SIGINT = 2;
 const SIGNAL_SLOT = 0;
-const CELL_CODE_SLOT = 1;  // (worker.mjs writes it; the two must agree)
+const CELL_CODE_SLOT = 1;  // (worker.mjs writes it; the layout: messages.mjs, SharedBuffersMessage)
 
 // A page the book's service worker controls but that was loaded before it existed (a first
 // visit): a reload makes it cross-origin isolated, and Stop and input() complete.

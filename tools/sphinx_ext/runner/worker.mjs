@@ -267,7 +267,7 @@ async function preload(pyodide, names) {
 //   Python raises KeyboardInterrupt (the interrupt is consumed here, not raised twice).
 /** @type {Int32Array | null} */
 let sharedInterrupt = null;
-const CELL_CODE_SLOT = 1;  // (of the interrupt buffer; runner.mjs reads it)
+const CELL_CODE_SLOT = 1;  // (of the interrupt buffer, runner.mjs reads it; the layout: messages.mjs, SharedBuffersMessage)
 /** @type {SharedArrayBuffer | null} */
 let sharedInput = null;
 const WAIT_MS = 100;
