@@ -3,8 +3,8 @@
 One grader run, shared by the tests (a module-scoped fixture), grades a handful of crafted
 submissions: right, untouched, tampered (replaced checks, printed PASS lines, a patched
 chapter_lib and sys.modules, answers that compare equal to anything, a forged grades.csv),
-endless (added after that run and graded alone with `--only`, under a shorter limit), escaping (files written outside, shell commands, network), memory-hungry and
-corrupt ones, plus one submission per kind of answer for the same-verdict test. Each gets
+endless (added after that run, then graded alone with `--only`, under a shorter limit),
+escaping (files written outside, shell commands, network), memory-hungry and corrupt ones, plus one submission per kind of answer for the same-verdict test. Each gets
 the verdicts it should, and nothing is written outside the grades folder.
 
 The same-verdict test gives each checked exercise's right, wrong and untouched code to the
