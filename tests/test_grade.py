@@ -4,8 +4,9 @@ One grader run, shared by the tests (a module-scoped fixture), grades a handful 
 submissions: right, untouched, tampered (replaced checks, printed PASS lines, a patched
 chapter_lib and sys.modules, answers that compare equal to anything, a forged grades.csv),
 endless (added after that run, then graded alone with `--only`, under a shorter limit),
-escaping (files written outside, shell commands, network), memory-hungry and corrupt ones, plus one submission per kind of answer for the same-verdict test. Each gets
-the verdicts it should, and nothing is written outside the grades folder.
+escaping (files written outside, shell commands, network), memory-hungry and corrupt ones,
+plus one submission per kind of answer for the same-verdict test. Each gets the verdicts it
+should, and nothing is written outside the grades folder.
 
 The same-verdict test gives each checked exercise's right, wrong and untouched code to the
 page's Python (Pyodide, cells run as the page runs them: the check called in the same
