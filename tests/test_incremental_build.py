@@ -1,6 +1,7 @@
 """The build graph's contract: an incremental `make book` leaves the site a clean build would.
 
-In a scratch copy of the repository, a sequence of author edits (saved code, prose, a
+In a scratch copy of the repository and of what its last build left (its `_build`: an author's
+checkout; `make test` builds it first), a sequence of author edits (saved code, prose, a
 `.bib` entry, a figure's caption, a page added then removed, a revert), each followed by
 `make book`'s graph, some alone and some together, as an author makes several changes
 before a build (edits of different pages and files; each of them reaches artefacts of its
@@ -9,7 +10,9 @@ artefact's recorded input digests are today's) finds nothing out of date. The pa
 (restored from the snapshot the graph remade) has the function the saved-code edit added, in
 a browser. Then a clean build of the same sources, and the two sites compared byte for byte.
 The saved-code edit is not reverted, so a stale artefact cannot hide behind a revert.
-(Two builds of the whole book: about 3 minutes on 2 cores, the suite's longest test.)
+(The copy's first build brings the repository's build up to date there: the site, at least,
+which links the PDF in the repository and not in the copy. One build of the whole book, the
+clean one: the suite's longest test all the same.)
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.checks.clean_build_compare import differing, sources_copy
+from tools.checks.clean_build_compare import built_copy, differing, sources_copy
 
 pytestmark = [pytest.mark.site, pytest.mark.long]
 
@@ -56,7 +59,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
-    incremental = scratch_run(sources_copy(ROOT, tmp_path / "incremental"))
+    incremental = scratch_run(built_copy(ROOT, tmp_path / "incremental"))
     book = incremental.path / "book"
     graph(incremental, "book")
 

@@ -14,6 +14,7 @@ that differ (none, if the contract holds). Copies live in _build/compare/ (remov
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -25,6 +26,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the package managers installed, which a copy links or copies rather than rebuilds.
 MADE_BY_MAKE = ["pyodide", "runner/editor.mjs"]
 SCRATCH = ROOT / "_build" / "compare"
+# What a build leaves that the next build reads (tools/pipeline/build_steps.py): the graph's
+# record, the digest files, the made assets and the site. Not the PDF nor its print build (a
+# copy of the sources has none; the graph rebuilds a site that links one: site_serves_the_pdf),
+# nor Sphinx's environment (.doctrees: it records the source folder, so in a folder of another
+# name Sphinx reads every page again whatever it holds).
+BUILD_STATE = [".build-graph.json", "digests", "static", "html", "failed"]
 
 
 def sources_copy(source: Path, to: Path) -> Path:
@@ -39,6 +46,34 @@ def sources_copy(source: Path, to: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
     return to
+
+
+def built_copy(source: Path, to: Path) -> Path:
+    """``source``'s sources and what its last build left (BUILD_STATE), as if built at ``to``:
+    the graph's record names every input by its absolute path, so those under ``source`` are
+    moved. The next build of the copy is an incremental one, from whatever state that was."""
+    sources_copy(source, to)
+    for name in BUILD_STATE:
+        made, target = source / "_build" / name, to / "_build" / name
+        if made.is_dir():
+            shutil.copytree(made, target, symlinks=True, dirs_exist_ok=True)
+        elif made.is_file():
+            shutil.copy2(made, target)
+    record = to / "_build" / ".build-graph.json"
+    if record.is_file():
+        record.write_text(json.dumps(moved(json.loads(record.read_text()), f"{source}/", f"{to}/")))
+    return to
+
+
+def moved(record, old: str, new: str):
+    """doit's record (JSON) with every path (a key or a string) under ``old`` put under ``new``."""
+    if isinstance(record, dict):
+        return {moved(key, old, new): moved(value, old, new) for key, value in record.items()}
+    if isinstance(record, list):
+        return [moved(item, old, new) for item in record]
+    if isinstance(record, str) and record.startswith(old):
+        return new + record[len(old):]
+    return record
 
 
 def differing(one: Path, other: Path) -> list[str]:
