@@ -228,7 +228,26 @@ def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, mon
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(calendar.timegm(created)))
     again = tmp_path / "again.pdf"
     printer.print_site(SINGLEHTML, again)
-    assert again.read_bytes() == pdf.read_bytes(), "printing the same build twice gave different PDFs"
+    if again.read_bytes() != pdf.read_bytes():
+        # Kept for whoever reads the failure: the two prints, and where they first differ.
+        kept = ROOT / "_build" / "test-run" / "pdf-printed-again"
+        kept.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(pdf, kept / "first.pdf")
+        shutil.copyfile(again, kept / "again.pdf")
+        pytest.fail(f"printing the same build twice gave different PDFs: {first_difference(reader, PdfReader(again))}; "
+                    f"both kept in {kept.relative_to(ROOT)}/")
+
+
+def first_difference(one: PdfReader, other: PdfReader) -> str:
+    """Where two PDFs first differ: a page's drawing (its first differing operator), or else elsewhere."""
+    if len(one.pages) != len(other.pages):
+        return f"{len(one.pages)} pages, then {len(other.pages)}"
+    for number, (this, that) in enumerate(zip(one.pages, other.pages), start=1):
+        drawn, again = (page.get_contents().get_data().decode("latin-1").splitlines() for page in (this, that))
+        if drawn != again:
+            at = next((i for i, (a, b) in enumerate(zip(drawn, again)) if a != b), min(len(drawn), len(again)))
+            return f"p. {number}, drawing line {at + 1}: {drawn[at:at + 1]} then {again[at:at + 1]}"
+    return "not in any page's drawing (metadata, links or fonts)"
 
 
 # The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for
