@@ -16,9 +16,11 @@ For each page it records, as readable strings that name the page:
 * internal links to missing pages or missing anchors;
 * a missing favicon (the page's icon link, else /favicon.ico) or meta description.
 
-It also measures bytes served and load time per page, takes a light and a
-dark full-page screenshot, writes <out>/report.json, prints a summary table
-and exits 1 if any problem was found.
+Each page is then switched to dark mode, its diagrams redrawn, under the same
+checks. It also measures bytes served and load time per page, takes a light and a
+dark full-page screenshot (with --out; `make test` takes none: about half of the
+check's CPU, for pictures no test reads), writes <out>/report.json, prints a
+summary table and exits 1 if any problem was found.
 """
 
 from __future__ import annotations
@@ -159,7 +161,8 @@ class BrowserChecker:
     def check_site(
         self, root: Path, pages: list[str] | None = None, out_dir: Path | None = None
     ) -> list[PageReport]:
-        """Visit pages (default: all) of the site in root; screenshots go to out_dir."""
+        """Visit pages (default: all) of the site in root; screenshots go to out_dir (none
+        without one)."""
         root = Path(root)
         pages = find_pages(root) if pages is None else pages
         with self._serving(root):
@@ -255,8 +258,17 @@ class BrowserChecker:
         self._check_images(report)
         self._check_head(report)
         self._check_links(report)
-        if out_dir is not None:
-            self._take_screenshots(report, Path(out_dir))
+        shots = None if out_dir is None else Path(out_dir) / "screenshots" / report.page.removesuffix(".html")
+        if shots is not None:
+            shots.parent.mkdir(parents=True, exist_ok=True)
+            self._page.screenshot(path=f"{shots}-light.png", full_page=True)
+        # Dark mode, checked on every page (what it logs counts as for the light one).
+        page.emulate_media(color_scheme="dark")
+        page.evaluate(JS_DARK_THEME)
+        self._wait_for_mermaid()  # (the theme switch makes mermaid redraw)
+        if shots is not None:
+            self._page.screenshot(path=f"{shots}-dark.png", full_page=True)
+            report.screenshots = [f"{shots}-light.png", f"{shots}-dark.png"]
 
     def _open(self, report: PageReport) -> None:
         url = self._site.url(report.page)
@@ -328,19 +340,6 @@ class BrowserChecker:
             if fragment and target.suffix == ".html" and fragment not in anchors_in(target):
                 report.add_problem(f"dead anchor: #{fragment} not found in {site.page_name(href)}")
         report.external_links = sorted(external)
-
-    def _take_screenshots(self, report: PageReport, out_dir: Path) -> None:
-        stem = out_dir / "screenshots" / report.page.removesuffix(".html")
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        light, dark = Path(f"{stem}-light.png"), Path(f"{stem}-dark.png")
-        self._page.screenshot(path=light, full_page=True)
-        self._page.emulate_media(color_scheme="dark")
-        self._page.evaluate(JS_DARK_THEME)
-        # The theme switch makes mermaid redraw; wait so the shot shows diagrams.
-        self._wait_for_mermaid()
-        self._page.screenshot(path=dark, full_page=True)
-        report.screenshots = [str(light), str(dark)]
-
 
 # --------------------------------------------------------------------------
 # Report and command line
