@@ -45,7 +45,7 @@ EDITOR := _build/static/runner/editor.mjs
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
 .PHONY: help env lib outputs assets html book test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
-.PHONY: bench bench-tests bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
+.PHONY: bench bench-tests bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -199,11 +199,13 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-outputs bench-grade bench-tests bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, grading, make test, the tests' browser
+bench: bench-run bench-pages bench-pdf bench-outputs bench-grade bench-tests bench-modules bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, grading, make test, its modules, the tests' browser
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
 bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once (tools/bench/test_stages.py)
 	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
+bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests' (tools/bench/test_modules.py; after `make book` and `make pdf`)
+	$(PY) -m tools.bench.test_modules $(MODULES)
 bench-outputs: env $(NPM_ASSETS)  ## a `# @save` edit one later page uses, and FORCE=1: pages executed and seconds, with and without the reproducibility check; the build graph's own cost (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
 bench-pages: env $(NPM_ASSETS) $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times

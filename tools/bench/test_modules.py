@@ -1,0 +1,69 @@
+"""Where `make test-tests`' CPU goes: each test module run alone, its CPU-seconds and share.
+
+    python -m tools.bench.test_modules [tests/test_x.py ...]    # what `make bench-modules` runs
+
+`make bench-tests` times `make test`'s stages, and `test-tests` keeps both cores busy (about
+97%), so its wall time follows its CPU. Inside that session the modules run side by side,
+and a test's seconds there say as much about its neighbours as about itself. Here each test
+module (default: every tests/test_*.py, in file order) runs alone, in one pytest process (no
+xdist), and is charged the whole machine's busy CPU-seconds while it ran (/proc/stat, so the
+browsers, kernels, builds and sandboxes it starts count), beside its wall time. Run it on a
+quiet machine, after `make book` and the PDF (`make pdf`, or `make test`'s pdf-and-html),
+as the site tests need them. A module that fails is marked, its output kept in
+_build/bench/test-modules/. Writes _build/bench/test_modules.json and prints the modules,
+costliest first, with each one's share of the sum. Numbers, not checks: nothing here fails
+on a number. (Alone is not the same as in the session: there, each module pays a little more
+for sharing the cores, and the session's three workers start Python once, not per module.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tools.bench.test_stages import BENCH, busy_cpu_seconds
+from tools.pipeline.pages import ROOT
+
+LOGS = BENCH / "test-modules"
+
+
+def run_module(module: Path) -> dict:
+    """{seconds, cpu_seconds, exit_status} of `pytest MODULE`, alone; its output kept in LOGS."""
+    started, cpu_before = time.monotonic(), busy_cpu_seconds()
+    with open(LOGS / f"{module.stem}.log", "w") as log:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", str(module.relative_to(ROOT))], cwd=ROOT,
+                              stdout=log, stderr=subprocess.STDOUT)
+    return {"seconds": round(time.monotonic() - started, 1), "cpu_seconds": round(busy_cpu_seconds() - cpu_before, 1),
+            "exit_status": done.returncode}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", type=Path, help="test modules (default: every tests/test_*.py)")
+    args = parser.parse_args(argv)
+    modules = [m.resolve() for m in args.modules] or sorted((ROOT / "tests").glob("test_*.py"))
+    LOGS.mkdir(parents=True, exist_ok=True)
+    measured = {}
+    for module in modules:
+        measured[module.name] = run_module(module)
+        print(f"{module.name:<40}{measured[module.name]['seconds']:7.1f} s {measured[module.name]['cpu_seconds']:7.1f} CPU-s"
+              + ("" if measured[module.name]["exit_status"] in (0, 5) else "  FAILED"), flush=True)
+    total = sum(m["cpu_seconds"] for m in measured.values()) or 1
+    print(f"\n{'costliest first':<40}{'seconds':>9} {'CPU-s':>7} {'share':>6}")
+    for name, m in sorted(measured.items(), key=lambda item: -item[1]["cpu_seconds"]):
+        print(f"{name:<40}{m['seconds']:9.1f} {m['cpu_seconds']:7.1f} {m['cpu_seconds'] / total:6.1%}"
+              + ("" if m["exit_status"] in (0, 5) else "  FAILED, see " + str(LOGS / name.replace(".py", ".log"))))
+    print(f"{'all, one after the other':<40}{sum(m['seconds'] for m in measured.values()):9.1f} {total:7.1f}")
+    (BENCH / "test_modules.json").write_text(json.dumps(
+        {"modules": measured, "cpu_seconds": round(total, 1), "load_average": os.getloadavg(), "cpus": os.cpu_count()},
+        indent=1) + "\n")
+    return 0 if all(m["exit_status"] in (0, 5) for m in measured.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
