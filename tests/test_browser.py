@@ -98,6 +98,17 @@ def test_external_script_is_reported(checker, site_copy):
     assert_reported(problems_of(checker, site_copy, page), page, "external request", url)
 
 
+def test_an_error_only_in_dark_mode_is_reported(checker, site_copy):
+    """Every page is checked in dark mode too (the theme switched as the reader's toggle
+    switches it), screenshots or not: a script that fails only there is reported."""
+    page = a_book_page(site_copy)
+    planted = "planted: fails in dark mode"
+    plant(site_copy, page, "</head>", "<script>new MutationObserver(() => {"
+          f" if (document.documentElement.dataset.theme === 'dark') console.error({planted!r}); }})"
+          ".observe(document.documentElement, {attributes: true, attributeFilter: ['data-theme']});</script></head>")
+    assert_reported(problems_of(checker, site_copy, page), page, planted)
+
+
 def test_broken_mermaid_is_reported(checker, site_copy, monkeypatch):
     monkeypatch.setattr(checker, "mermaid_timeout_ms", 1_000)  # nothing will draw it: no need to wait long
     page = next((p for p in find_pages(site_copy) if MERMAID_BLOCK.search((site_copy / p).read_text())), None)
