@@ -553,11 +553,21 @@ def test_the_session_needed_nothing_but_the_server(browser):
 FRESH_PAGE = "book/15_03_agentic_loop.ipynb"  # runs on chapter_lib alone (no figures)
 
 
-def fresh_environment(tmp_path) -> Path:
-    """A new venv from the interpreter .venv was made from (as Colab's Python is outside
-    this environment): no chapter_lib in it. Returns its python."""
+@pytest.fixture(scope="module")
+def new_venv(tmp_path_factory) -> Path:
+    """A venv made from the interpreter .venv was made from (as Colab's Python is outside this
+    environment), never used: each test gets a copy (fresh_environment). Made once, as
+    making one costs about 3 CPU-seconds (pip's own install) and copying it almost nothing."""
+    made = tmp_path_factory.mktemp("new-venv") / "venv"
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    subprocess.run([str(base_python), "-m", "venv", str(tmp_path / "venv")], check=True)
+    subprocess.run([str(base_python), "-m", "venv", str(made)], check=True)
+    return made
+
+
+def fresh_environment(new_venv: Path, tmp_path: Path) -> Path:
+    """A copy of the new venv (it finds its prefix from where its python is, so a copy is a venv
+    of its own; pip is run as `python -m pip`): no chapter_lib in it. Returns its python."""
+    shutil.copytree(new_venv, tmp_path / "venv", symlinks=True)
     return tmp_path / "venv" / "bin" / "python"
 
 
@@ -570,7 +580,7 @@ def run_as_kernel(python: Path, cells: list[str], cwd: Path, marker: str):
                           timeout=600)
 
 
-def test_a_readers_notebook_runs_in_a_fresh_environment(tmp_path):
+def test_a_readers_notebook_runs_in_a_fresh_environment(new_venv, tmp_path):
     """The first cell installs chapter_lib from the repository (here a local stand-in for
     repository.url at main) and the page then prints what the stored notebook shows."""
     repo = tmp_path / "repo"
@@ -587,7 +597,7 @@ def test_a_readers_notebook_runs_in_a_fresh_environment(tmp_path):
     # file://localhost/: pip before 24 rejects a file URL without a host in `name @ url`.
     cells[0] = cells[0].replace(f"git+{url}@{branch}", f"git+file://localhost{repo}@{branch}")
     marker = "--- next cell ---"
-    run = run_as_kernel(fresh_environment(tmp_path), cells, tmp_path, marker)
+    run = run_as_kernel(fresh_environment(new_venv, tmp_path), cells, tmp_path, marker)
     assert run.returncode == 0, run.stderr[-3000:]
     assert list((tmp_path / "venv").glob("lib/python*/site-packages/chapter_lib/__init__.py")), "nothing installed"
     printed = run.stdout.split(marker + "\n")
@@ -597,7 +607,7 @@ def test_a_readers_notebook_runs_in_a_fresh_environment(tmp_path):
     assert printed == stored
 
 
-def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(tmp_path):
+def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(new_venv, tmp_path):
     """Without a reachable repository (a test double: a URL with no repository behind it),
     the install cell raises in its own cell, with pip's words and what to do; the page's
     first cell never runs, so no ModuleNotFoundError appears one cell later."""
@@ -607,7 +617,7 @@ def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(tmp_path):
     missing = tmp_path / "no-repository-here"
     cells[0] = cells[0].replace(f"git+{url}@{branch}", f"git+file://localhost{missing}@{branch}")
     marker = "--- next cell ---"
-    run = run_as_kernel(fresh_environment(tmp_path), cells[:2], tmp_path, marker)
+    run = run_as_kernel(fresh_environment(new_venv, tmp_path), cells[:2], tmp_path, marker)
     assert run.returncode != 0 and marker not in run.stdout
     last = run.stderr.strip().splitlines()
     error = next(i for i, line in enumerate(last) if line.startswith("RuntimeError: Could not install chapter_lib,"))
@@ -620,7 +630,7 @@ def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(tmp_path):
 FIGURE_PAGE = "book/15_04_quality_and_cost.ipynb"  # draws a figure: needs chapter_lib and matplotlib
 
 
-def test_with_only_matplotlib_missing_the_install_cell_names_it_and_installs_only_it(tmp_path, monkeypatch):
+def test_with_only_matplotlib_missing_the_install_cell_names_it_and_installs_only_it(new_venv, tmp_path, monkeypatch):
     """chapter_lib importable, matplotlib not, and no package index (pip fails): the install
     cell asks pip for matplotlib alone, and says so, with pip's error once and no colour codes."""
     (tmp_path / "chapter_lib").mkdir()  # importable from the notebook's folder, as if installed
@@ -629,7 +639,7 @@ def test_with_only_matplotlib_missing_the_install_cell_names_it_and_installs_onl
     install = "".join(next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")["source"])
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # a test double for an unreachable index
     monkeypatch.setenv("FORCE_COLOR", "1")  # as a notebook front end may ask; the message has none
-    run = run_as_kernel(fresh_environment(tmp_path), [install], tmp_path, "--- next cell ---")
+    run = run_as_kernel(fresh_environment(new_venv, tmp_path), [install], tmp_path, "--- next cell ---")
     assert run.returncode != 0
     message = run.stderr[run.stderr.index("RuntimeError: "):]
     assert message.startswith("RuntimeError: Could not install matplotlib, which this notebook needs (matplotlib)."), message
