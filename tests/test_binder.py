@@ -556,8 +556,8 @@ FRESH_PAGE = "book/15_03_agentic_loop.ipynb"  # runs on chapter_lib alone (no fi
 @pytest.fixture(scope="module")
 def new_venv(tmp_path_factory) -> Path:
     """A venv made from the interpreter .venv was made from (as Colab's Python is outside this
-    environment), never used: each test gets a copy (fresh_environment). Made once, as
-    making one costs about 3 CPU-seconds (pip's own install) and copying it almost nothing."""
+    environment), never used: each test gets a copy (fresh_environment). Made once: making
+    one installs pip into it, a copy costs next to nothing."""
     made = tmp_path_factory.mktemp("new-venv") / "venv"
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     subprocess.run([str(base_python), "-m", "venv", str(made)], check=True)
