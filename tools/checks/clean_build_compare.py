@@ -56,13 +56,19 @@ def built_copy(source: Path, to: Path) -> Path:
     for name in BUILD_STATE:
         made, target = source / "_build" / name, to / "_build" / name
         if made.is_dir():
-            shutil.copytree(made, target, symlinks=True, dirs_exist_ok=True)
+            shutil.copytree(made, target, symlinks=True, dirs_exist_ok=True, ignore=already_in(made, target))
         elif made.is_file():
             shutil.copy2(made, target)
     record = to / "_build" / ".build-graph.json"
     if record.is_file():
         record.write_text(json.dumps(moved(json.loads(record.read_text()), f"{source}/", f"{to}/")))
     return to
+
+
+def already_in(made: Path, target: Path):
+    """copytree's ignore: what is already at ``target`` (what sources_copy put there: Pyodide's
+    files, the editor) is not copied again."""
+    return lambda folder, names: [n for n in names if (target / Path(folder).relative_to(made) / n).exists()]
 
 
 def moved(record, old: str, new: str):
