@@ -21,12 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from tools.bench.test_stages import BENCH, busy_cpu_seconds
+from tools.bench.test_stages import BENCH, timed
 from tools.pipeline.pages import ROOT
 
 LOGS = BENCH / "test-modules"
@@ -34,12 +32,9 @@ LOGS = BENCH / "test-modules"
 
 def run_module(module: Path) -> dict:
     """{seconds, cpu_seconds, exit_status} of `pytest MODULE`, alone; its output kept in LOGS."""
-    started, cpu_before = time.monotonic(), busy_cpu_seconds()
-    with open(LOGS / f"{module.stem}.log", "w") as log:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", str(module.relative_to(ROOT))], cwd=ROOT,
-                              stdout=log, stderr=subprocess.STDOUT)
-    return {"seconds": round(time.monotonic() - started, 1), "cpu_seconds": round(busy_cpu_seconds() - cpu_before, 1),
-            "exit_status": done.returncode}
+    seconds, cpu, status = timed([sys.executable, "-m", "pytest", "-q", str(module.relative_to(ROOT))],
+                                 LOGS / f"{module.stem}.log")
+    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "exit_status": status}
 
 
 def main(argv: list[str] | None = None) -> int:

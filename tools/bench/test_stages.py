@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 
@@ -64,15 +65,19 @@ def busy_cpu_seconds() -> float:
     return (sum(ticks) - idle - iowait) / os.sysconf("SC_CLK_TCK")
 
 
-def run_stage(stage: str) -> tuple[float, float, int]:
-    """(seconds, busy CPU-seconds of the machine, exit status) of `make STAGE`, its output kept
-    in _build/bench/test-stages/."""
-    environment = {**os.environ, "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25".strip()}
+def timed(command: list[str], log: Path, environment: dict | None = None) -> tuple[float, float, int]:
+    """(seconds, busy CPU-seconds of the machine, exit status) of ``command`` run in the
+    repository, its output kept in ``log``."""
     started, cpu_before = time.monotonic(), busy_cpu_seconds()
-    with open(log_path(stage), "w") as log:
-        done = subprocess.run(["make", "--no-print-directory", stage], cwd=ROOT, env=environment,
-                              stdout=log, stderr=subprocess.STDOUT)
+    with open(log, "w") as kept:
+        done = subprocess.run(command, cwd=ROOT, env=environment, stdout=kept, stderr=subprocess.STDOUT)
     return time.monotonic() - started, busy_cpu_seconds() - cpu_before, done.returncode
+
+
+def run_stage(stage: str) -> tuple[float, float, int]:
+    """`make STAGE`, timed (``timed``), its output kept in _build/bench/test-stages/."""
+    environment = {**os.environ, "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25".strip()}
+    return timed(["make", "--no-print-directory", stage], log_path(stage), environment)
 
 
 def main(argv: list[str] | None = None) -> int:
