@@ -188,15 +188,30 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     assert any(offline.digest(changed) in url for url in cached)
 
 
-def type_and_run(page, number: int, source: str) -> dict:
-    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
-
+def type_and_start(page, number: int, source: str) -> None:
+    """Cell ``number``'s code replaced by ``source``, as typed, and run (Shift+Enter)."""
     page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(source)
     page.keyboard.press("Shift+Enter")
+
+
+def type_and_run(page, number: int, source: str) -> dict:
+    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+
+    type_and_start(page, number, source)
     page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
     return page.evaluate(JS_CELLS)[number - 1]
+
+
+JS_CELL_1_RUNNING = "() => window.browserRun.cells[0].element.dataset.runState === 'running'"
+
+
+def run_and_stop(page, source: str, once: str = JS_CELL_1_RUNNING) -> None:
+    """Cell 1 runs ``source``; Stop is pressed ``once`` (a page function) is true."""
+    type_and_start(page, 1, source)
+    page.wait_for_function(once)
+    page.get_by_role("button", name="Stop", exact=True).click()
 
 
 JS_STOPPED_AND_IDLE = ("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
@@ -211,17 +226,13 @@ def stop_a_cell_that_unwinds(page, seconds: int, first: str = "") -> None:
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
-    page.locator("div.cell").nth(0).locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text(f"{first}from js import Atomics, Int32Array, SharedArrayBuffer\n"
-                              "print('in the loop')\ntry:\n    while True:\n        pass\n"
-                              "except KeyboardInterrupt:\n"
-                              f"    Atomics.wait(Int32Array.new(SharedArrayBuffer.new(4)), 0, 0, {seconds * 1000})\n"
-                              "    raise")
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[0].output.list()"
-                           ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
-    page.get_by_role("button", name="Stop", exact=True).click()
+    run_and_stop(page, f"{first}from js import Atomics, Int32Array, SharedArrayBuffer\n"
+                       "print('in the loop')\ntry:\n    while True:\n        pass\n"
+                       "except KeyboardInterrupt:\n"
+                       f"    Atomics.wait(Int32Array.new(SharedArrayBuffer.new(4)), 0, 0, {seconds * 1000})\n"
+                       "    raise",
+                 once="() => window.browserRun.cells[0].output.list()"
+                      ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
 
 
 def isolated_page_with_python(site, served_context):
@@ -245,12 +256,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
 
     page = isolated_page_with_python(site, served_context)
     assert type_and_run(page, 1, "x = 42")["state"] == "done"
-    page.locator("div.cell").nth(0).locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text("while True:\n    pass")
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
-    page.get_by_role("button", name="Stop", exact=True).click()
+    run_and_stop(page, "while True:\n    pass")
     page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                            " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
     stopped = page.evaluate(JS_CELLS)[0]
@@ -281,12 +287,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
     page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=60_000)
     # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
-    page.locator("div.cell").nth(0).locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text("sum(range(10**13))")
-    page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
-    page.get_by_role("button", name="Stop", exact=True).click()
+    run_and_stop(page, "sum(range(10**13))")
     page.wait_for_function("() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
                            timeout=10_000)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
@@ -296,10 +297,7 @@ def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
     from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     page = isolated_page_with_python(site, served_context)
-    page.locator("div.cell").nth(0).locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text('name = input("Name? ")\nprint("hi", name)')
-    page.keyboard.press("Shift+Enter")
+    type_and_start(page, 1, 'name = input("Name? ")\nprint("hi", name)')
     field = page.get_by_role("textbox", name="Name?")
     field.wait_for(timeout=CELL_TIMEOUT_MS)
     assert page.locator(".browser-run-input-prompt").text_content() == "Name? "
