@@ -174,9 +174,8 @@ test-programs:
 # Every test of tests/, in one session on three workers (pytest-xdist, by module: a module's
 # browser, JupyterLab, printer or grader run is set up once; each test gets a fresh browser
 # context). Three on two cores: a worker waiting on a browser, a server or a kernel leaves its
-# core to another (`make bench-tests` measures the stage; `make bench-tests XDIST="-n 2 …"`
-# tries two: on 2026-12-02 its test-tests took 349.6 s at 89% of the cores, three 313.1 s at 96%,
-# within the hour; MAINTAINING.md, "The suite at a glance"). Modules marked `long` start first,
+# core to another (`make bench-tests` measures the stage, and `make bench-tests XDIST="-n 2 …"`
+# two workers: slower, MAINTAINING.md, "The suite at a glance"). Modules marked `long` start first,
 # the rest in file order (--no-loadscope-reorder: xdist would otherwise start the modules with
 # most tests first and a one-test minute last). The site tests need the built site
 # (pdf-and-html, or `make html`).

@@ -261,13 +261,13 @@ class BrowserChecker:
         shots = None if out_dir is None else Path(out_dir) / "screenshots" / report.page.removesuffix(".html")
         if shots is not None:
             shots.parent.mkdir(parents=True, exist_ok=True)
-            self._page.screenshot(path=f"{shots}-light.png", full_page=True)
+            page.screenshot(path=f"{shots}-light.png", full_page=True)
         # Dark mode, checked on every page (what it logs counts as for the light one).
         page.emulate_media(color_scheme="dark")
         page.evaluate(JS_DARK_THEME)
         self._wait_for_mermaid()  # (the theme switch makes mermaid redraw)
         if shots is not None:
-            self._page.screenshot(path=f"{shots}-dark.png", full_page=True)
+            page.screenshot(path=f"{shots}-dark.png", full_page=True)
             report.screenshots = [f"{shots}-light.png", f"{shots}-dark.png"]
 
     def _open(self, report: PageReport) -> None:
