@@ -257,7 +257,8 @@ const STATE_WORDS_SKIPPED = { "was stopped": "stopped", "raised an error": "erro
 
 // Stop keeps the reader's place: the scroll position, and the focus (an editor, where the
 // shortcut was pressed; the stopped cell's Run button when the Stop button, now hidden, had it).
-function stop() {
+/** @param {string} [why] what the notice says first when a Stop that interrupted ends in a restart */
+function stop(why) {
   if (!state.running && !state.queue.length) return;
   if (state.interrupt && interrupt()) return;
   const focused = document.activeElement;
@@ -269,10 +270,11 @@ function stop() {
   for (const cell of runnable()) if (["done", "error"].includes(cell.runState)) cell.setState("stale");
   state.queue = [];
   state.running = null;
-  const didNotStop = state.interrupted !== null;
+  // (Stop pressed again while an interrupted cell unwinds: restarted at once, as it says.)
+  if (state.interrupted && !why) why = "was still stopping when Stop was pressed again";
   state.interrupted = null;
   const which = stopped ? stoppedName(stopped) : "the queued cells";
-  state.notice = (didNotStop ? `${capital(which)} did not stop within 2 s. ` : "") +
+  state.notice = (why ? `${capital(which)} ${why}. ` : "") +
     `Stopped ${which}. Python was restarted, so everything earlier cells defined is lost; ` +
     "running a cell runs the cells above it again first (not the stopped one)." +
     (reloadIsolates() ? RELOAD_FOR_STOP : "");
@@ -351,7 +353,8 @@ function interrupt() {
       setTimeout(graceOver, INTERRUPT_TAKEN_MS);
       return;
     }
-    stop();
+    stop(waitedForTaken ? `took the Stop but had not finished ${(INTERRUPT_GRACE_MS + INTERRUPT_TAKEN_MS) / 1000} s later`
+      : `did not stop within ${INTERRUPT_GRACE_MS / 1000} s`);
   };
   setTimeout(graceOver, INTERRUPT_GRACE_MS);
   return true;
@@ -399,7 +402,7 @@ const actions = {
 // bar, status: the loader's controls; download: {bytes, text}, what the click downloads;
 // notebook: the URL of the page's reader's notebook, relative to the page.
 export function start({ bar, status, download, notebook }) {
-  guardModifiedKeys([{ matches: isStopKey, run: stop }]);
+  guardModifiedKeys([{ matches: isStopKey, run: () => stop() }]);
   const css = el("link", { rel: "stylesheet", href: new URL("./runner.css", import.meta.url).href });
   document.head.append(css);
   Object.assign(state, { status, download });
@@ -422,7 +425,7 @@ export function start({ bar, status, download, notebook }) {
   state.runAll = button("Run all", () => { state.skipped = []; runAll(); }, { cls: "browser-run-run-all" });
   state.floatingText = el("span", {});
   state.floating = el("div", { class: "browser-run-floating", hidden: true, role: "region", "aria-label": "Running" },
-    state.floatingText, button("Stop", stop, { label: "Stop", cls: "browser-run-stop" }),
+    state.floatingText, button("Stop", () => stop(), { label: "Stop", cls: "browser-run-stop" }),
     el("kbd", { class: "browser-run-key", title: "Stop from anywhere on the page, editors included" }, STOP_KEY));
   document.body.append(state.floating);
   bar.replaceChildren(
