@@ -10,9 +10,12 @@ artefact's recorded input digests are today's) finds nothing out of date. The pa
 (restored from the snapshot the graph remade) has the function the saved-code edit added, in
 a browser. Then a clean build of the same sources, and the two sites compared byte for byte.
 The saved-code edit is not reverted, so a stale artefact cannot hide behind a revert.
-(The copy's first build brings the repository's build up to date there: the site, at least,
-which links the PDF in the repository and not in the copy. One build of the whole book, the
-clean one: the suite's longest test all the same.)
+(The copy's first build, the saved-code edit's, also brings the repository's build up to date
+there: the site, at least, which links the PDF in the repository and not in the copy, and
+which Sphinx reads again in a folder of another name. Not a build of its own before the edits:
+it cost as much as the clean one, and an edit built together with whatever the last build left
+undone is the case an author meets anyway. One build of the whole book, the clean one: the
+suite's longest test all the same.)
 """
 
 from __future__ import annotations
@@ -61,9 +64,9 @@ def edit(path: Path, old: str, new: str) -> None:
 def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     incremental = scratch_run(built_copy(ROOT, tmp_path / "incremental"))
     book = incremental.path / "book"
-    graph(incremental, "book")
 
-    # Saved code: a new function in 15.1's first `# @save` cell (library, wheel, snapshot, pages).
+    # Saved code: a new function in 15.1's first `# @save` cell (library, wheel, snapshot, pages),
+    # built together with whatever the copied build had left to do.
     edit(book / "15_01_corpus_and_search_stub.md", "# @save\nfrom dataclasses import dataclass\n",
          "# @save\nfrom dataclasses import dataclass\n" + PROBE)
     assert "15_01_corpus_and_search_stub: executed" in graph(incremental, "book")
