@@ -207,32 +207,37 @@ def type_and_run(page, number: int, source: str) -> dict:
 JS_CELL_1_RUNNING = "() => window.browserRun.cells[0].element.dataset.runState === 'running'"
 
 
-def run_and_stop(page, source: str, once: str = JS_CELL_1_RUNNING) -> None:
-    """Cell 1 runs ``source``; Stop is pressed ``once`` (a page function) is true."""
+def run_and_stop(page, source: str, once: str = JS_CELL_1_RUNNING) -> float:
+    """Cell 1 runs ``source``; Stop is pressed once ``once`` (a page function) is true. Returns
+    when, on the page's clock (``Date.now()``, milliseconds), just before the click."""
     type_and_start(page, 1, source)
     page.wait_for_function(once)
+    pressed = page.evaluate("() => Date.now()")
     page.get_by_role("button", name="Stop", exact=True).click()
+    return pressed
 
 
 JS_STOPPED_AND_IDLE = ("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                        " && document.documentElement.dataset.browserRun === 'idle'")
 
 
-def stop_a_cell_that_unwinds(page, seconds: int, first: str = "") -> None:
-    """Cell 1 loops, and on KeyboardInterrupt keeps Python from returning for ``seconds`` before
-    raising; Stop is pressed once the loop runs: what is tested is the unwinding, not the cell's
-    start. (It waits blocked, Atomics.wait, not spinning: the page sees the same, a worker that
-    has not reported yet, and the suite's cores are not burnt for it.)
+def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: str = "") -> float:
+    """Cell 1 loops, and on KeyboardInterrupt keeps Python from returning for ``seconds``, or
+    until the page's clock reads ``until`` (ms), before raising; Stop is pressed once the loop
+    runs: what is tested is the unwinding, not the cell's start. Returns when Stop was pressed
+    (run_and_stop). (It waits blocked, Atomics.wait, not spinning: the page sees the same, a
+    worker that has not reported yet, and the suite's cores are not burnt for it.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
-    run_and_stop(page, f"{first}from js import Atomics, Int32Array, SharedArrayBuffer\n"
-                       "print('in the loop')\ntry:\n    while True:\n        pass\n"
-                       "except KeyboardInterrupt:\n"
-                       f"    Atomics.wait(Int32Array.new(SharedArrayBuffer.new(4)), 0, 0, {seconds * 1000})\n"
-                       "    raise",
-                 once="() => window.browserRun.cells[0].output.list()"
-                      ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
+    wait_ms = f"{until} - Date.now()" if until else f"{seconds * 1000}"
+    return run_and_stop(page, f"{first}from js import Atomics, Date, Int32Array, SharedArrayBuffer\n"
+                              "print('in the loop')\ntry:\n    while True:\n        pass\n"
+                              "except KeyboardInterrupt:\n"
+                              f"    Atomics.wait(Int32Array.new(SharedArrayBuffer.new(4)), 0, 0, max(0, {wait_ms}))\n"
+                              "    raise",
+                        once="() => window.browserRun.cells[0].output.list()"
+                             ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
 
 
 def isolated_page_with_python(site, served_context):
@@ -267,14 +272,16 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
     # A cell that takes the interrupt but unwinds for longer than the grace (its own `except`;
     # a busy machine's traceback): waited for, not restarted.
-    stop_a_cell_that_unwinds(page, seconds=3)
+    first_stop = stop_a_cell_that_unwinds(page, seconds=5)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
     assert type_and_run(page, 1, "print(x)")["outputs"] == [["stdout", "42\n"]]
-    # Stopped again at once, unwinding for 7 s: this Stop's own grace counts, not the last
-    # one's timer (same cell, same Python), which would restart Python 10 s after the last Stop.
-    stop_a_cell_that_unwinds(page, seconds=7)
+    # Stopped again at once, unwinding until half a second past the last Stop's last timer
+    # (same cell, same Python: it would restart Python if it were taken for this Stop's). This
+    # Stop's own grace counts. (About 5 s: the last Stop's unwinding was made 5 s so that
+    # each Stop has about 5 s to spare before its own 10.)
+    stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
