@@ -6,6 +6,7 @@
   stored one, with the stored alt text; no request leaves the machine and the console
   stays clean (tools/checks/run_check.py, run by tools/browser/page_runner.py).
 * A planted change to a stored output is caught.
+* On 15.11, Run all (every worked solution, each passing its check) marks no exercise done.
 * A figure cell whose data a reader changes draws a different figure.
 * On 15.11 a reader types functions into exercise 3's start cell and sees the check's
   verdict, both "ok" and the failing case; after Stop, a reader's own plot draws.
@@ -56,10 +57,26 @@ def runner(site):
         yield browser_runner
 
 
+# What 15.11's progress box says (tools/sphinx_ext/runner/progress.mjs), once it has read what is kept.
+JS_PROGRESS_SUMMARY = """() => document.documentElement.dataset.exerciseProgress !== undefined
+    && document.querySelector('.exercise-progress-summary').textContent"""
+
+
 @pytest.fixture(scope="module")
-def page_runs(runner, site) -> dict:
-    """Every page with code, clicked and run to the end, once for the module."""
-    return {page: runner.run_page(page) for page in pages_with_code(site)}
+def runs_and_progress(runner, site) -> tuple[dict, str]:
+    """Every page with code, clicked and run to the end, once for the module; and what 15.11's
+    progress box says after its Run all."""
+    runs, progress = {}, None
+    for page in pages_with_code(site):
+        runs[page] = runner.run_page(page)
+        if page == EXERCISES:
+            progress = runner.page.wait_for_function(JS_PROGRESS_SUMMARY).json_value()
+    return runs, progress
+
+
+@pytest.fixture(scope="module")
+def page_runs(runs_and_progress) -> dict:
+    return runs_and_progress[0]
 
 
 def shoot(runner, name: str) -> None:
@@ -85,6 +102,15 @@ def test_every_cell_prints_what_the_stored_notebook_holds(page_runs):
         summary.append(f"{page}: {result.matched}/{result.runnable} match, {result.figures} figure cells")
         assert run.cells, f"{page}: the runner found no code cell"
     assert not problems, "\n".join(problems + ["", *summary])
+
+
+def test_the_worked_solutions_own_checks_mark_no_exercise_done(runs_and_progress):
+    """Run all on 15.11 runs every worked solution, and each one's check passes: that is not
+    the reader's work, so the progress box still counts none done (a reader's own passing
+    check does: tests/test_exercise_progress.py)."""
+    runs, progress = runs_and_progress
+    assert EXERCISES in runs
+    assert progress == f"0 of {len(book_shape.exercises())} exercises done", progress
 
 
 def test_each_figure_cell_draws_its_figure_in_the_page(page_runs):
