@@ -225,19 +225,32 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
     """Cell 1 loops, and on KeyboardInterrupt keeps Python from returning for ``seconds``, or
     until the page's clock reads ``until`` (ms), before raising; Stop is pressed once the loop
     runs: what is tested is the unwinding, not the cell's start. Returns when Stop was pressed
-    (run_and_stop). (It waits blocked, Atomics.wait, not spinning: the page sees the same, a
-    worker that has not reported yet, and the suite's cores are not burnt for it.)
+    (run_and_stop).
+    (It spins. Stop 37 made it wait blocked, Atomics.wait, to spare the suite's cores; in three
+    long runs of the suite out of about six, the second unwinding Stop below then ended in a
+    restart, its cell not done 10 s after its Stop although it was to wait about 5; in some
+    thirty shorter runs, never. Cause not found: spinning, as before stop 37, passed every
+    run it had.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
-    wait_ms = f"{until} - Date.now()" if until else f"{seconds * 1000}"
-    return run_and_stop(page, f"{first}from js import Atomics, Date, Int32Array, SharedArrayBuffer\n"
+    end = f"{until}" if until else f"Date.now() + {seconds * 1000}"
+    return run_and_stop(page, f"{first}from js import Date\n"
                               "print('in the loop')\ntry:\n    while True:\n        pass\n"
                               "except KeyboardInterrupt:\n"
-                              f"    Atomics.wait(Int32Array.new(SharedArrayBuffer.new(4)), 0, 0, max(0, {wait_ms}))\n"
+                              f"    end = {end}\n"
+                              "    while Date.now() < end:\n        pass\n"
                               "    raise",
                         once="() => window.browserRun.cells[0].output.list()"
                              ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
+
+
+def stop_timeline(page, *stops: float) -> str:
+    """For a failure's message: the Stops and the worker's last steps (boot.mjs's
+    browserRunTimings: when the worker posted each), in ms after the first Stop."""
+    steps = page.evaluate("() => (window.browserRunTimings || []).slice(-8)")
+    return ", ".join([f"Stop {i + 1} at {stop - stops[0]:.0f}" for i, stop in enumerate(stops)]
+                     + [f"{step['step']} at {step['at'] - stops[0]:.0f}" for step in steps])
 
 
 def isolated_page_with_python(site, served_context):
@@ -281,10 +294,10 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # (same cell, same Python: it would restart Python if it were taken for this Stop's). This
     # Stop's own grace counts. (About 5 s: the last Stop's unwinding was made 5 s so that
     # each Stop has about 5 s to spare before its own 10.)
-    stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
+    second_stop = stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
-    assert "variables are kept" in status and "restarted" not in status, status
+    assert "variables are kept" in status and "restarted" not in status, (status, stop_timeline(page, first_stop, second_stop))
     # The interrupt taken outside the cell's own code (planted: the cell says its code is not
     # running, as when Stop lands in the runner's own awaits before it) gets no more time: the
     # restart comes after the 2-s grace, not the 10 s of a cell that unwinds.
