@@ -226,11 +226,11 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
     until the page's clock reads ``until`` (ms), before raising; Stop is pressed once the loop
     runs: what is tested is the unwinding, not the cell's start. Returns when Stop was pressed
     (run_and_stop).
-    (It spins. Stop 37 made it wait blocked, Atomics.wait, to spare the suite's cores; in three
-    long runs of the suite out of about six, the second unwinding Stop below then ended in a
-    restart, its cell not done 10 s after its Stop although it was to wait about 5; in some
-    thirty shorter runs, never. Cause not found: spinning, as before stop 37, passed every
-    run it had.)
+    (It spins. Stop 37 made it wait blocked, Atomics.wait, to spare the suite's cores; in each
+    of stop 38's three long runs of the suite the second unwinding Stop below then ended in a
+    restart, its cell not done 10 s after its Stop although it was to wait 5 to 7 s; in some
+    thirty short runs of this module, never. Cause not found: spinning, as before stop 37,
+    passed every run it had.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
