@@ -82,6 +82,44 @@ def test_an_endless_cell_is_stopped_at_the_time_limit_and_named_in_one_line(book
     assert "\n" not in message and "Traceback" not in message
 
 
+KERNEL_SILENT = "Kernel didn't respond in 60 seconds"  # what nbclient raises when a kernel never answers at its start
+
+
+def kernels_that_do_not_start(monkeypatch, first_only: bool) -> None:
+    """nbclient's client, but the kernel of each run of a page does not answer at its start:
+    the first time only, or every time."""
+    refused = set()
+
+    class NotStarting(stored_outputs.NotebookClient):
+        async def async_execute(self, **kwargs):
+            if not (first_only and id(self.nb) in refused):
+                refused.add(id(self.nb))
+                raise RuntimeError(KERNEL_SILENT)
+            return await super().async_execute(**kwargs)
+
+    monkeypatch.setattr(stored_outputs, "NotebookClient", NotStarting)
+
+
+def test_a_kernel_that_does_not_start_is_started_once_more(book, monkeypatch):
+    page, _ = book
+    kernels_that_do_not_start(monkeypatch, first_only=True)
+    page.write_text(PAGE.format(middle='print("started on the second try")'))
+    assert build_book.sync_outputs() == []
+    assert "started on the second try" in page.with_suffix(".ipynb").read_text()
+
+
+def test_a_kernel_that_never_starts_fails_its_page_blaming_no_cell(book, monkeypatch):
+    page, _ = book
+    kernels_that_do_not_start(monkeypatch, first_only=False)
+    stored = page.with_suffix(".ipynb").read_bytes()
+    page.write_text(PAGE.format(middle='print("never run")'))
+    failures = build_book.sync_outputs()
+    assert [md for md, _ in failures] == [page]
+    assert failures[0][1] == (f"{page}: its kernel did not start (RuntimeError: {KERNEL_SILENT}; started "
+                              f"{stored_outputs.KERNEL_STARTS} times)")
+    assert page.with_suffix(".ipynb").read_bytes() == stored
+
+
 def test_an_output_that_differs_between_two_runs_is_named(book):
     page, _ = book
     message, _ = fail_with(book, "import random\nprint(random.random())")

@@ -270,7 +270,25 @@ async def _execute_all(md: Path, runs: list, install) -> list:
     return await asyncio.gather(*(_execute_one(md, nb, install) for nb in runs), return_exceptions=True)
 
 
+# A kernel that never answers at its start (nbclient: "Kernel didn't respond in 60 seconds", seen
+# once under a full `make test` on two cores; no cell of the page had run) is started once more
+# before the page is called failed, and then the failure says the kernel did not start.
+KERNEL_STARTS = 2
+
+
 async def _execute_one(md: Path, nb, install) -> None:
+    for start in range(1, KERNEL_STARTS + 1):
+        try:
+            return await _execute_in_a_new_kernel(md, nb, install, last_start=start == KERNEL_STARTS)
+        except _KernelDidNotStart:
+            continue
+
+
+class _KernelDidNotStart(Exception):
+    """The kernel did not answer at its start, and it may be started again (_execute_one)."""
+
+
+async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> None:
     page_cells = nb.cells
     if install is not None:
         nb.cells = [install, *page_cells]
@@ -304,6 +322,14 @@ async def _execute_one(md: Path, nb, install) -> None:
         error.notebook, error.where = nb, where  # outputs up to the error: the HTML preview shows them
         raise error from None
     except (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError) as err:
+        if not started and not isinstance(err, TimeoutError):  # (nbclient's start: RuntimeError, DeadKernelError)
+            if not last_start:
+                raise _KernelDidNotStart from err
+            where = f"{shown(md)}: its kernel did not start ({type(err).__name__}: " \
+                    f"{str(err).splitlines()[0] if str(err) else ''}; started {KERNEL_STARTS} times)"
+            error = BookError(f"{where}; {stored_path(md).name} was not changed.")
+            error.notebook, error.where = nb, where
+            raise error from None
         index = (started[-1] - (install is not None)) if started else 0
         cells = code_cells(md)
         code_index = sum(c.cell_type == "code" for c in page_cells[:index])
