@@ -11,7 +11,8 @@ browsers, kernels, builds and sandboxes it starts count), beside its wall time. 
 quiet machine, after `make book` and the PDF (`make pdf`, or `make test`'s pdf-and-html),
 as the site tests need them. A module that fails is marked, its output kept in
 _build/bench/test-modules/. Writes _build/bench/test_modules.json and prints the modules,
-costliest first, with each one's share of the sum. Numbers, not checks: nothing here fails
+costliest first, with each one's share of the sum, then the costliest tests (each test's own
+CPU-seconds: tools/bench/cpu_per_test.py; all of them in the JSON). Numbers, not checks: nothing here fails
 on a number. (Alone is not the same as in the session: there, each module pays a little more
 for sharing the cores, and the session's three workers start Python once, not per module.)
 """
@@ -24,17 +25,26 @@ import os
 import sys
 from pathlib import Path
 
+from tools.bench.cpu_per_test import OUT_VARIABLE
 from tools.bench.test_stages import BENCH, timed
 from tools.pipeline.pages import ROOT
 
 LOGS = BENCH / "test-modules"
 
 
+TESTS_SHOWN = 20
+
+
 def run_module(module: Path) -> dict:
-    """{seconds, cpu_seconds, exit_status} of `pytest MODULE`, alone; its output kept in LOGS."""
-    seconds, cpu, status = timed([sys.executable, "-m", "pytest", "-q", str(module.relative_to(ROOT))],
-                                 LOGS / f"{module.stem}.log")
-    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "exit_status": status}
+    """{seconds, cpu_seconds, exit_status, tests} of `pytest MODULE`, alone; its output kept in
+    LOGS; tests: each test's {test, seconds, cpu_seconds} (cpu_per_test)."""
+    rows = LOGS / f"{module.stem}.tests.jsonl"
+    rows.unlink(missing_ok=True)
+    seconds, cpu, status = timed([sys.executable, "-m", "pytest", "-q", "-p", "tools.bench.cpu_per_test",
+                                  str(module.relative_to(ROOT))],
+                                 LOGS / f"{module.stem}.log", {**os.environ, OUT_VARIABLE: str(rows)})
+    tests = [json.loads(line) for line in rows.read_text().splitlines()] if rows.exists() else []
+    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "exit_status": status, "tests": tests}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<40}{m['seconds']:9.1f} {m['cpu_seconds']:7.1f} {m['cpu_seconds'] / total:6.1%}"
               + ("" if m["exit_status"] in (0, 5) else "  FAILED, see " + str(LOGS / name.replace(".py", ".log"))))
     print(f"{'all, one after the other':<40}{sum(m['seconds'] for m in measured.values()):9.1f} {total:7.1f}")
+    tests = sorted((t for m in measured.values() for t in m["tests"]), key=lambda t: -t["cpu_seconds"])
+    print(f"\n{'costliest tests (a module fixture: its first test)':<80}{'seconds':>9} {'CPU-s':>7}")
+    for test in tests[:TESTS_SHOWN]:
+        print(f"{test['test'][:79]:<80}{test['seconds']:9.1f} {test['cpu_seconds']:7.1f}")
     (BENCH / "test_modules.json").write_text(json.dumps(
         {"modules": measured, "cpu_seconds": round(total, 1), "load_average": os.getloadavg(), "cpus": os.cpu_count()},
         indent=1) + "\n")
