@@ -227,10 +227,11 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
     runs: what is tested is the unwinding, not the cell's start. Returns when Stop was pressed
     (run_and_stop).
     (It spins. Stop 37 made it wait blocked, Atomics.wait, to spare the suite's cores; in each
-    of stop 38's three long runs of the suite the second unwinding Stop below then ended in a
-    restart, its cell not done 10 s after its Stop although it was to wait 5 to 7 s; in some
-    thirty short runs of this module, never. Cause not found: spinning, as before stop 37,
-    passed every run it had.)
+    of stop 38's three long runs (every module one after the other, nine browser modules in one
+    session, `make bench-tests`) the second unwinding Stop below then ended in a restart, its
+    cell not done 10 s after its Stop although it was to wait 5 to 7 s; in some twenty-five
+    short runs of this module (alone, or beside three others), never. Cause not found: spinning,
+    as before stop 37, passed every run it had.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
@@ -245,12 +246,25 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
                              ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
 
 
+# For a failure's message: what the page showed, and when (cell 1's state, the status line).
+JS_RECORD_WHAT_THE_PAGE_SHOWS = """() => {
+    window.shownLog = [];
+    const cell = window.browserRun.cells[0].element, status = document.querySelector('.browser-run-status');
+    const note = () => window.shownLog.push({at: Date.now(), state: cell.dataset.runState, status: status.textContent.slice(0, 50)});
+    new MutationObserver(note).observe(cell, {attributes: true, attributeFilter: ['data-run-state']});
+    new MutationObserver(note).observe(status, {childList: true, characterData: true, subtree: true});
+}"""
+
+
 def stop_timeline(page, *stops: float) -> str:
-    """For a failure's message: the Stops and the worker's last steps (boot.mjs's
-    browserRunTimings: when the worker posted each), in ms after the first Stop."""
-    steps = page.evaluate("() => (window.browserRunTimings || []).slice(-8)")
-    return ", ".join([f"Stop {i + 1} at {stop - stops[0]:.0f}" for i, stop in enumerate(stops)]
-                     + [f"{step['step']} at {step['at'] - stops[0]:.0f}" for step in steps])
+    """For a failure's message: the Stops, the worker's last steps (boot.mjs's browserRunTimings:
+    when the worker posted each) and what the page showed since JS_RECORD_WHAT_THE_PAGE_SHOWS,
+    in ms after the first Stop."""
+    steps = page.evaluate("() => (window.browserRunTimings || []).slice(-12)")
+    shown = page.evaluate("() => window.shownLog || []")
+    return "; ".join([f"Stop {i + 1} at {stop - stops[0]:.0f}" for i, stop in enumerate(stops)]
+                     + [f"worker: {step['step']} at {step['at'] - stops[0]:.0f}" for step in steps]
+                     + [f"page: {s['state']} / {s['status']!r} at {s['at'] - stops[0]:.0f}" for s in shown])
 
 
 def isolated_page_with_python(site, served_context):
@@ -285,6 +299,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
     # A cell that takes the interrupt but unwinds for longer than the grace (its own `except`;
     # a busy machine's traceback): waited for, not restarted.
+    page.evaluate(JS_RECORD_WHAT_THE_PAGE_SHOWS)
     first_stop = stop_a_cell_that_unwinds(page, seconds=5)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
@@ -297,7 +312,8 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     second_stop = stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
-    assert "variables are kept" in status and "restarted" not in status, (status, stop_timeline(page, first_stop, second_stop))
+    assert "variables are kept" in status and "restarted" not in status, \
+        f"{status}\n{stop_timeline(page, first_stop, second_stop)}"
     # The interrupt taken outside the cell's own code (planted: the cell says its code is not
     # running, as when Stop lands in the runner's own awaits before it) gets no more time: the
     # restart comes after the 2-s grace, not the 10 s of a cell that unwinds.
