@@ -226,12 +226,12 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
     until the page's clock reads ``until`` (ms), before raising; Stop is pressed once the loop
     runs: what is tested is the unwinding, not the cell's start. Returns when Stop was pressed
     (run_and_stop).
-    (It spins. Stop 37 made it wait blocked, Atomics.wait, to spare the suite's cores; in each
-    of stop 38's three long runs (every module one after the other, nine browser modules in one
-    session, `make bench-tests`) the second unwinding Stop below then ended in a restart, its
-    cell not done 10 s after its Stop although it was to wait 5 to 7 s; in some twenty-five
-    short runs of this module (alone, or beside three others), never. Cause not found: spinning,
-    as before stop 37, passed every run it had.)
+    (It spins, as before stop 37, which made it wait blocked, Atomics.wait. In stop 38's long
+    runs (every module one after the other, nine browser modules in one session, `make
+    bench-tests`, fresh-clone `make test`) the second unwinding Stop below ended in a restart
+    now and then, with blocked waits and once with spinning: its cell not done 10 s after its
+    Stop, though due about 5 s after it; in some twenty-five short runs of this module, never.
+    Cause not found: a failure's message gives the worker's and the page's timeline.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
