@@ -261,9 +261,21 @@ def execute(md: Path, nb, twice: bool = True) -> None:
     if second is not None:
         difference = first_difference(md, nb, second)
         if difference:
-            error = BookError(f"{difference}; {stored_path(md).name} was not changed.")
-            error.notebook, error.where = nb, difference
-            raise error
+            raise page_failed(md, nb, difference)
+
+
+def past_the_time_limit() -> str:
+    """What a page's failure says of a cell stopped at the limit."""
+    return (f"did not finish within the {timeout_s()} s limit (`execute.timeout` in _config.yml): "
+            "an endless loop, or work to make smaller")
+
+
+def page_failed(md: Path, nb, where: str, traceback: str = "") -> BookError:
+    """A page's failure: where (page, cell, line: what), that its stored notebook was kept, the
+    traceback if any; the failed run (nb) and where ride along for the HTML preview and the report."""
+    error = BookError(f"{where}; {stored_path(md).name} was not changed.\n{traceback}".rstrip())
+    error.notebook, error.where = nb, where
+    return error
 
 
 async def _execute_all(md: Path, runs: list, install) -> list:
@@ -311,36 +323,24 @@ async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> N
     except CellExecutionError as err:
         where = failure(md, nb) or shown(md)
         if err.ename == "KeyboardInterrupt" and ": KeyboardInterrupt" in where:  # our interrupt, at the limit
-            where = where.split(": KeyboardInterrupt")[0] + (
-                f": did not finish within the {timeout_s()} s limit (`execute.timeout` in _config.yml): "
-                f"an endless loop, or work to make smaller")
-            error = BookError(f"{where}; {stored_path(md).name} was not changed.")
-            error.notebook, error.where = nb, where
-            raise error from None
-        error = BookError(f"{where}; {stored_path(md).name} was not changed.\n"
-                          f"{ANSI.sub('', err.traceback or '')}".rstrip())
-        error.notebook, error.where = nb, where  # outputs up to the error: the HTML preview shows them
-        raise error from None
+            where = where.split(": KeyboardInterrupt")[0] + f": {past_the_time_limit()}"
+            raise page_failed(md, nb, where) from None
+        # (the notebook's outputs up to the error: the HTML preview shows them)
+        raise page_failed(md, nb, where, ANSI.sub('', err.traceback or '')) from None
     except (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError) as err:
         if not started and not isinstance(err, TimeoutError):  # (nbclient's start: RuntimeError, DeadKernelError)
             if not last_start:
                 raise _KernelDidNotStart from err
             where = f"{shown(md)}: its kernel did not start ({type(err).__name__}: " \
                     f"{str(err).splitlines()[0] if str(err) else ''}; started {KERNEL_STARTS} times)"
-            error = BookError(f"{where}; {stored_path(md).name} was not changed.")
-            error.notebook, error.where = nb, where
-            raise error from None
+            raise page_failed(md, nb, where) from None
         index = (started[-1] - (install is not None)) if started else 0
         cells = code_cells(md)
         code_index = sum(c.cell_type == "code" for c in page_cells[:index])
         place = cells[code_index].where if code_index < len(cells) else f"{shown(md)}, code cell {code_index + 1}"
-        what = (f"did not finish within the {timeout_s()} s limit (`execute.timeout` in _config.yml): "
-                f"an endless loop, or work to make smaller" if isinstance(err, (CellTimeoutError, TimeoutError))
+        what = (past_the_time_limit() if isinstance(err, (CellTimeoutError, TimeoutError))
                 else f"its kernel stopped ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})")
-        where = f"{place}: {what}"
-        error = BookError(f"{where}; {stored_path(md).name} was not changed.")
-        error.notebook, error.where = nb, where
-        raise error from None
+        raise page_failed(md, nb, f"{place}: {what}") from None
 
 
 def first_difference(md: Path, first, second) -> str | None:
