@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.checks.clean_build_compare import built_copy, differing, sources_copy
+from tools.checks.clean_build_compare import already_in, built_copy, differing, sources_copy
 
 pytestmark = [pytest.mark.site, pytest.mark.long]
 
@@ -110,3 +110,20 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     different = [path for path in differing(incremental.path / "_build" / "html", clean.path / "_build" / "html")
                  if path not in DIFFER_LEGITIMATELY]
     assert different == [], f"the incremental and the clean build differ in: {different}"
+
+
+def test_a_copy_keeps_what_the_build_left_beside_what_make_copied(tmp_path):
+    """built_copy's merge: a folder the copy already has (runner/, the editor Make copied) is
+    merged into, so the wheel, the snapshot and the first figure's bytecode the last build left
+    there are copied too (once they were not, and the copy's first build made them again)."""
+    import shutil
+
+    made, target = tmp_path / "made", tmp_path / "target"
+    for path, text in [("runner/editor.mjs", "the build's"), ("runner/chapter_lib.whl", "wheel"), ("fonts/a.woff", "font")]:
+        (made / path).parent.mkdir(parents=True, exist_ok=True)
+        (made / path).write_text(text)
+    (target / "runner").mkdir(parents=True)
+    (target / "runner" / "editor.mjs").write_text("Make's")
+    shutil.copytree(made, target, dirs_exist_ok=True, ignore=already_in(made, target))
+    assert {p.relative_to(target).as_posix(): p.read_text() for p in target.rglob("*") if p.is_file()} == {
+        "runner/editor.mjs": "Make's", "runner/chapter_lib.whl": "wheel", "fonts/a.woff": "font"}

@@ -66,9 +66,12 @@ def built_copy(source: Path, to: Path) -> Path:
 
 
 def already_in(made: Path, target: Path):
-    """copytree's ignore: what is already at ``target`` (what sources_copy put there: Pyodide's
-    files, the editor) is not copied again."""
-    return lambda folder, names: [n for n in names if (target / Path(folder).relative_to(made) / n).exists()]
+    """copytree's ignore: files already at ``target`` (what sources_copy put there: Pyodide's
+    files, the editor) are not copied again. Files only: a folder that is there already (the
+    editor's, runner/) is merged into, or what the build left beside the editor (the wheel, the
+    snapshot, the first figure's bytecode) would be missing from the copy and made again."""
+    return lambda folder, names: [n for n in names
+                                  if (target / Path(folder).relative_to(made) / n).is_file()]
 
 
 def moved(record, old: str, new: str):
