@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tools.browser.page_runner import JS_RUN_FINISHED
 from tools.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
@@ -27,8 +28,6 @@ READY_MS = 120_000
 RUN_MS = 240_000
 JS_OFFLINE_STATE = "(state) => document.documentElement.dataset.offline === state"
 JS_FIGURE_DRAWN = "() => !!document.querySelector('img.browser-run-figure-image')"
-JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
-    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
 
 
 def toc_pages() -> list[str]:

@@ -172,11 +172,12 @@ def reexecuted(md) -> str:
     """The reader's notebook text that re-executing md makes, kept with the Python version of
     the committed one. The re-execution is nbval's in this `make test` (its kernel has `make
     outputs`' settings: tools/checks/nbval_run.py); without one (a bare pytest, or a page
-    changed since), the page is executed here."""
+    changed since), the page is executed here, once (`make outputs`' second run at once only
+    compares the two: its own check, tests/test_build_book.py)."""
     fresh = read_page(md)
     executed = nbval_run.executed_notebook(stored_outputs.stored_path(md))
     if executed is None:
-        stored_outputs.execute(md, fresh)  # (execute() builds matplotlib's font cache first on a new machine)
+        stored_outputs.execute(md, fresh, twice=False)  # (execute() builds matplotlib's font cache first on a new machine)
     else:
         assert stored_outputs.copy_stored_outputs(md, fresh, executed) == []
     committed = nbformat.read(stored_outputs.stored_path(md), as_version=4)

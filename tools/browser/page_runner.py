@@ -44,10 +44,17 @@ JS_CELLS = """() => window.browserRun.cells.map((c) => ({
         .filter((img) => !img.closest('[hidden]')).length,
 }))"""
 
-JS_CELL_RAN = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
+# A cell has run, and what it output is drawn: the page draws a cell's output on the next
+# animation frame (output.mjs), and JS_CELLS reads the images from what is drawn. (Once, on a
+# loaded machine, a figure cell was read between its "done" and that frame: its text, no image.)
+# A hidden page draws no frames, and is not waited for them.
+JS_OUTPUT_DRAWN = "(c) => c.output.frame == null || document.hidden"
+JS_CELL_RAN = f"""(n) => {{ const cell = window.browserRun.cells[n - 1];
+    return ['done', 'error'].includes(cell.element.dataset.runState) && ({JS_OUTPUT_DRAWN})(cell); }}"""
 CELL_TIMEOUT_MS = 180_000  # a cell runs the unrun cells above it first (prerequisites)
-JS_RUN_FINISHED = """() => document.documentElement.dataset.browserRun === 'idle'
-    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
+JS_RUN_FINISHED = f"""() => document.documentElement.dataset.browserRun === 'idle'
+    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState)
+                                           && ({JS_OUTPUT_DRAWN})(c))"""
 
 JS_FIRST_OUTPUT = "() => !!document.querySelector('.browser-run-output pre')"
 
