@@ -224,7 +224,7 @@ requirements:  ## pin requirements.txt from requirements.in in a scratch environ
 	rm -rf _build/pin-env && python3 -m venv _build/pin-env
 	grep -v '^-e ' requirements.txt > _build/pin-constraints.txt
 	_build/pin-env/bin/pip install --quiet -r requirements.in $(if $(UPGRADE),,-c _build/pin-constraints.txt)
-	{ head -n 2 requirements.txt; _build/pin-env/bin/pip freeze --exclude-editable; echo "-e ."; } > requirements.txt.new
+	{ head -n 2 requirements.txt; _build/pin-env/bin/pip freeze --all --exclude-editable --exclude pip; echo "-e ."; } > requirements.txt.new
 	mv requirements.txt.new requirements.txt && rm -rf _build/pin-env _build/pin-constraints.txt
 
 clean:  ## remove built files (not the environment)

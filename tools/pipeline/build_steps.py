@@ -122,8 +122,12 @@ def wheel_step() -> bool:
     subprocess.run(["cp", "-r", "pyproject.toml", "chapter_lib", str(work / "src")], cwd=ROOT, check=True)
     # SOURCE_DATE_EPOCH: the zip's dates fixed (1980, zip's first year), so the same library
     # makes the same bytes, and a clean build's wheel is an incremental build's.
+    # --no-build-isolation: built by this environment's setuptools, pinned in requirements.txt
+    # (an isolated build fetched the newest setuptools from the network at every build: a
+    # second or more, no build offline, and bytes that could change with a setuptools release).
     if not run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-                str(work / "src"), "-w", str(work)], env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"}):
+                "--no-build-isolation", str(work / "src"), "-w", str(work)],
+               env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"}):
         return False
     built = next(work.glob("chapter_lib-*.whl"))
     os.replace(built, WHEEL)
