@@ -26,9 +26,10 @@ follows.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import nbformat
@@ -97,6 +98,14 @@ def directives(markdown: str, name: str):
 
 def read_exercises(md: Path) -> dict[int, Exercise]:
     """The page's exercises by number, in page order (empty for a page without)."""
+    # Read once per content: a test session asked for 15.11's exercises many times while
+    # collecting, each time parsing the page again. A copy each time: callers may change theirs.
+    return copy.deepcopy(_exercises_of(md, md.read_text()))
+
+
+@lru_cache(maxsize=16)
+def _exercises_of(md: Path, text: str) -> dict[int, Exercise]:
+    """read_exercises' work; ``text``, the page as read, is the cache's key (an edited page is read again)."""
     found: dict[int, Exercise] = {}
     current: Exercise | None = None
     for cell in read_page(md).cells:
