@@ -201,3 +201,28 @@ def test_a_stored_figure_changed_by_hand_fails_the_byte_check():
     planted = re.sub(r'(<svg\b)', r'\1 data-planted="by hand"', committed, count=1)
     assert planted != committed, f"{md.name} stores no SVG to plant a change in"
     assert reexecuted(md) != planted
+
+
+
+def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
+    """As `make outputs` does (tests/test_build_book.py): a kernel that never answers at its
+    start is started again, up to stored_outputs.KERNEL_STARTS times; then nbval is told."""
+    starts = []
+
+    def kernels_refused(refused: int):
+        def start_new_kernel(**options):
+            starts.append(options["kernel_name"])
+            if len(starts) <= refused:
+                raise RuntimeError("Kernel didn't respond in 60 seconds")
+            return "manager", "client"
+        return start_new_kernel
+
+    monkeypatch.setattr(nbval_run.RecordingKernel, "_ensure_iopub_up", lambda self: None)
+    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(stored_outputs.KERNEL_STARTS - 1))
+    kernel = nbval_run.RecordingKernel("python3")
+    assert (kernel.km, kernel.kc) == ("manager", "client") and len(starts) == stored_outputs.KERNEL_STARTS
+    starts.clear()
+    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(stored_outputs.KERNEL_STARTS))
+    with pytest.raises(RuntimeError, match="didn't respond"):
+        nbval_run.RecordingKernel("python3")
+    assert len(starts) == stored_outputs.KERNEL_STARTS

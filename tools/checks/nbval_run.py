@@ -33,7 +33,7 @@ from nbval.kernel import RunningKernel, start_new_kernel
 
 from tools.common.files import write_atomically
 from tools.pipeline.pages import ROOT
-from tools.pipeline.stored_outputs import KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT
+from tools.pipeline.stored_outputs import KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT, KERNEL_STARTS
 
 EXECUTED = ROOT / "_build" / "test-run" / "executed"
 STAMP_KEY = "executed_from_sha256"  # in the kept copy's metadata
@@ -89,9 +89,18 @@ class RecordingKernel(RunningKernel):
         # stderr: built here first (as stored_outputs.execute does), never a page's output.
         import matplotlib.font_manager  # noqa: F401 (imported for its side effect)
 
-        self.km, self.kc = start_new_kernel(
-            startup_timeout=startup_timeout, kernel_name=kernel_name, stderr=open(os.devnull, "w"),  # noqa: SIM115
-            cwd=cwd, extra_arguments=KERNEL_ARGUMENTS, env={**os.environ, **KERNEL_ENVIRONMENT})
+        # A kernel that never answers at its start ("Kernel didn't respond in 60 seconds", seen
+        # under a loaded `make test`; start_new_kernel shuts it down) is started once more, as
+        # `make outputs` does (stored_outputs.KERNEL_STARTS); then nbval reports the failure.
+        for start in range(1, KERNEL_STARTS + 1):
+            try:
+                self.km, self.kc = start_new_kernel(
+                    startup_timeout=startup_timeout, kernel_name=kernel_name, stderr=open(os.devnull, "w"),  # noqa: SIM115
+                    cwd=cwd, extra_arguments=KERNEL_ARGUMENTS, env={**os.environ, **KERNEL_ENVIRONMENT})
+                break
+            except RuntimeError:
+                if start == KERNEL_STARTS:
+                    raise
         self.requests: list[str] = []  # each executed cell's request id, in order
         self.messages: dict[str, list] = defaultdict(list)  # request id -> its iopub messages
         self.failed = False  # set by the root conftest.py when a cell's test failed
