@@ -230,7 +230,8 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
     bench-tests`, fresh-clone `make test`) the second unwinding Stop below ended in a restart
     now and then, with blocked waits and once with spinning: its cell not done 10 s after its
     Stop, though due about 5 s after it; in some twenty-five short runs of this module, never.
-    Cause not found: a failure's message gives the worker's and the page's timeline.)
+    Cause not found: a failure's message gives the worker's and the page's timeline. Since
+    stop 39 each unwinds 3 to 3.5 s, with over 6 s to spare, where it had 5.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
@@ -299,15 +300,16 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # A cell that takes the interrupt but unwinds for longer than the grace (its own `except`;
     # a busy machine's traceback): waited for, not restarted.
     page.evaluate(JS_RECORD_WHAT_THE_PAGE_SHOWS)
-    first_stop = stop_a_cell_that_unwinds(page, seconds=5)
+    first_stop = stop_a_cell_that_unwinds(page, seconds=3)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
     assert type_and_run(page, 1, "print(x)")["outputs"] == [["stdout", "42\n"]]
-    # Stopped again at once, unwinding until half a second past the last Stop's last timer
-    # (same cell, same Python: it would restart Python if it were taken for this Stop's). This
-    # Stop's own grace counts. (About 5 s: the last Stop's unwinding was made 5 s so that
-    # each Stop has about 5 s to spare before its own 10.)
+    # Stopped again 7 s after the first, unwinding until half a second past the last Stop's
+    # last timer (same cell, same Python: it would restart Python if it were taken for this
+    # Stop's). This Stop's own grace counts. (Each unwinds 3 to 3.5 s, past its 2-s grace, and
+    # has over 6 s to spare before its own 10; waiting costs no CPU, unwinding spins.)
+    page.wait_for_function(f"() => Date.now() >= {first_stop + 7_000}", timeout=15_000)
     second_stop = stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
     page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
