@@ -13,8 +13,9 @@ busy) machine, and the ratio is what to read; the seconds alone say how loaded i
   as `make outputs` sets it (tools/pipeline/stored_outputs.py), nothing written; the median
   of three such runs, two before the stages and one after (on this machine one run alone
   moved between 12 and 19 s within an hour, and the ratio with it). Once: not `make outputs`'
-  two runs of each page at once (its reproducibility check), which take longer on two
-  cores; until stop 39 the yardstick was those two runs, so the ratios before it read low;
+  two runs of each page at once (its reproducibility check), which take at least as long on
+  two cores and do twice the work; until stop 39 the yardstick was those two runs, so the
+  ratios before it may read low;
 * each stage's CPU: the whole machine's busy CPU-seconds while it ran (/proc/stat: every
   process, the browsers and kernels the tests start among them), beside cores x seconds, so
   the table says whether a stage waits (CPU below capacity) or computes (at capacity).
