@@ -270,6 +270,11 @@ def past_the_time_limit() -> str:
             "an endless loop, or work to make smaller")
 
 
+def in_one_line(err: BaseException) -> str:
+    """An error as a page's failure names it: its type and its message's first line."""
+    return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+
+
 def page_failed(md: Path, nb, where: str, traceback: str = "") -> BookError:
     """A page's failure: where (page, cell, line: what), that its stored notebook was kept, the
     traceback if any; the failed run (nb) and where ride along for the HTML preview and the report."""
@@ -331,15 +336,14 @@ async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> N
         if not started and not isinstance(err, TimeoutError):  # (nbclient's start: RuntimeError, DeadKernelError)
             if not last_start:
                 raise _KernelDidNotStart from err
-            where = f"{shown(md)}: its kernel did not start ({type(err).__name__}: " \
-                    f"{str(err).splitlines()[0] if str(err) else ''}; started {KERNEL_STARTS} times)"
+            where = f"{shown(md)}: its kernel did not start ({in_one_line(err)}; started {KERNEL_STARTS} times)"
             raise page_failed(md, nb, where) from None
         index = (started[-1] - (install is not None)) if started else 0
         cells = code_cells(md)
         code_index = sum(c.cell_type == "code" for c in page_cells[:index])
         place = cells[code_index].where if code_index < len(cells) else f"{shown(md)}, code cell {code_index + 1}"
         what = (past_the_time_limit() if isinstance(err, (CellTimeoutError, TimeoutError))
-                else f"its kernel stopped ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})")
+                else f"its kernel stopped ({in_one_line(err)})")
         raise page_failed(md, nb, f"{place}: {what}") from None
 
 
