@@ -51,7 +51,7 @@ from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_pa
 from tools.pipeline.stored_outputs import stored_path
 from tools.browser.chromium import keep_on_host, open_context
 from tools.browser.local_site import find_pages
-from tools.browser.page_state import MERMAID_TIMEOUT_MS
+from tools.browser.page_state import MERMAID_TIMEOUT_MS, wait_until
 
 pytestmark = pytest.mark.site
 
@@ -411,7 +411,7 @@ def test_jupyterlab_runs_the_agentic_loop_page(lab, browser):
     page.locator(".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
     trace = panel.locator(".jp-OutputArea-output", has_text=RUN_EXPECTS).first
     trace.wait_for(timeout=RUN_ALL_TIMEOUT_MS)
-    page.wait_for_function(
+    wait_until(page,
         """() => {
             const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
             return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
@@ -508,7 +508,7 @@ def test_jupyterlab_shows_the_worked_solutions_folded(lab, browser):
     # Cells inside a collapsed section run too, but are not drawn: their prompts stay blank.
     # So: every drawn prompt numbered, the last one (the last exercise's start) included, and
     # the kernel idle again. Drawn: our install cell and each exercise's start cell.
-    page.wait_for_function(
+    wait_until(page,
         """(starts) => {
             const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
                 .filter((p) => p.offsetParent !== null);
@@ -684,7 +684,7 @@ def test_jupyterlab_shows_each_wide_diagram_readably_at_1400_px(lab, browser):
         panel = open_in_jupyterlab(page, lab, md.replace(".md", ".ipynb"))
         drawing = panel.locator(".jp-MarkdownCell img[alt*='drawn top to bottom']").first
         drawing.scroll_into_view_if_needed(timeout=NOTEBOOK_OPEN_TIMEOUT_MS)
-        page.wait_for_function("(img) => img.complete && img.naturalWidth > 0", arg=drawing.element_handle())
+        wait_until(page, "(img) => img.complete && img.naturalWidth > 0", arg=drawing.element_handle())
         scale = drawing.evaluate("(img) => img.getBoundingClientRect().width / img.naturalWidth")
         page.screenshot(path=str(OUT / f"jupyterlab-{Path(md).stem}-diagram.png"))
         assert MERMAID_FONT_PX * scale >= SMALLEST_DIAGRAM_LABEL_PX, (

@@ -34,6 +34,7 @@ from tools.checks.run_check import (
     pages_with_code,
     stored_notebook,
 )
+from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT, code_cells, notebook_pages
 
@@ -70,7 +71,7 @@ def runs_and_progress(runner, site) -> tuple[dict, str]:
     for page in pages_with_code(site):
         runs[page] = runner.run_page(page)
         if page == EXERCISES:
-            progress = runner.page.wait_for_function(JS_PROGRESS_SUMMARY).json_value()
+            progress = wait_until(runner.page, JS_PROGRESS_SUMMARY).json_value()
     return runs, progress
 
 
@@ -215,7 +216,7 @@ def test_a_reader_function_gets_the_check_verdict(exercises):
     # `toggle` event, and on a busy machine that moved the button after the mouse had aimed
     # (the click landed below it, and nothing ran).
     solution.get_by_role("button", name=f"Run cell {start['number'] + 1}").press("Enter")
-    runner.page.wait_for_function(JS_CELL_RAN, arg=start["number"] + 1, timeout=CELL_TIMEOUT_MS)
+    wait_until(runner.page, JS_CELL_RAN, arg=start["number"] + 1, timeout=CELL_TIMEOUT_MS)
     solution.scroll_into_view_if_needed()
     shoot(runner, "15_11-solution-opened")
     assert runner.problems() == []
@@ -230,10 +231,10 @@ def test_stop_restarts_python_and_says_state_is_lost(exercises):
     runner.page.keyboard.press("Control+a")
     runner.page.keyboard.insert_text("while True:\n    pass")
     runner.page.keyboard.press("Shift+Enter")
-    runner.page.wait_for_function(f"() => window.browserRun.cells[{looping - 1}].element.dataset.runState === 'running'")
+    wait_until(runner.page, f"() => window.browserRun.cells[{looping - 1}].element.dataset.runState === 'running'")
     runner.page.get_by_role("button", name="Stop", exact=True).click()
     assert "everything earlier cells defined is lost" in runner.page.locator(".browser-run-status").text_content()
-    runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=120_000)
+    wait_until(runner.page, "() => document.documentElement.dataset.browserRun === 'idle'", timeout=120_000)
     after = runner.type_and_run(1, "x")
     assert after["state"] == "error" and "NameError" in dict(after["outputs"])["stderr"]
     # A reader's own plot, in a cell that had none: loads matplotlib and draws.

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tools.browser.page_runner import START_BUTTON, BrowserRunner
+from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, stored_notebook
 
 pytestmark = pytest.mark.site
@@ -145,7 +146,7 @@ def test_matplotlib_loads_on_the_click_only_where_cells_import_it(site):
         assert runner.take_bytes_served() < 200_000
         runner.page.click(START_BUTTON)
         # Loaded from the click on, before any cell that imports it runs.
-        runner.page.wait_for_function("() => (window.browserRunTimings || []).some((t) => "
+        wait_until(runner.page, "() => (window.browserRunTimings || []).some((t) => "
                                       "t.step === 'pyplot and the backend imported')", timeout=180_000)
         assert runner.take_bytes_served() > 10_000_000
         assert runner.page.evaluate("() => window.browserRun.cells.every((c) => c.runState === 'idle')")

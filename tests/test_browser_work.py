@@ -46,7 +46,7 @@ from nbclient import NotebookClient
 from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
-from tools.browser.page_state import wait_until_still
+from tools.browser.page_state import wait_until, wait_until_still
 from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
 from tools.pipeline.pages import ROOT
 
@@ -72,7 +72,7 @@ def saved(*pages):
     before = [page.evaluate(JS_WRITES) for page in pages]
     yield
     for page, writes in zip(pages, before):
-        page.wait_for_function(f"(n) => ({JS_WRITES})() > n", arg=writes)
+        wait_until(page, f"(n) => ({JS_WRITES})() > n", arg=writes)
 
 
 def settle(page) -> None:
@@ -104,7 +104,7 @@ def replace_text(page, number: int, source: str, *, typed: bool = False) -> None
 def run(page, number: int, timeout: int = 60_000) -> None:
     editor(page, number).click()
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(CELL_FINISHED, arg=number, timeout=timeout)
+    wait_until(page, CELL_FINISHED, arg=number, timeout=timeout)
 
 
 def cell(runner_or_page, number: int) -> dict:
@@ -115,7 +115,7 @@ def cell(runner_or_page, number: int) -> dict:
 def open_and_start(page, url: str) -> None:
     page.goto(url, wait_until="load")
     page.click(START_BUTTON)
-    page.wait_for_function(IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
+    wait_until(page, IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
 
 
 def typed_characters_round_trip(runner, origin: str) -> tuple[str, list, list]:
@@ -242,7 +242,7 @@ def test_the_keyboard_sees_a_focus_ring_and_a_clicked_button_keeps_its_shape(run
     run_button = page.locator("div.cell").nth(0).locator(".browser-run-run")
     at_rest = run_button.evaluate(JS_SHAPE)
     run_button.click()  # the pointer stays on it
-    page.wait_for_function(CELL_FINISHED, arg=1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, CELL_FINISHED, arg=1, timeout=CELL_TIMEOUT_MS)
     assert run_button.evaluate(JS_SHAPE) == at_rest, "a clicked button lost its border or colour"
     page.keyboard.press("Tab")
     assert page.evaluate(f"() => ({JS_RING})(document.activeElement)"), "no focus ring on the runner's next control"
@@ -272,7 +272,7 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
     replace_text(page, 3, "i = 0\nwhile True:\n    print(i)\n    i += 1")
     editor(page, 3).click()
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[2].output.parts.length > 0", timeout=CELL_TIMEOUT_MS)
+    wait_until(page, "() => window.browserRun.cells[2].output.parts.length > 0", timeout=CELL_TIMEOUT_MS)
     stop = page.get_by_role("button", name="Stop", exact=True)
     page.get_by_role("heading", level=1).scroll_into_view_if_needed()  # far from the running cell
     assert stop.is_visible() and stop.bounding_box()["y"] < page.viewport_size["height"]
@@ -281,7 +281,7 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
     assert cell(runner, 3)["state"] == "stopped"
     assert [cell(runner, n)["state"] for n in (1, 2)] == ["stale", "stale"]
     assert "not run in this Python" in page.locator("div.cell").nth(0).text_content()
-    page.wait_for_function(IDLE, timeout=120_000)
+    wait_until(page, IDLE, timeout=120_000)
 
     # Cell 4 needs what cells 1-3 define: they run first (3 is the endless loop: reset it).
     page.locator("div.cell").nth(2).get_by_role("button", name="Reset cell 3 to the book's code").click()
@@ -324,7 +324,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     stuck = page.locator("div.cell.browser-run-added")
     center(stuck)
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    wait_until(page, "() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
     floating = page.get_by_role("region", name="Running")
     assert "Ctrl+." in floating.text_content()  # the shortcut, on the Stop bar
     # Tab from the running cell's controls reaches Stop at once.
@@ -337,7 +337,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     scrolled = page.evaluate(JS_CELL_TOP, 4)
     page.keyboard.press("Control+.")  # from inside the editor
     assert cell(runner, 4)["state"] == "stopped"
-    page.wait_for_function(IDLE, timeout=120_000)
+    wait_until(page, IDLE, timeout=120_000)
     assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2, "Stop moved the reader's place"
     assert page.evaluate(JS_FOCUS_IN_CELL, 4), "Stop took the focus away from the editor"
 
@@ -351,10 +351,10 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     # Stopped by the button: the focus goes to the stopped cell's Run button, the page stays.
     stuck.locator(".cm-content").click()
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    wait_until(page, "() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
     scrolled = page.evaluate(JS_CELL_TOP, 4)
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.wait_for_function(IDLE, timeout=120_000)
+    wait_until(page, IDLE, timeout=120_000)
     assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2
     assert page.evaluate("() => document.activeElement.textContent").startswith("Run your cell 1")
     assert runner.problems() == []
@@ -377,8 +377,8 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     page.locator("div.cell").nth(start - 1).get_by_role("button", name=f"Add a cell below cell {start}").click()
     page.keyboard.type("print(type(assess).__name__)")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(CELL_FINISHED, arg=start + 1, timeout=CELL_TIMEOUT_MS)
-    page.wait_for_function(IDLE, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, CELL_FINISHED, arg=start + 1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, IDLE, timeout=CELL_TIMEOUT_MS)
     added = cell(runner, start + 1)
     assert added["outputs"][-1] == ["stdout", "function\n"], added  # the start cell ran first
     states = page.evaluate(JS_SECTIONS)
@@ -426,7 +426,7 @@ def test_what_the_page_cannot_do_is_said_in_one_sentence(page_started):
     page.keyboard.press("Backspace")  # (typed, Enter indented the call under f)
     page.keyboard.insert_text("\nf()")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
     traceback = stderr_of(runner, 3)
     assert 'File "your cell 1 (added)", line 3' in traceback and "ZeroDivisionError" in traceback, traceback
     assert "<cell " not in traceback
@@ -525,7 +525,7 @@ def test_a_changed_book_cell_under_an_edit_is_reported(runner, site, tmp_path):
 
 def heard(page, number: int, source: str) -> None:
     """Wait until cell ``number`` of page shows source (another tab's write, heard)."""
-    page.wait_for_function("([n, source]) => window.browserRun.cells[n - 1].source() === source",
+    wait_until(page, "([n, source]) => window.browserRun.cells[n - 1].source() === source",
                            arg=[number, source], timeout=10_000)
 
 
@@ -614,7 +614,7 @@ def test_blocked_storage_leaves_a_working_page(runner):
                              "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
         page.goto(runner.origin + "/" + PAGE, wait_until="load")
         page.click("button.browser-run-at-cell")
-        page.wait_for_function(IDLE, timeout=120_000)
+        wait_until(page, IDLE, timeout=120_000)
         status = page.get_by_role("status").text_content()
         assert status.count("cannot be kept in this browser") == 1, status
         run(page, 1)
@@ -641,7 +641,7 @@ def test_add_run_keep_and_delete_a_cell(page_started):
     with saved(page):
         page.keyboard.type("print(len(docs), 6 * 7)")
         page.keyboard.press("Shift+Enter")
-        page.wait_for_function(CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
+        wait_until(page, CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
         added = cell(runner, 3)
         assert added["outputs"] == [["stdout", "10 42\n"]], added  # cells 1-2 ran first: docs exists
     reload_and_start(runner)

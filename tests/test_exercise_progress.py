@@ -18,6 +18,7 @@ import pytest
 from student_answers import EXERCISE_3_RIGHT
 
 from tools.browser.page_runner import BrowserRunner
+from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT
 
@@ -70,7 +71,7 @@ def runner(site):
 
 
 def progress(runner) -> dict:
-    runner.page.wait_for_function(PROGRESS_READY)
+    wait_until(runner.page, PROGRESS_READY)
     return runner.page.evaluate("""() => ({
         summary: document.querySelector('.exercise-progress-summary')?.textContent || null,
         marked: [...document.querySelectorAll('.exercise-status')]

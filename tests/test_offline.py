@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tools.browser.page_runner import JS_RUN_FINISHED
+from tools.browser.page_state import wait_until
 from tools.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
@@ -58,8 +59,8 @@ def served_context(site):
 def run_page(page) -> None:
     page.click("button.browser-run-at-cell")
     page.get_by_role("button", name="Run all", exact=True).click()
-    page.wait_for_function(JS_FIGURE_DRAWN, timeout=RUN_MS)
-    page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_MS)
+    wait_until(page, JS_FIGURE_DRAWN, timeout=RUN_MS)
+    wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)
 
 
 def kept_files_open(page, paths: list[str]) -> dict[str, object]:
@@ -87,8 +88,8 @@ def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(s
     # offline use (N MB): the pages and the search, Python, figures." (not "Not kept: Python,
     # figures", said until they are).
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
-    page.wait_for_function("() => /offline use \\([^)]*\\): [^.]*Python, figures\\./"
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, "() => /offline use \\([^)]*\\): [^.]*Python, figures\\./"
                            ".test(document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
 
     served.server.take_bytes_served()
@@ -112,7 +113,7 @@ def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(s
     page.screenshot(path=str(ROOT / "_build" / "offline-keep-control.png"))
     assert re.fullmatch(r"Keep this book for offline use \(\d+\.\d MB\)", keep.text_content())
     keep.click()
-    page.wait_for_function("() => /^This book is kept/.test(document.querySelector('.offline-storage').textContent)"
+    wait_until(page, "() => /^This book is kept/.test(document.querySelector('.offline-storage').textContent)"
                            " && !document.querySelector('button.offline-keep-all')", timeout=READY_MS)
     context.set_offline(True)
     assert kept_files_open(page, on_request) == {path: 200 for path in on_request}
@@ -124,7 +125,7 @@ def test_a_page_is_cross_origin_isolated_from_its_second_load_without_reloading_
     problems = []
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     # The first load was not served by the worker: not isolated, and the page does not reload for it.
     assert page.evaluate("() => self.crossOriginIsolated") is False
     page.reload()
@@ -142,7 +143,7 @@ def test_with_service_workers_refused_the_book_is_as_before(site, served_context
     served, context = served_context(site, service_workers="block")
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
+    wait_until(page, JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
     assert page.evaluate("() => self.crossOriginIsolated") is False
 
 
@@ -153,7 +154,7 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     served, context = served_context(copy)
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     kept_edit = '{"cells": {"1": {"source": "x = 42"}}}'
     key = "browser-run:v1:/" + FIRST_PAGE
     page.evaluate("([key, value]) => localStorage.setItem(key, value)", [key, kept_edit])
@@ -165,7 +166,7 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     offline.write_worker(copy)
     page.reload()
     assert "(new edition)" not in page.locator("main h1").first.inner_text(), "the page changed under the reader"
-    page.wait_for_function(JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
     # Below the header, so it hides neither the header's buttons nor the title; "Not now" dismisses
     # it until the next load.
     box = page.locator(".offline-new-edition").bounding_box()
@@ -174,14 +175,14 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     page.get_by_role("button", name="Not now").click()
     assert page.locator(".offline-new-edition").count() == 0
     page.reload()
-    page.wait_for_function(JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
     notice = page.get_by_role("button", name="Open the new edition")
     with page.expect_navigation(timeout=30_000):
         notice.click()
     assert "(new edition)" in page.locator("main h1").first.inner_text()
     assert page.evaluate("(key) => localStorage.getItem(key)", key) == kept_edit
     # The old edition's copy of the changed page is gone from the cache once the new one is in.
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    wait_until(page, "() => navigator.serviceWorker.controller !== null")
     cached = page.evaluate("async () => (await (await caches.open('book-offline:/')).keys()).map((r) => r.url)")
     assert not any(old_digest in url for url in cached)
     assert any(offline.digest(changed) in url for url in cached)
@@ -199,7 +200,7 @@ def type_and_run(page, number: int, source: str) -> dict:
     from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     type_and_start(page, number, source)
-    page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
     return page.evaluate(JS_CELLS)[number - 1]
 
 
@@ -210,7 +211,7 @@ def run_and_stop(page, source: str, once: str = JS_CELL_1_RUNNING) -> float:
     """Cell 1 runs ``source``; Stop is pressed once ``once`` (a page function) is true. Returns
     when, on the page's clock (``Date.now()``, milliseconds), just before the click."""
     type_and_start(page, 1, source)
-    page.wait_for_function(once)
+    wait_until(page, once)
     pressed = page.evaluate("() => Date.now()")
     page.get_by_role("button", name="Stop", exact=True).click()
     return pressed
@@ -274,11 +275,11 @@ def isolated_page_with_python(site, served_context):
     served, context = served_context(site)
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.reload()
     assert page.evaluate("() => self.crossOriginIsolated") is True
     page.click("button.browser-run-at-cell")
-    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+    wait_until(page, "() => document.documentElement.dataset.browserRun === 'idle'",
                            timeout=PYTHON_READY_TIMEOUT_MS)
     return page
 
@@ -289,7 +290,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     page = isolated_page_with_python(site, served_context)
     assert type_and_run(page, 1, "x = 42")["state"] == "done"
     run_and_stop(page, "while True:\n    pass")
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                            " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
     stopped = page.evaluate(JS_CELLS)[0]
     assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
@@ -301,7 +302,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # a busy machine's traceback): waited for, not restarted.
     page.evaluate(JS_RECORD_WHAT_THE_PAGE_SHOWS)
     first_stop = stop_a_cell_that_unwinds(page, seconds=3)
-    page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
+    wait_until(page, JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
     assert type_and_run(page, 1, "print(x)")["outputs"] == [["stdout", "42\n"]]
@@ -309,9 +310,9 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # last timer (same cell, same Python: it would restart Python if it were taken for this
     # Stop's). This Stop's own grace counts. (Each unwinds 3 to 3.5 s, past its 2-s grace, and
     # has over 6 s to spare before its own 10; waiting costs no CPU, unwinding spins.)
-    page.wait_for_function(f"() => Date.now() >= {first_stop + 7_000}", timeout=15_000)
+    wait_until(page, f"() => Date.now() >= {first_stop + 7_000}", timeout=15_000)
     second_stop = stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
-    page.wait_for_function(JS_STOPPED_AND_IDLE, timeout=15_000)
+    wait_until(page, JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, \
         f"{status}\n{stop_timeline(page, first_stop, second_stop)}"
@@ -319,13 +320,13 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # running, as when Stop lands in the runner's own awaits before it) gets no more time: the
     # restart comes after the 2-s grace, not the 10 s of a cell that unwinds.
     stop_a_cell_that_unwinds(page, seconds=30, first="import _browser_run\n_browser_run.cell_code(False)\n")
-    page.wait_for_function("() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
+    wait_until(page, "() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
                            timeout=5_000)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
-    page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'", timeout=60_000)
+    wait_until(page, "() => document.documentElement.dataset.browserRun === 'idle'", timeout=60_000)
     # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
     run_and_stop(page, "sum(range(10**13))")
-    page.wait_for_function("() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
+    wait_until(page, "() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
                            timeout=10_000)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
 
@@ -341,7 +342,7 @@ def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
     field.fill("Ada")
     page.screenshot(path=str(ROOT / "_build" / "offline-input-answered.png"))
     field.press("Enter")
-    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     cell = page.evaluate(JS_CELLS)[0]
     assert cell["state"] == "done" and "".join(text for kind, text in cell["outputs"]) == "Name? Ada\nhi Ada\n", cell
     # Stop while Python waits for an answer: KeyboardInterrupt, the field gone, Python kept.
@@ -349,7 +350,7 @@ def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
     page.keyboard.press("Shift+Enter")
     field.wait_for(timeout=CELL_TIMEOUT_MS)
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                            " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
     assert page.locator(".browser-run-input").count() == 0
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
@@ -362,7 +363,7 @@ def test_under_a_sub_path_the_worker_keeps_only_its_site_and_works_offline(site,
     served, context = served_context(tmp_path / "host")
     page = context.new_page()
     page.goto(served.url("repo/" + FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     scope = page.evaluate("async () => (await navigator.serviceWorker.getRegistration()).scope")
     assert scope == served.url("repo/")
     context.set_offline(True)
@@ -376,12 +377,12 @@ def test_the_page_says_what_it_keeps_and_removes_it_on_the_readers_word(site, se
     served, context = served_context(site)
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     line = page.locator(".offline-storage")
     line.wait_for(timeout=10_000)
     assert re.search(r"kept in this browser for offline use \(\d+\.\d MB\)", line.text_content()), line.text_content()
     page.get_by_role("button", name="Remove the offline copy").click()
-    page.wait_for_function(JS_OFFLINE_STATE, arg="removed")
+    wait_until(page, JS_OFFLINE_STATE, arg="removed")
     assert page.evaluate("async () => [(await caches.keys()).length, (await navigator.serviceWorker.getRegistrations()).length]") == [0, 0]
 
 
@@ -391,7 +392,7 @@ def test_a_browser_that_refuses_to_store_the_book_gets_one_notice_and_the_book_o
     cdp = context.new_cdp_session(page)
     cdp.send("Storage.overrideQuotaForOrigin", {"origin": served.origin, "quotaSize": 100_000})
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="unavailable", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="unavailable", timeout=READY_MS)
     assert page.locator(".offline-storage").text_content() == (
         "This browser did not let the book keep an offline copy; it works online as before.")
     page.reload()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser.page_state import wait_until
 from tools.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
@@ -71,7 +72,7 @@ def test_a_first_visit_costs_its_page_then_at_most_the_pages_and_the_search(site
     page = new_context().new_page()
     served.server.take_paths_served()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
     page.wait_for_timeout(SETTLE_MS)
     by_group = served_groups(site, served)
     assert set(by_group) <= {"pages", "not a file of the book"}, by_group  # (sw.js is not a file of the list)
@@ -83,7 +84,7 @@ def test_with_the_data_saver_a_first_visit_costs_its_page_alone(site, gzip_conte
     page = new_context(data_saver=True).new_page()
     served.server.take_paths_served()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_STATE, arg="partial", timeout=READY_MS)
+    wait_until(page, JS_STATE, arg="partial", timeout=READY_MS)
     page.wait_for_timeout(SETTLE_MS)
     files = set(offline.site_files(site))
     own = offline.referenced(site, files, [FIRST_PAGE]) | {FIRST_PAGE, "sw.js"}
@@ -97,14 +98,14 @@ def test_a_returning_reader_opens_a_figure_page_without_downloading_matplotlib(s
     served, new_context = gzip_context
     page = new_context().new_page()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
-    page.wait_for_function(JS_IDLE, timeout=RUN_MS)
-    page.wait_for_function(r"() => /: the pages and the search, Python\./.test("
+    wait_until(page, JS_IDLE, timeout=RUN_MS)
+    wait_until(page, r"() => /: the pages and the search, Python\./.test("
                            "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
     served.server.take_paths_served()  # (what the run kept is kept: nothing more from here on)
     page.goto(served.url(FIGURE_PAGE))
-    page.wait_for_function("() => /ready in this page/.test(document.querySelector('.browser-run-bar').textContent)",
+    wait_until(page, "() => /ready in this page/.test(document.querySelector('.browser-run-bar').textContent)",
                            timeout=RUN_MS)  # Python started early, from what is stored
     page.wait_for_timeout(SETTLE_MS)
     by_group = served_groups(site, served)
@@ -117,16 +118,16 @@ def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
     context = new_context()
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    page.wait_for_function(JS_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
-    page.wait_for_function(JS_IDLE, timeout=RUN_MS)
-    page.wait_for_function("() => /: the pages and the search, Python\\./.test("
+    wait_until(page, JS_IDLE, timeout=RUN_MS)
+    wait_until(page, "() => /: the pages and the search, Python\\./.test("
                            "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
     context.set_offline(True)
     page.goto(served.url(FIGURE_PAGE))
     page.click("button.browser-run-at-cell")
     page.get_by_role("button", name="Run all", exact=True).click()
-    page.wait_for_function(JS_IDLE, timeout=RUN_MS)
+    wait_until(page, JS_IDLE, timeout=RUN_MS)
     cells = page.evaluate("() => window.browserRun.cells.map((c) => [c.element.dataset.runState, c.element.textContent])")
     failed = [text for state, text in cells if state == "error"]
     assert len(failed) == 1 and "which is not stored for offline use yet" in failed[0], failed
@@ -142,12 +143,12 @@ def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
     context = new_context(data_saver=True)
     page = context.new_page()
     page.goto(served.url(FIGURE_PAGE))
-    page.wait_for_function(JS_STATE, arg="partial", timeout=READY_MS)
+    wait_until(page, JS_STATE, arg="partial", timeout=READY_MS)
     page.reload()
     context.set_offline(True)
     page.click("button.browser-run-at-cell")
     status = page.locator(".browser-run-status")
-    page.wait_for_function("() => /not stored for offline use/.test(document.querySelector('.browser-run-status').textContent)",
+    wait_until(page, "() => /not stored for offline use/.test(document.querySelector('.browser-run-status').textContent)",
                            timeout=RUN_MS)
     assert status.text_content().startswith("Python is not stored for offline use yet: run any page once online")
     page.screenshot(path=str(Path(site).parent / "offline-python-not-stored.png"))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser.page_state import wait_until
 from tools.sphinx_ext.page_assets import (
     THEME_SCRIPTS, THEME_STYLESHEETS, StylesheetError, bundle, rebased, sources_of,
 )
@@ -173,7 +174,7 @@ def test_code_in_a_fold_gets_its_copy_button_when_the_fold_opens(open_page):
     assert page.locator("details:not([open]) button.copybtn").count() == 0, "no buttons in closed folds at load"
     solution = page.locator("details.hide").filter(has=page.locator("div.highlight pre")).first
     solution.locator("summary").click()
-    page.wait_for_function(f"() => ({count})() > {before}")
+    wait_until(page, f"() => ({count})() > {before}")
     buttons = page.evaluate("""() => [...document.querySelectorAll('details[open] button.copybtn')].map(b => ({
         target: b.dataset.clipboardTarget, follows: b.previousElementSibling.id,
         html: b.outerHTML.replace(/data-clipboard-target="[^"]*"/, '').replace(/\\s+/g, ' ').replace(/> </g, '><')}))""")
@@ -188,7 +189,7 @@ def test_code_in_a_fold_gets_its_copy_button_when_the_fold_opens(open_page):
     button = solution.locator("button.copybtn").first
     button.hover()
     button.click()
-    page.wait_for_function("(b) => b.getAttribute('data-tooltip') === 'Copied!'", arg=button.element_handle())
+    wait_until(page, "(b) => b.getAttribute('data-tooltip') === 'Copied!'", arg=button.element_handle())
 
 
 @pytest.mark.site

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from tools.browser.page_state import wait_until_still
+from tools.browser.page_state import wait_until, wait_until_still
 from tools.browser.chromium import JS_DARK_THEME
 from tools.pipeline.pages import ROOT
 
@@ -51,7 +51,7 @@ def test_a_tap_on_the_menu_opens_the_contents_and_they_close_again(phone):
     toggle = page.locator(TOGGLE)
     assert toggle.is_visible() and not page.locator("ul.current.bd-sidenav").is_visible()
     toggle.tap()
-    page.wait_for_function(JS_DIALOG_OPEN)
+    wait_until(page, JS_DIALOG_OPEN)
     contents = page.locator("#pst-primary-sidebar-modal")
     assert contents.get_by_role("link", name="15.3 The agentic retrieval loop").is_visible()
     exercises = contents.locator(".bd-sidenav a.reference.internal", has_text="15.11 Exercises")
@@ -60,13 +60,13 @@ def test_a_tap_on_the_menu_opens_the_contents_and_they_close_again(phone):
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=OUT / "phone-contents-open.png")
     page.keyboard.press("Escape")
-    page.wait_for_function(f"() => !({JS_DIALOG_OPEN})()")
+    wait_until(page, f"() => !({JS_DIALOG_OPEN})()")
     page.locator("ul.current.bd-sidenav").wait_for(state="hidden")  # (after the theme's 0.25 s transition)
     # A tap outside the contents closes them too.
     toggle.tap()
-    page.wait_for_function(JS_DIALOG_OPEN)
+    wait_until(page, JS_DIALOG_OPEN)
     page.mouse.click(PHONE["width"] - 20, PHONE["height"] // 2)
-    page.wait_for_function(f"() => !({JS_DIALOG_OPEN})()")
+    wait_until(page, f"() => !({JS_DIALOG_OPEN})()")
 
 
 def test_the_keyboard_opens_the_contents_in_dark_mode(phone):
@@ -75,12 +75,12 @@ def test_the_keyboard_opens_the_contents_in_dark_mode(phone):
     page.evaluate(JS_DARK_THEME)
     page.locator(TOGGLE).focus()
     page.keyboard.press("Enter")
-    page.wait_for_function(JS_DIALOG_OPEN)
+    wait_until(page, JS_DIALOG_OPEN)
     assert page.evaluate("() => !!document.activeElement.closest('#pst-primary-sidebar-modal')")
     wait_until_still(page)  # (the dialog's opening transition, for the screenshot)
     page.screenshot(path=OUT / "phone-contents-dark.png")
     page.keyboard.press("Escape")
-    page.wait_for_function(f"() => !({JS_DIALOG_OPEN})()")
+    wait_until(page, f"() => !({JS_DIALOG_OPEN})()")
     assert page.evaluate("() => document.activeElement.matches('.bd-header-article .primary-toggle')")
 
 
@@ -89,5 +89,5 @@ def test_on_a_wide_screen_the_menu_collapses_the_sidebar(open_page):
     sidebar = page.locator("#pst-primary-sidebar")
     assert sidebar.is_visible()
     page.locator(TOGGLE).click()
-    page.wait_for_function("() => document.getElementById('pst-primary-sidebar').classList.contains('pst-sidebar-hidden')")
+    wait_until(page, "() => document.getElementById('pst-primary-sidebar').classList.contains('pst-sidebar-hidden')")
     assert not page.evaluate(JS_DIALOG_OPEN)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
 
 pytestmark = pytest.mark.site
@@ -58,7 +59,7 @@ def browser_at(site):
 
 def start_runner(page) -> None:
     page.click("button.browser-run-at-cell")
-    page.wait_for_function(JS_IDLE, timeout=READY_MS)
+    wait_until(page, JS_IDLE, timeout=READY_MS)
 
 
 def type_in_cell(page, number: int, source: str) -> None:
@@ -71,7 +72,7 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
     served, new_context = browser_at()
     page = new_context(viewport=PHONE, has_touch=True, is_mobile=True).new_page()
     page.goto(served.url(PAGE))
-    page.wait_for_function("() => document.documentElement.dataset.pageScripts === 'loaded'")
+    wait_until(page, "() => document.documentElement.dataset.pageScripts === 'loaded'")
     assert page.evaluate("() => matchMedia('(hover: none)').matches"), "the phone is not emulated as a touch screen"
     # The contents open and close by touch, and leave no tooltip behind (it took the taps on "Run").
     page.locator(".bd-header-article .primary-toggle").tap()
@@ -108,7 +109,7 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
 
     type_in_cell(page, 1, "while True:\n    pass")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
     page.mouse.wheel(0, 1500)
     page.wait_for_timeout(300)
     page.mouse.wheel(0, -300)  # scrolling up is when the theme shows "Back to top"
@@ -127,7 +128,7 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
     box = stop.bounding_box()
     assert box["height"] >= TOUCH_TARGET_PX - 0.5 and box["width"] >= TOUCH_TARGET_PX - 0.5, box
     stop.tap()
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'", timeout=30_000)
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'", timeout=30_000)
 
 
 def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
@@ -136,26 +137,26 @@ def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
     served, new_context = browser_at()
     page = new_context(service_workers="allow").new_page()
     page.goto(served.url(PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.reload()
     assert page.evaluate("() => self.crossOriginIsolated") is True
     start_runner(page)
     type_in_cell(page, 1, "x = 42")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     type_in_cell(page, 1, "import time\ntime.sleep(60)")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
     page.wait_for_timeout(500)
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                            " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
     type_in_cell(page, 1, "print(x)")
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     assert page.evaluate(JS_CELLS)[0]["outputs"] == [["stdout", "42\n"]]
 
 
@@ -173,7 +174,7 @@ def test_exercise_marks_merge_across_tabs_and_show_at_once(browser_at):
     mark(tab_a, first)
     mark(tab_b, second)
     for tab in (tab_a, tab_b):
-        tab.wait_for_function("() => document.documentElement.dataset.exerciseProgress === '2'", timeout=5_000)
+        wait_until(tab, "() => document.documentElement.dataset.exerciseProgress === '2'", timeout=5_000)
     tab_a.reload()
     tab_a.wait_for_selector(".exercise-progress-list")
     done = tab_a.evaluate("() => [...document.querySelectorAll('.exercise-progress-list li.is-done a')].map((a) => a.textContent)")
@@ -208,9 +209,9 @@ def test_two_copies_of_the_book_on_one_host_never_see_each_others_edition(browse
     served, new_context = browser_at(host)
     page = new_context(service_workers="allow").new_page()
     page.goto(served.url(PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.goto(served.url("copy/" + PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.wait_for_timeout(1000)
     assert page.locator(".offline-new-edition").count() == 0
 
@@ -224,15 +225,15 @@ def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_r
         type_in_cell(page, number, "while True:\n    pass")
     page.keyboard.press("Escape")
     page.locator("div.cell").nth(0).get_by_role("button", name="Run cell 1").click()
-    page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.wait_for_function(JS_IDLE, timeout=READY_MS)
+    wait_until(page, JS_IDLE, timeout=READY_MS)
     assert "Stopped cell 1. Python was restarted" in page.locator(".browser-run-status").text_content()
     # Cell 3 runs cell 2 first (cell 1 was stopped: skipped); Stop names cell 2, for cell 3.
     page.locator("div.cell").nth(2).get_by_role("button", name="Run cell 3").click()
-    page.wait_for_function("() => window.browserRun.cells[1].element.dataset.runState === 'running'")
+    wait_until(page, "() => window.browserRun.cells[1].element.dataset.runState === 'running'")
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.wait_for_function(JS_IDLE, timeout=READY_MS)
+    wait_until(page, JS_IDLE, timeout=READY_MS)
     status = page.locator(".browser-run-status").text_content()
     assert "Stopped cell 2, run first for cell 3." in status, status
 
@@ -243,12 +244,12 @@ def test_on_a_first_visit_input_says_a_reload_makes_it_read_the_keyboard(browser
     served, new_context = browser_at()
     page = new_context(service_workers="allow").new_page()
     page.goto(served.url(PAGE))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)  # the worker controls the page now
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)  # the worker controls the page now
     assert page.evaluate("() => self.crossOriginIsolated") is False
     start_runner(page)
     type_in_cell(page, 1, 'name = input("Name? ")')
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     error = dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
     assert "until it is reloaded" in error and "reload the page" in error, error
 
@@ -257,7 +258,7 @@ def test_on_a_phone_the_folds_and_the_footers_controls_are_large_enough(browser_
     served, new_context = browser_at()
     page = new_context(viewport=PHONE, has_touch=True, is_mobile=True, service_workers="allow").new_page()
     page.goto(served.url(EXERCISES))
-    page.wait_for_function(JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.locator(".offline-storage button").first.wait_for()
     assert page.locator("details.admonition.hide > summary").count() >= len(book_shape.exercise_numbers())
     small = page.evaluate("""(min) => [...document.querySelectorAll(

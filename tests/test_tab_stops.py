@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser.page_state import wait_until
+
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,11 +32,11 @@ def test_the_override_uses_the_installed_themes_selector(site):
 
 def test_an_opened_solution_gets_the_themes_tab_stops(open_page):
     page = open_page(EXERCISES)
-    page.wait_for_function("() => [...document.querySelectorAll('pre')].some(pre => pre.hasAttribute('tabindex'))")
+    wait_until(page, "() => [...document.querySelectorAll('pre')].some(pre => pre.hasAttribute('tabindex'))")
     assert page.locator("details:not([open]) pre[tabindex]").count() == 0
     solution = page.locator("details").filter(has=page.locator("pre")).first
     solution.locator("summary").click()
-    page.wait_for_function("() => document.querySelector('details[open] pre[tabindex]')")
+    wait_until(page, "() => document.querySelector('details[open] pre[tabindex]')")
     tab_stops = page.evaluate(
         "() => [...document.querySelectorAll('details[open] pre')].map("
         "pre => [pre.tabIndex, pre.scrollWidth > pre.clientWidth || pre.scrollHeight > pre.clientHeight])"

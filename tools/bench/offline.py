@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tools.browser.chromium import VIEWPORT, launch
 from tools.browser.local_site import LocalSite
+from tools.browser.page_state import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "_build" / "bench" / "offline.json"
@@ -49,9 +50,9 @@ def run_to_figure(page) -> float:
     started = time.monotonic()
     page.click("button.browser-run-at-cell")
     page.get_by_role("button", name="Run all", exact=True).click()
-    page.wait_for_function(JS_FIGURE, timeout=LONG_MS)
+    wait_until(page, JS_FIGURE, timeout=LONG_MS)
     seconds = time.monotonic() - started
-    page.wait_for_function(JS_IDLE, timeout=LONG_MS)
+    wait_until(page, JS_IDLE, timeout=LONG_MS)
     return seconds
 
 
@@ -63,7 +64,7 @@ def visit_until_kept(served, browser):
     served.server.take_bytes_served()
     started = time.monotonic()
     page.goto(served.url(PAGE))
-    page.wait_for_function(JS_STATE, arg="ready", timeout=LONG_MS)
+    wait_until(page, JS_STATE, arg="ready", timeout=LONG_MS)
     return context, page, time.monotonic() - started
 
 
@@ -78,7 +79,7 @@ def first_visits(served, browser) -> dict:
     stated = keep.text_content()
     started = time.monotonic()
     keep.click()
-    page.wait_for_function(JS_ALL_KEPT, timeout=LONG_MS)
+    wait_until(page, JS_ALL_KEPT, timeout=LONG_MS)
     report["keep_offline"] = {"stated": stated, "bytes": served.server.take_bytes_served(),
                               "seconds": round(time.monotonic() - started, 2)}
     context.close()
@@ -86,7 +87,7 @@ def first_visits(served, browser) -> dict:
     context.add_init_script(DATA_SAVER)
     page = context.new_page()
     page.goto(served.url(PAGE))
-    page.wait_for_function(JS_STATE, arg="partial", timeout=LONG_MS)
+    wait_until(page, JS_STATE, arg="partial", timeout=LONG_MS)
     page.wait_for_timeout(SETTLE_MS)
     report["first_visit_data_saver"] = {"bytes": served.server.take_bytes_served()}
     context.close()
@@ -113,11 +114,11 @@ def measure(site: Path) -> dict:
         page.keyboard.press("Control+a")
         page.keyboard.insert_text("while True:\n    pass")
         page.keyboard.press("Shift+Enter")
-        page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+        wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
         page.wait_for_timeout(500)
         started = time.monotonic()
         page.get_by_role("button", name="Stop", exact=True).click()
-        page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
+        wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                                " && /KeyboardInterrupt/.test(window.browserRun.cells[0].element.textContent)",
                                timeout=30_000)
         report["stop_to_traceback_seconds"] = round(time.monotonic() - started, 3)

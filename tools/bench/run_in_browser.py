@@ -53,6 +53,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from tools.browser.page_runner import BrowserRunner
+from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, pages_with_code, stored_notebook
 from tools.pipeline.pages import ROOT
 
@@ -101,7 +102,7 @@ def print_flood(site: Path, page: str) -> dict:
         runner.open(page)
         runner.start()
         flood = runner.page.evaluate(JS_TIMED_RUN, [FLOOD, None])
-        runner.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'")
+        wait_until(runner.page, "() => document.documentElement.dataset.browserRun === 'idle'")
         stop = runner.page.evaluate(JS_TIMED_RUN, [ENDLESS, 2000])
         return {"loop_200000_prints": flood, "stop_during_endless_loop": stop}
 
@@ -169,7 +170,7 @@ def bare_start(runner: BrowserRunner) -> tuple[float, dict]:
     runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
     started = time.monotonic()
     runner.page.click("#start")
-    runner.page.wait_for_function("() => document.getElementById('out').textContent === '2'", timeout=120_000)
+    wait_until(runner.page, "() => document.getElementById('out').textContent === '2'", timeout=120_000)
     seconds = time.monotonic() - started
     return seconds, steps_after_click(runner.page.evaluate("() => window.browserRunTimings"))
 
@@ -195,7 +196,7 @@ def first_figure(runner: BrowserRunner, page: str) -> dict:
     runner.page.click("button.browser-run-at-cell")
     runner.page.get_by_role("button", name="Run all", exact=True).click()
     figure_cell = runner.page.evaluate(JS_FIRST_FIGURE_CELL)
-    runner.page.wait_for_function(JS_FIGURE_SHOWN, arg=figure_cell, timeout=180_000)
+    wait_until(runner.page, JS_FIGURE_SHOWN, arg=figure_cell, timeout=180_000)
     seconds = time.monotonic() - started
     timings = runner.page.evaluate("() => window.browserRunTimings || []")
     runner.wait_until_finished()

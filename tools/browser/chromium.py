@@ -42,6 +42,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
+from tools.browser.page_state import wait_until
+
 # What the flags are for: no sandbox (the tools run as root in CI's container); no GPU,
 # QUIC, sync, component updates or background networking (this machine has no network
 # but the package registries, and Chromium would otherwise try Google's hosts at start).
@@ -162,7 +164,7 @@ def keep_on_host(context, origin: str, *, also: str = "", on_blocked: Callable[[
 
 def wait_for_page_scripts(page) -> str | None:
     """Wait for the page's after-paint scripts; returns "loaded", "failed" or None (no loader)."""
-    page.wait_for_function(JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
+    wait_until(page, JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
     return page.evaluate("() => document.documentElement.dataset.pageScripts || null")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tools.browser.chromium import SERVICE_WORKER_BLOCKED, open_context, shorten, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
+from tools.browser.page_state import wait_until
 
 START_BUTTON = "button.browser-run-at-cell"
 # A document of the site that runs none of the book's scripts (every Sphinx build has it).
@@ -136,11 +137,11 @@ class BrowserRunner:
     def start(self) -> None:
         """Click "Run in your browser" and wait until Python is ready."""
         self.page.click(START_BUTTON)
-        self.page.wait_for_function("() => document.documentElement.dataset.browserRun === 'idle'",
+        wait_until(self.page, "() => document.documentElement.dataset.browserRun === 'idle'",
                                     timeout=PYTHON_READY_TIMEOUT_MS)
 
     def wait_until_finished(self) -> None:
-        self.page.wait_for_function(JS_RUN_FINISHED, timeout=RUN_ALL_TIMEOUT_MS)
+        wait_until(self.page, JS_RUN_FINISHED, timeout=RUN_ALL_TIMEOUT_MS)
 
     def run_page(self, page: str, glance_seconds: float = 0) -> PageRun:
         """Open page, click the control (after glance_seconds, as a reader looks first), then
@@ -153,7 +154,7 @@ class BrowserRunner:
         started = time.monotonic()
         self.page.click(START_BUTTON)
         self.page.get_by_role("button", name="Run all", exact=True).click()
-        self.page.wait_for_function(JS_FIRST_OUTPUT, timeout=PYTHON_READY_TIMEOUT_MS)
+        wait_until(self.page, JS_FIRST_OUTPUT, timeout=PYTHON_READY_TIMEOUT_MS)
         run.seconds_to_first_output = time.monotonic() - started
         run.timings = self.page.evaluate("() => window.browserRunTimings || []")
         self.wait_until_finished()
@@ -171,7 +172,7 @@ class BrowserRunner:
         self.page.keyboard.press("Control+a")
         self.page.keyboard.insert_text(source)
         self.page.keyboard.press("Shift+Enter")
-        self.page.wait_for_function(JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
+        wait_until(self.page, JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
         return self.cells()[number - 1]
 
     def cells(self) -> list[dict]:

@@ -67,6 +67,22 @@ STILL_TIMEOUT_MS = 10_000
 
 
 def wait_until_still(page) -> None:
-    """After a change of theme, size or focus: wait until the page is painted and still."""
+    """After a change of theme, size or focus: wait until the page is painted and still
+    (polled once a frame: JS_STILL compares a frame with the one before)."""
     page.evaluate("() => { window.lastScrollY = undefined; }")
-    page.wait_for_function(JS_STILL, timeout=STILL_TIMEOUT_MS)
+    page.wait_for_function(JS_STILL, timeout=STILL_TIMEOUT_MS, polling="raf")
+
+
+# Playwright's wait_for_function polls its predicate once an animation frame unless told
+# otherwise ("raf"): the page then makes 60 frames a second for as long as a test waits, about
+# a tenth of a core spent on waiting, beside the Python the test waits for (`make
+# bench-browsers`: a 3-s cell waited for each way). The tests and tools wait for Python, cells,
+# workers and drawings for minutes in all, on two cores, so they poll every POLL_MS instead: a
+# wait ends at most that much later.
+POLL_MS = 50
+
+
+def wait_until(page, predicate: str, *, arg=None, timeout: float | None = None):
+    """``page.wait_for_function(predicate, arg=arg, timeout=timeout)``, polled every POLL_MS
+    instead of every frame (page: a Playwright page or frame). Returns its handle."""
+    return page.wait_for_function(predicate, arg=arg, timeout=timeout, polling=POLL_MS)

@@ -46,7 +46,7 @@ from tools.browser.chromium import (
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
 from tools.browser.page_state import (  # (shared with the PDF's printer, tools/pipeline/print_pdf.py)
     IMAGES_TIMEOUT_MS, JS_IMAGES, JS_LOAD_ALL_IMAGES, JS_MERMAID_SETTLED, JS_MERMAID_STATUS,
-    MERMAID_ERROR_PATTERN, MERMAID_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS,
+    MERMAID_ERROR_PATTERN, MERMAID_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, wait_until,
 )
 
 SEARCH_TIMEOUT_MS = 10_000
@@ -173,7 +173,7 @@ class BrowserChecker:
         with self._serving(Path(root)) as site:
             self._page.goto(site.url(f"search.html?q={quote(query)}"), wait_until="load")
             try:
-                self._page.wait_for_function(JS_SEARCH_FINISHED, timeout=SEARCH_TIMEOUT_MS)
+                wait_until(self._page, JS_SEARCH_FINISHED, timeout=SEARCH_TIMEOUT_MS)
             except PlaywrightTimeoutError:
                 return []
             return self._page.evaluate(JS_SEARCH_RESULT_LINKS)
@@ -285,7 +285,7 @@ class BrowserChecker:
 
     def _wait_for_mermaid(self) -> None:
         try:
-            self._page.wait_for_function(
+            wait_until(self._page,
                 JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms
             )
         except PlaywrightTimeoutError:

@@ -62,6 +62,7 @@ from tools.browser.page_state import (
     MERMAID_ERROR_PATTERN,
     MERMAID_TIMEOUT_MS,
     NAVIGATION_TIMEOUT_MS,
+    wait_until,
 )
 
 # The PDF's document info: the book's title, author and subject are in _config.yml.
@@ -255,7 +256,7 @@ class ChapterPrinter:
 
     def _wait_for_diagrams(self, page, where: str) -> None:
         try:
-            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms)
+            wait_until(page, JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms)
         except PlaywrightTimeoutError:
             pass  # the status below says which diagram is missing
         status = page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
