@@ -10,7 +10,8 @@
 * Python restored from the snapshot `make assets` made; with a snapshot the runtime refuses
   (a planted copy of the site), Python starts afresh and the outputs are the same.
 * Matplotlib loads from the click on a page whose cells import it, and never on a page
-  whose cells do not.
+  whose cells do not, nor where only folded cells (worked solutions) do: each page's loader
+  is told which, as the page's source says.
 
 Timings are `make bench-run`'s (tools/bench/run_in_browser.py), never asserted here.
 """
@@ -18,6 +19,7 @@ Timings are `make bench-run`'s (tools/bench/run_in_browser.py), never asserted h
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -27,6 +29,8 @@ import pytest
 from tools.browser.page_runner import START_BUTTON, BrowserRunner
 from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, stored_notebook
+from tools.pipeline.pages import ROOT, notebook_pages, read_page
+from tools.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
 
 pytestmark = pytest.mark.site
 
@@ -151,3 +155,18 @@ def test_matplotlib_loads_on_the_click_only_where_cells_import_it(site):
         assert runner.take_bytes_served() > 10_000_000
         assert runner.page.evaluate("() => window.browserRun.cells.every((c) => c.runState === 'idle')")
         assert runner.problems() == []
+
+
+def test_the_click_preloads_matplotlib_where_a_cell_a_reader_sees_imports_it(site):
+    """The loader's list of packages loaded from the click (inlined in each page), from the
+    page's source: matplotlib where a code cell that is not folded (hide-cell: a worked
+    solution) imports it; nothing where only folded cells do (they load it when run)."""
+    for md in notebook_pages():
+        code = [cell for cell in read_page(md).cells if cell.cell_type == "code"]
+        if not code:
+            continue  # (no code, no "Run in your browser": tests/test_browser_run.py)
+        seen = [cell for cell in code if "hide-cell" not in cell.metadata.get("tags", [])]
+        expected = ["matplotlib"] if any(imported_names(cell.source) & FIGURE_IMPORTS for cell in seen) else []
+        html = (site / md.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
+        preload = re.search(r"const PRELOAD = JSON\.parse\('(.*?)'\);", html)
+        assert preload and json.loads(preload.group(1)) == expected, f"{md.name}: {preload and preload.group(1)}"

@@ -384,8 +384,9 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     states = page.evaluate(JS_SECTIONS)
     ran = [(n + 1, section) for n, (section, state) in enumerate(states) if state != "idle"]
     assert ran == [(start, "exercise-3"), (start + 1, "exercise-3")], ran
-    # (matplotlib itself may be downloading: a page whose cells draw figures preloads it on the
-    # click, beside the cells, without running any of them; tests/test_browser_start.py)
+    # (matplotlib itself may be downloading where a cell a reader sees draws a figure: it is
+    # preloaded on the click, beside the cells, without running any of them;
+    # tests/test_browser_start.py)
     assert runner.problems() == []
 
 

@@ -88,9 +88,19 @@ def imported_names(source: str) -> set[str]:
     return names
 
 
+def is_folded(cell) -> bool:
+    # A worked solution: the whole cell folded (myst-nb's hide-cell tag, its container's class).
+    return "tag_hide-cell" in cell.get("classes", [])
+
+
 def packages_to_preload(doctree) -> list[str]:
-    """["matplotlib"] when one of the page's code cells imports it, else []."""
+    """["matplotlib"] when one of the page's code cells a reader sees imports it, else []. Not
+    for folded cells (worked solutions: on 15.11 the only figures): a reader working the
+    exercises would download its 13 MB and wait behind its load for figures they may never
+    draw; a folded cell run loads it then, as any cell's import does (worker.mjs)."""
     for cell in doctree.findall(is_code_cell):
+        if is_folded(cell):
+            continue
         for block in cell.findall(nodes.literal_block):
             if imported_names(block.astext()) & FIGURE_IMPORTS:
                 return ["matplotlib"]

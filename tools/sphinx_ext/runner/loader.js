@@ -10,7 +10,8 @@
   const DOWNLOAD_BYTES = Number("__BROWSER_RUN_BYTES__");
   const NOTEBOOK = "__BROWSER_RUN_NOTEBOOK__";
   // The packages this page's cells import that Python loads on demand (matplotlib, on a page
-  // with figures): loaded from the click on, while the earlier cells run.
+  // with figures): loaded from the click on, while the earlier cells run. (Not for the
+  // imports of folded worked solutions alone: those load when such a cell runs.)
   const PRELOAD = JSON.parse('__BROWSER_RUN_PRELOAD__');
   const DOWNLOAD_TEXT = `about ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
   const SERVE_HINT = "Running needs the book served over http, not opened as a file: in the " +
