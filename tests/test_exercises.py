@@ -133,6 +133,41 @@ def test_each_exercise_has_a_visible_start_cell_then_a_hidden_solution_and_an_an
         assert f"{{dropdown}} Worked solution {n}: the answer in words" in part["markdown"]
 
 
+# Each exercise's cells in a fresh namespace, in order; prints the first that raises as
+# "N<TAB>i<TAB>error" (cell i of exercise N). Matplotlib draws off-screen.
+RUN_EACH_EXERCISE_ALONE = """
+import contextlib, io, matplotlib
+matplotlib.use("Agg")
+from tools.pipeline import book_shape
+for n, exercise in book_shape.exercises().items():
+    namespace = {"__name__": "__main__"}
+    for i, cell in enumerate(exercise.code, 1):
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(cell.source, f"exercise {n}, cell {i}", "exec"), namespace)
+        except Exception as error:
+            print(f"{n}\t{i}\t{type(error).__name__}: {error}")
+            break
+"""
+
+
+def test_each_exercise_runs_on_its_own():
+    """An exercise's start cell and worked solution need no other exercise's names: the page
+    runs an exercise's own cells before the one clicked (tools/sphinx_ext/runner), and a
+    reader may open 15.11 at any exercise, in the page or in a fresh kernel. (Once worked
+    solution 2 used exercise 1's import of one_shot, a NameError run on its own.) In one
+    Python of its own, chapter_lib imported afresh."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", RUN_EACH_EXERCISE_ALONE], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    failed = [line.split("\t") for line in done.stdout.splitlines() if line.count("\t") == 2]
+    assert not failed, "\n".join(f"exercise {n}, its cell {i} of {len(EXERCISES[int(n)].code)} run on its own: {error}"
+                                 for n, i, error in failed)
+
+
 def test_the_figures_asked_for_are_named_and_captioned():
     nb = jupytext.read(PAGE, fmt="md:myst")
     figures = {c.metadata["mystnb"]["figure"]["name"]: c for c in nb.cells
