@@ -62,7 +62,6 @@ from tools.browser.page_state import (
     MERMAID_ERROR_PATTERN,
     MERMAID_TIMEOUT_MS,
     NAVIGATION_TIMEOUT_MS,
-    wait_until,
 )
 
 # The PDF's document info: the book's title, author and subject are in _config.yml.
@@ -256,7 +255,11 @@ class ChapterPrinter:
 
     def _wait_for_diagrams(self, page, where: str) -> None:
         try:
-            wait_until(page, JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms)
+            # (Polled once a frame, as before stop 40: the print is an artefact, one wait per
+            # print costs nothing, and a PDF that prints twice the same must not depend on when
+            # in a frame the wait returned. page_state.wait_until polls every POLL_MS.)
+            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms,
+                                   polling="raf")
         except PlaywrightTimeoutError:
             pass  # the status below says which diagram is missing
         status = page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
