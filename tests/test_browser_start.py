@@ -29,6 +29,7 @@ import pytest
 from tools.browser.page_runner import START_BUTTON, BrowserRunner
 from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, stored_notebook
+from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 from tools.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
 
@@ -165,7 +166,8 @@ def test_the_click_preloads_matplotlib_where_a_cell_a_reader_sees_imports_it(sit
         code = [cell for cell in read_page(md).cells if cell.cell_type == "code"]
         if not code:
             continue  # (no code, no "Run in your browser": tests/test_browser_run.py)
-        seen = [cell for cell in code if "hide-cell" not in cell.metadata.get("tags", [])]
+        folded = {cell.source for cell in book_shape.hidden_cells(md)}
+        seen = [cell for cell in code if cell.source not in folded]
         expected = ["matplotlib"] if any(imported_names(cell.source) & FIGURE_IMPORTS for cell in seen) else []
         html = (site / md.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
         preload = re.search(r"const PRELOAD = JSON\.parse\('(.*?)'\);", html)

@@ -304,7 +304,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     first_stop = stop_a_cell_that_unwinds(page, seconds=3)
     wait_until(page, JS_STOPPED_AND_IDLE, timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
-    # (Its timeline too: stop 40's fresh `make test` here saw this first Stop end in a restart,
+    # (Its timeline too: a `make test` of stop 40, in a checkout, saw this first Stop end in a restart,
     # its cell not done 10 s after the Stop though due about 3 s after it.)
     assert "variables are kept" in status and "restarted" not in status, \
         f"{status}\n{stop_timeline(page, first_stop)}\ncell 1's outputs: {page.evaluate(JS_CELLS)[0]['outputs']}"
