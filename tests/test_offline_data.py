@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser.page_runner import JS_RUN_FINISHED  # (idle, and every output drawn: it is read next)
 from tools.browser.page_state import wait_until
 from tools.sphinx_ext import offline
 
@@ -27,8 +28,6 @@ SETTLE_MS = 5_000  # the background keeping starts within a second of the load
 # Emulates the browser's data saver for the page (navigator.connection.saveData).
 DATA_SAVER = "Object.defineProperty(NetworkInformation.prototype, 'saveData', { get: () => true })"
 JS_STATE = "(state) => document.documentElement.dataset.offline === state"
-JS_IDLE = """() => document.documentElement.dataset.browserRun === 'idle'
-    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
 # The README's promise for a first visit: the pages and the search, at most this, gzipped.
 PAGES_BUDGET_BYTES = 2_000_000
 
@@ -100,7 +99,7 @@ def test_a_returning_reader_opens_a_figure_page_without_downloading_matplotlib(s
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
-    wait_until(page, JS_IDLE, timeout=RUN_MS)
+    wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)
     wait_until(page, r"() => /: the pages and the search, Python\./.test("
                            "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
     served.server.take_paths_served()  # (what the run kept is kept: nothing more from here on)
@@ -120,14 +119,14 @@ def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
-    wait_until(page, JS_IDLE, timeout=RUN_MS)
+    wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)
     wait_until(page, "() => /: the pages and the search, Python\\./.test("
                            "document.querySelector('.offline-storage').textContent)", timeout=READY_MS)
     context.set_offline(True)
     page.goto(served.url(FIGURE_PAGE))
     page.click("button.browser-run-at-cell")
     page.get_by_role("button", name="Run all", exact=True).click()
-    wait_until(page, JS_IDLE, timeout=RUN_MS)
+    wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)
     cells = page.evaluate("() => window.browserRun.cells.map((c) => [c.element.dataset.runState, c.element.textContent])")
     failed = [text for state, text in cells if state == "error"]
     assert len(failed) == 1 and "which is not stored for offline use yet" in failed[0], failed
