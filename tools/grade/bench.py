@@ -5,7 +5,8 @@
 Generates a class (tools/grade/fake_class.py: right, partly right, wrong, endless, broken,
 untouched and corrupt notebooks, from the book's reader notebook), grades it with
 ``python -m tools.grade`` and its default limits, and reports the wall time, the time per
-submission (the sandbox's wall time for each, by kind of submission), the sandboxes started
+submission (the sandbox's wall time for each, by kind of submission), the machine's busy
+CPU-seconds while it graded (/proc/stat: every sandbox's Node counts), the sandboxes started
 and the memory they used, and whether every verdict is the one the generated answer should
 get. Writes _build/bench/grade.json; the class and its grades stay in _build/bench/grade-class/.
 """
@@ -21,7 +22,9 @@ import subprocess
 import sys
 import time
 
+from tools.bench.test_stages import busy_cpu_seconds
 from tools.grade.fake_class import make_class
+from tools.grade.sandbox import V8_FLAGS
 from tools.pipeline.pages import ROOT
 
 OUT = ROOT / "_build" / "bench"
@@ -36,10 +39,10 @@ def main(argv=None) -> int:
     base = OUT / "grade-class"
     shutil.rmtree(base, ignore_errors=True)
     plan = make_class(base / "submissions", size=args.size)
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), busy_cpu_seconds()
     done = subprocess.run([sys.executable, "-m", "tools.grade", str(base / "submissions"), "--out", str(base / "grades"),
                            "--jobs", str(args.jobs), "--quiet"], cwd=ROOT, capture_output=True, text=True)
-    wall = time.monotonic() - started
+    wall, cpu = time.monotonic() - started, busy_cpu_seconds() - cpu_before
     print(done.stdout.strip())
     if done.returncode != 0:
         print(done.stderr[-3000:], file=sys.stderr)
@@ -59,7 +62,8 @@ def main(argv=None) -> int:
     seconds = [s["seconds"] for s in results.values() if not s["problem"]]
     report = {
         "submissions": len(plan), "jobs": args.jobs, "cores": os.cpu_count(), "wall_seconds": round(wall, 1),
-        "wall_seconds_per_submission": round(wall / len(plan), 2),
+        "wall_seconds_per_submission": round(wall / len(plan), 2), "busy_cpu_seconds": round(cpu, 1),
+        "v8_flags": V8_FLAGS,
         "sandbox_seconds_per_submission": {"mean": round(statistics.mean(seconds), 2),
                                            "median": round(statistics.median(seconds), 2),
                                            "max": round(max(seconds), 2)},
@@ -73,7 +77,8 @@ def main(argv=None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "grade.json").write_text(json.dumps(report, indent=2))
     print(f"{len(plan)} submissions on {args.jobs} jobs ({os.cpu_count()} cores): {wall:.0f} s "
-          f"({wall / len(plan):.1f} s per submission); sandbox time per submission: mean "
+          f"({wall / len(plan):.1f} s per submission, {cpu:.0f} busy CPU-s of the machine; Node's V8 flags: "
+          f"{' '.join(V8_FLAGS) or 'none'}); sandbox time per submission: mean "
           f"{report['sandbox_seconds_per_submission']['mean']} s, median {report['sandbox_seconds_per_submission']['median']} s, "
           f"max {report['sandbox_seconds_per_submission']['max']} s")
     for kind, row in report["sandbox_seconds_by_kind"].items():

@@ -52,6 +52,13 @@ FIGURES = STATIC / "runner" / "first-figure.zip"
 BOOT_SECONDS = 60  # Python's start, before any student code: generous for a loaded machine
 LINE_LIMIT = 64 * 2**20  # one message from the child (a check's record)
 NODE = shutil.which("node") or "node"
+# V8's own flags for each child: none. Pyodide's WebAssembly is compiled by V8's baseline
+# compiler, then, on background threads, again by its optimising one for each function that
+# runs long enough. Delaying that (--wasm-tiering-budget at 10 and 30 times its default) or
+# never doing it (--liftoff-only) changed a 40-submission class's CPU-seconds by less than
+# the machine's spread between runs (`make bench-grade` prints them with these flags;
+# MAINTAINING.md, "Benchmarks", has the runs), so V8 decides.
+V8_FLAGS: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -212,7 +219,7 @@ class Sandbox:
 
     def command(self) -> list[str]:
         inside = "/box/" if self.isolation.prefix else f"{self.box}/"
-        node = [NODE, self.permission, f"--allow-fs-read={inside}", "--no-warnings",
+        node = [NODE, self.permission, f"--allow-fs-read={inside}", "--no-warnings", *V8_FLAGS,
                 f"--wasm-max-mem-pages={self.limits.python_mb * 16}", "--max-old-space-size=512",
                 f"{inside}code/child.mjs", inside]
         return [*self.isolation.prefix, *node]
