@@ -45,7 +45,7 @@ EDITOR := _build/static/runner/editor.mjs
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
 .PHONY: help env lib outputs assets html book test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
-.PHONY: bench bench-tests bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf diagrams validate graph-status
+.PHONY: bench bench-tests bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -100,6 +100,9 @@ pdf: env $(NPM_ASSETS)  ## the whole chapter as one PDF (_build/pdf), printed by
 bench-pdf: env $(NPM_ASSETS)  ## time `make pdf`'s two steps (RUNS=3), report pages and bytes (tools/bench/pdf_build.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.pdf_build $(if $(RUNS),--runs $(RUNS))
+bench-reprints: env $(NPM_ASSETS)  ## print the built book again PRINTS=12 times: how many prints differ from the PDF, and where (tools/bench/pdf_reprints.py; after `make pdf`)
+	bash tools/browser/ensure_debian_package.sh chromium chromium
+	$(PY) -m tools.bench.pdf_reprints $(if $(PRINTS),--prints $(PRINTS))
 
 diagrams: env $(NPM_ASSETS)  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
 	$(GRAPH) diagrams
@@ -200,7 +203,7 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-outputs bench-grade bench-tests bench-modules bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, re-execution, grading, make test, its modules, the tests' browser
+bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-modules bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, its modules, the tests' browser
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
 bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once (tools/bench/test_stages.py)

@@ -43,6 +43,7 @@ from tools.pipeline.accept import (
     delivered_references, delivered_text, lines_to_hold, normalized, reference_marks, restored_markup,
 )
 from tools.pipeline.book_shape import exercise_numbers
+from tools.pipeline.pdf_difference import first_difference
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
 
@@ -235,19 +236,8 @@ def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, mon
         shutil.copyfile(pdf, kept / "first.pdf")
         shutil.copyfile(again, kept / "again.pdf")
         pytest.fail(f"printing the same build twice gave different PDFs: {first_difference(reader, PdfReader(again))}; "
-                    f"both kept in {kept.relative_to(ROOT)}/")
-
-
-def first_difference(one: PdfReader, other: PdfReader) -> str:
-    """Where two PDFs first differ: a page's drawing (its first differing operator), or else elsewhere."""
-    if len(one.pages) != len(other.pages):
-        return f"{len(one.pages)} pages, then {len(other.pages)}"
-    for number, (this, that) in enumerate(zip(one.pages, other.pages), start=1):
-        drawn, again = (page.get_contents().get_data().decode("latin-1").splitlines() for page in (this, that))
-        if drawn != again:
-            at = next((i for i, (a, b) in enumerate(zip(drawn, again)) if a != b), min(len(drawn), len(again)))
-            return f"p. {number}, drawing line {at + 1}: {drawn[at:at + 1]} then {again[at:at + 1]}"
-    return "not in any page's drawing (metadata, links or fonts)"
+                    f"both kept in {kept.relative_to(ROOT)}/ (`make bench-reprints` prints the build again and again: "
+                    f"MAINTAINING.md, \"A PDF printed again, now and then other bytes\")")
 
 
 # The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for
