@@ -54,10 +54,10 @@ LINE_LIMIT = 64 * 2**20  # one message from the child (a check's record)
 NODE = shutil.which("node") or "node"
 # V8's own flags for each child: none. Pyodide's WebAssembly is compiled by V8's baseline
 # compiler, then, on background threads, again by its optimising one for each function that
-# runs long enough. Delaying that (--wasm-tiering-budget at 10 and 30 times its default) or
-# never doing it (--liftoff-only) changed a 40-submission class's CPU-seconds by less than
-# the machine's spread between runs (`make bench-grade` prints them with these flags;
-# MAINTAINING.md, "Benchmarks", has the runs), so V8 decides.
+# runs long enough. Delaying that (--wasm-tiering-budget at 10 and 30 times its default)
+# changed a 40-submission class's CPU-seconds by less than the machine's spread between runs,
+# both ways (`make bench-grade` prints them with these flags; MAINTAINING.md, "Benchmarks",
+# has the runs), so V8 decides.
 V8_FLAGS: list[str] = []
 
 

@@ -165,12 +165,13 @@ JS_OVERFLOWING_BOXES = """() => {
 
 # Before each of the two prints, the whole page laid out anew: its layout tree taken down
 # (display: none on the root) and built again, so that no paragraph is printed with a layout
-# kept from before the scripts above changed the page (the contents' page numbers, the
-# solutions' links). Without it, a print of the same build now and then laid one inline box
-# out otherwise (why a kept layout would differ is not known; what it did is measured): a citation's link annotated as one rectangle, not one per run of its text,
-# or a run of inline code 0.6 px off its line's baseline. `make bench-reprints` under two
-# busy processes: 2 of 20 prints differed without it, 0 of 36 with it (MAINTAINING.md, "A PDF
-# printed again, now and then other bytes").
+# kept from before the printer's scripts changed the page (code shaped, the contents added,
+# then their page numbers and the solutions' links). Without it, a print of the same build
+# now and then laid one inline box out otherwise: a citation's link annotated as one
+# rectangle, not one per run of its text, or a run of inline code 0.6 px off its line's
+# baseline. Why a kept layout would differ is not known; what the step does is measured:
+# `make bench-reprints` beside two busy processes, 2 of 20 prints differed without it, 0 of
+# 36 with it (MAINTAINING.md, "A PDF printed again, now and then other bytes").
 JS_LAID_OUT_AFRESH = """() => {
     const root = document.documentElement;
     root.style.display = 'none';
