@@ -217,6 +217,7 @@ def run_and_stop(page, source: str, once: str = JS_CELL_1_RUNNING) -> float:
     return pressed
 
 
+JS_CELL_1_STATE = "() => window.browserRun.cells[0].element.dataset.runState"
 JS_STOPPED_AND_IDLE = ("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
                        " && document.documentElement.dataset.browserRun === 'idle'")
 
@@ -322,16 +323,29 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # The interrupt taken outside the cell's own code (planted: the cell says its code is not
     # running, as when Stop lands in the runner's own awaits before it) gets no more time: the
     # restart comes after the 2-s grace, not the 10 s of a cell that unwinds.
-    stop_a_cell_that_unwinds(page, seconds=30, first="import _browser_run\n_browser_run.cell_code(False)\n")
-    wait_until(page, "() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
-                           timeout=5_000)
+    planted_stop = stop_a_cell_that_unwinds(page, seconds=30, first="import _browser_run\n_browser_run.cell_code(False)\n")
+    restart_said_within(page, 5_000, planted_stop)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
     wait_until(page, "() => document.documentElement.dataset.browserRun === 'idle'", timeout=60_000)
     # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
-    run_and_stop(page, "sum(range(10**13))")
-    wait_until(page, "() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
-                           timeout=10_000)
+    c_loop_stop = run_and_stop(page, "sum(range(10**13))")
+    restart_said_within(page, 10_000, c_loop_stop)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
+
+
+def restart_said_within(page, timeout_ms: int, stop: float) -> None:
+    """The status line says Python was restarted after its 2-s grace within timeout_ms; if not,
+    the failure gives what it says and the timeline since the Stop (a fresh-clone `make test`
+    of stop 41 timed out here once, on the C loop's Stop, with nothing to say why)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    try:
+        wait_until(page, "() => document.querySelector('.browser-run-status').textContent.includes('2 s')",
+                   timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        status = page.locator(".browser-run-status").text_content()
+        pytest.fail(f"no restart said {timeout_ms / 1000:g} s after the Stop; the status says {status!r}; "
+                    f"{stop_timeline(page, stop)}; cell 1 is {page.evaluate(JS_CELL_1_STATE)!r}")
 
 
 def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
