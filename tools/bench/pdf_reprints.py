@@ -6,8 +6,8 @@ tests/test_pdf.py prints the built book once more and asks for the very bytes of
 `make pdf` made (its test_printing_again_gives_the_same_bytes); now and then it gets other
 bytes. This prints the same singlehtml build --prints times with the printer the test uses
 (one browser, a fresh context each time, dated as the PDF is), compares each print with
-_build/html/chapter15.pdf, and reports for each whether it is the same and, if not, where it
-first differs (tools/pipeline/pdf_difference.py). A differing print is kept in
+_build/pdf/chapter15.pdf (the PDF `make pdf` made), and reports for each whether it is the
+same and, if not, where it first differs (tools/pipeline/pdf_difference.py). A differing print is kept in
 _build/bench/pdf-reprints/. Writes _build/bench/pdf_reprints.json. Numbers, not checks.
 """
 
@@ -23,12 +23,11 @@ import time
 
 from pypdf import PdfReader
 
+from tools.pipeline.build_steps import PDF, SINGLEHTML  # (the build graph's own paths)
 from tools.pipeline.pages import ROOT
 from tools.pipeline.pdf_difference import first_difference
 from tools.pipeline.print_pdf import ChapterPrinter
 
-PDF = ROOT / "_build" / "html" / "chapter15.pdf"
-SINGLEHTML = ROOT / "_build" / "print" / "_build" / "singlehtml"  # the Makefile's SINGLEHTML
 OUT = ROOT / "_build" / "bench"
 
 
