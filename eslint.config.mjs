@@ -47,9 +47,17 @@ export default [
     rules: { ...js.configs.recommended.rules, ...bugs },
   },
   {
-    // Run in the printed page by Playwright (print_pdf.py), not in Node.
+    // Run in the printed page by Playwright (print_pdf.py), not in Node: page.evaluate is sent
+    // one exported function's text (tools/pipeline/pages.py, page_function), not the module,
+    // so a helper declared beside it would be undefined in the page.
     files: ["tools/pipeline/print_*.mjs"],
     languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      "no-restricted-syntax": ["error", {
+        selector: "Program > :not(ExportNamedDeclaration)",
+        message: "A print script's top level is `export const name = (...) => {...};` only: page.evaluate gets one function's text, so it may use nothing declared outside it.",
+      }],
+    },
   },
   {
     // The unit tests run the page's modules against a stub browser (tests/js/browser_stub.mjs).

@@ -125,7 +125,7 @@ def task_pdf():
     # (tools/pipeline's Python: print_pdf.py and its parts, and book_shape.py, which names the
     # exercises whose solutions move to the back)
     printing = [*pipeline_sources(),
-                *(ROOT / "tools/pipeline" / f"{name}.mjs" for name in ("print_shaping", "print_solutions"))]  # (run in the page)
+                *sorted((ROOT / "tools/pipeline").glob("print_*.mjs"))]  # (what print_pdf.py runs in the page)
     return {"actions": [pdf_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing,
                          *sorted((ROOT / "tools" / "checks").glob("*.py")), *sorted((ROOT / "tools" / "browser").glob("*.py"))],

@@ -50,7 +50,7 @@ import yaml
 from tools.common.files import write_atomically
 from tools.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
-from tools.pipeline.pages import ROOT
+from tools.pipeline.pages import ROOT, page_function
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
 from tools.browser.page_state import (
@@ -83,84 +83,19 @@ FOOTER = (
 )
 EMPTY_HEADER = "<span></span>"
 
-# Folds (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are <details>; whatever
-# print_solutions.py did not unfold prints opened.
-JS_OPEN_DETAILS = """() => {
-    const all = [...document.querySelectorAll('details')];
-    all.forEach((details) => { details.open = true; });
-    return all.length;
-}"""
-
-# A contents list after the chapter title: one entry per section (the <h2> of each
-# inlined page), linking to it (the link works inside the PDF). It replaces the
-# theme's print-only list (#jb-print-toc), which has neither links nor page numbers.
-# Page numbers are filled in on a second pass, once the first print has shown where
-# each section starts. Styled by book/_static/chapter.css.
-JS_ADD_CONTENTS = """() => {
-    const article = document.querySelector('article');
-    const title = article.querySelector('h1');
-    const text = (heading) => [...heading.childNodes]
-        .filter((node) => !(node.classList && node.classList.contains('headerlink')))
-        .map((node) => node.textContent).join('').trim();
-    // The solutions at the back of 15.11 (print_solutions.py) are a part of their own: listed
-    // under 15.11, as the PDF's bookmarks list them.
-    const sections = [...article.querySelectorAll('h2, section#print-solutions > h3')]
-        .map((heading) => ({id: heading.closest('section[id]').id, title: text(heading),
-                            sub: heading.tagName === 'H3'}));
-    const nav = document.createElement('nav');
-    nav.className = 'print-contents';
-    nav.setAttribute('aria-label', 'Contents');
-    nav.innerHTML = '<p class="print-contents-title">Contents</p><ol></ol>';
-    for (const section of sections) {
-        const item = document.createElement('li');
-        item.innerHTML = '<a></a><span class="print-contents-page"></span>';
-        if (section.sub) item.className = 'print-contents-part';
-        item.querySelector('a').href = '#' + section.id;
-        item.querySelector('a').textContent = section.title;
-        nav.querySelector('ol').append(item);
-    }
-    const themeContents = document.querySelector('#jb-print-toc');
-    if (themeContents) {
-        themeContents.replaceWith(nav);
-    } else {
-        title.after(nav);
-    }
-    return sections.map((section) => section.title);
-}"""
-
+# What runs in the page around the two prints: print_pdf.mjs (each function says what it does).
+SCRIPT = Path(__file__).with_suffix(".mjs")
+# Folds (<details>) that print_solutions did not unfold print opened.
+JS_OPEN_DETAILS = page_function(SCRIPT, "openDetails")
+# A contents list after the chapter title, one linked entry per section, in place of the
+# theme's print-only list (no links, no page numbers); JS_SET_CONTENTS_PAGES numbers it once
+# the first print has shown where each section starts.
+JS_ADD_CONTENTS = page_function(SCRIPT, "addContents")
+JS_SET_CONTENTS_PAGES = page_function(SCRIPT, "setContentsPages")
 # The headings Chromium turns into bookmarks: those shown in print, in document order.
-JS_PRINTED_HEADINGS = """() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
-    .filter((heading) => heading.getClientRects().length > 0)
-    .map((heading) => [...heading.childNodes]
-        .filter((node) => !(node.classList && node.classList.contains('headerlink')))
-        .map((node) => node.textContent).join('').replace(/\\s+/g, ' ').trim())"""
-
-JS_SET_CONTENTS_PAGES = """(pages) => {
-    document.querySelectorAll('.print-contents-page').forEach((span, index) => {
-        span.textContent = String(pages[index]);
-    });
-}"""
-
-# Code and output boxes whose text is wider than the box: on paper that text would be
-# cut at the right margin. Diagrams are checked by their drawing's width instead.
-JS_OVERFLOWING_BOXES = """() => {
-    const wide = [];
-    for (const pre of document.querySelectorAll('article pre:not(.mermaid)')) {
-        if (pre.scrollWidth > pre.clientWidth + 1) {
-            wide.push({what: 'code or output', width: pre.scrollWidth, box: pre.clientWidth,
-                       text: pre.textContent.trim().split('\\n')[0].slice(0, 80)});
-        }
-    }
-    for (const svg of document.querySelectorAll('article .mermaid > svg, article img')) {
-        const box = svg.parentElement.getBoundingClientRect();
-        const own = svg.getBoundingClientRect();
-        if (own.right > box.right + 1 || own.width > document.querySelector('article').clientWidth + 1) {
-            wide.push({what: svg.tagName.toLowerCase(), width: own.width, box: box.width,
-                       text: svg.getAttribute('aria-label') || svg.getAttribute('alt') || ''});
-        }
-    }
-    return wide;
-}"""
+JS_PRINTED_HEADINGS = page_function(SCRIPT, "printedHeadings")
+# Code and output boxes (and drawings) wider than the column: cut at the margin on paper.
+JS_OVERFLOWING_BOXES = page_function(SCRIPT, "overflowingBoxes")
 
 
 # Before each of the two prints, the whole page laid out anew: its layout tree taken down
@@ -172,13 +107,7 @@ JS_OVERFLOWING_BOXES = """() => {
 # baseline. Why a kept layout would differ is not known; what the step does is measured:
 # `make bench-reprints` beside two busy processes, 2 of 20 prints differed without it, 0 of
 # 36 with it (MAINTAINING.md, "A PDF printed again, now and then other bytes").
-JS_LAID_OUT_AFRESH = """() => {
-    const root = document.documentElement;
-    root.style.display = 'none';
-    void root.offsetHeight;
-    root.style.display = '';
-    void root.offsetHeight;
-}"""
+JS_LAID_OUT_AFRESH = page_function(SCRIPT, "laidOutAfresh")
 
 
 class PrintError(Exception):
