@@ -140,13 +140,13 @@ test:  ## every check, on what is committed
 # JSDoc types, in four projects, since one program cannot have the DOM's, a worker's and
 # Node's globals at once: the runner's page modules (tsconfig.json, not strict yet; the page <->
 # worker messages: tools/sphinx_ext/runner/messages.mjs), the page's other scripts (the inline
-# loader, offline_page.mjs, the print scripts: tsconfig.page.json), the two workers, the service
+# loader, offline_page.mjs, the tools' page scripts: tsconfig.page.json), the two workers, the service
 # worker and the page's Python (tsconfig.worker.json; the offline manifest and messages:
 # tools/sphinx_ext/offline_types.d.ts), and the scripts Node runs at `make assets`
 # (tsconfig.node.json), these three strict; the runner's pure
 # logic (kept work's merge, output bounding, exercise progress) unit-tested with Node's own
 # test runner (tests/js/, against a stub browser: tests/js/browser_stub.mjs).
-JS_SOURCES := tools/sphinx_ext/runner/ tools/sphinx_ext/offline_sw.js tools/sphinx_ext/offline_page.mjs tools/pipeline/ tests/js/ eslint.config.mjs
+JS_SOURCES := tools/sphinx_ext/runner/ tools/sphinx_ext/offline_sw.js tools/sphinx_ext/offline_page.mjs tools/pipeline/ tools/browser/ tools/checks/ tools/bench/*.mjs tests/js/ eslint.config.mjs
 test-sources: env $(NPM_ASSETS)
 	node_modules/.bin/eslint $(JS_SOURCES)
 	node_modules/.bin/tsc -p tsconfig.json

@@ -18,6 +18,9 @@ const bugs = {
   "eqeqeq": ["error", "smart"],
 };
 
+// Files whose functions Playwright runs in a page (each read by the .py of the same name).
+const PAGE_SCRIPTS = ["tools/pipeline/print_*.mjs", "tools/browser/*.mjs", "tools/checks/*.mjs", "tools/bench/*.mjs"];
+
 export default [
   { ignores: ["node_modules/", "_build/", ".venv/"] },
   {
@@ -47,15 +50,18 @@ export default [
     rules: { ...js.configs.recommended.rules, ...bugs },
   },
   {
-    // Run in the printed page by Playwright (print_pdf.py), not in Node: page.evaluate is sent
-    // one exported function's text (tools/pipeline/pages.py, page_function), not the module,
-    // so a helper declared beside it would be undefined in the page.
-    files: ["tools/pipeline/print_*.mjs"],
-    languageOptions: { globals: { ...globals.browser } },
+    // The page scripts of the tools, run in a page of the book by Playwright, not in Node: the
+    // print scripts, the browser driver's, the checks'. page.evaluate is sent one exported
+    // function's text (tools/common/page_scripts.py, page_function), not the module, so a
+    // helper declared beside it would be undefined in the page.
+    files: PAGE_SCRIPTS,
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
     rules: {
+      ...js.configs.recommended.rules, ...bugs,
       "no-restricted-syntax": ["error", {
         selector: "Program > :not(ExportNamedDeclaration)",
-        message: "A print script's top level is `export const name = (...) => {...};` only: page.evaluate gets one function's text, so it may use nothing declared outside it.",
+        message: "A page script's top level is `export const name = (...) => {...};` only: page.evaluate gets one function's text, so it may use nothing declared outside it.",
       }],
     },
   },

@@ -8,7 +8,6 @@ problem, on a copy of the build with one fault planted into one page.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import time

@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
 from tools.checks.run_check import (
     LOADER_ID,
     compare,
@@ -234,7 +234,7 @@ def test_stop_restarts_python_and_says_state_is_lost(exercises):
     wait_until(runner.page, f"() => window.browserRun.cells[{looping - 1}].element.dataset.runState === 'running'")
     runner.page.get_by_role("button", name="Stop", exact=True).click()
     assert "everything earlier cells defined is lost" in runner.page.locator(".browser-run-status").text_content()
-    wait_until(runner.page, "() => document.documentElement.dataset.browserRun === 'idle'", timeout=120_000)
+    wait_until(runner.page, JS_PYTHON_IDLE, timeout=120_000)
     after = runner.type_and_run(1, "x")
     assert after["state"] == "error" and "NameError" in dict(after["outputs"])["stderr"]
     # A reader's own plot, in a cell that had none: loads matplotlib and draws.

@@ -47,7 +47,9 @@ from tools.browser.chromium import JS_DARK_THEME
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until, wait_until_still
-from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELLS, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import (
+    CELL_TIMEOUT_MS, JS_CELLS, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner,
+)
 from tools.pipeline.pages import ROOT
 
 pytestmark = pytest.mark.site
@@ -58,7 +60,6 @@ PRINTABLE = "".join(chr(code) for code in range(32, 127))
 TYPED = 'print(r"""' + PRINTABLE + '""")'  # a raw string: every character prints as typed
 PHONE = {"width": 390, "height": 844}
 CELL_FINISHED = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
-IDLE = "() => document.documentElement.dataset.browserRun === 'idle'"
 # Keys that reach `document` (where doctools.js listens for "/"), recorded by the test.
 JS_RECORD_DOCUMENT_KEYS = "() => { window.keysAtDocument = []; document.addEventListener('keydown', (e) => window.keysAtDocument.push(e.key)); }"
 JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
@@ -115,7 +116,7 @@ def cell(runner_or_page, number: int) -> dict:
 def open_and_start(page, url: str) -> None:
     page.goto(url, wait_until="load")
     page.click(START_BUTTON)
-    wait_until(page, IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
 
 
 def typed_characters_round_trip(runner, origin: str) -> tuple[str, list, list]:
@@ -281,7 +282,7 @@ def test_a_print_flood_finishes_bounded_and_stop_stops_the_next(page_started):
     assert cell(runner, 3)["state"] == "stopped"
     assert [cell(runner, n)["state"] for n in (1, 2)] == ["stale", "stale"]
     assert "not run in this Python" in page.locator("div.cell").nth(0).text_content()
-    wait_until(page, IDLE, timeout=120_000)
+    wait_until(page, JS_PYTHON_IDLE, timeout=120_000)
 
     # Cell 4 needs what cells 1-3 define: they run first (3 is the endless loop: reset it).
     page.locator("div.cell").nth(2).get_by_role("button", name="Reset cell 3 to the book's code").click()
@@ -337,7 +338,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     scrolled = page.evaluate(JS_CELL_TOP, 4)
     page.keyboard.press("Control+.")  # from inside the editor
     assert cell(runner, 4)["state"] == "stopped"
-    wait_until(page, IDLE, timeout=120_000)
+    wait_until(page, JS_PYTHON_IDLE, timeout=120_000)
     assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2, "Stop moved the reader's place"
     assert page.evaluate(JS_FOCUS_IN_CELL, 4), "Stop took the focus away from the editor"
 
@@ -354,7 +355,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     wait_until(page, "() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
     scrolled = page.evaluate(JS_CELL_TOP, 4)
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, IDLE, timeout=120_000)
+    wait_until(page, JS_PYTHON_IDLE, timeout=120_000)
     assert abs(page.evaluate(JS_CELL_TOP, 4) - scrolled) < 2
     assert page.evaluate("() => document.activeElement.textContent").startswith("Run your cell 1")
     assert runner.problems() == []
@@ -378,7 +379,7 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     page.keyboard.type("print(type(assess).__name__)")
     page.keyboard.press("Shift+Enter")
     wait_until(page, CELL_FINISHED, arg=start + 1, timeout=CELL_TIMEOUT_MS)
-    wait_until(page, IDLE, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=CELL_TIMEOUT_MS)
     added = cell(runner, start + 1)
     assert added["outputs"][-1] == ["stdout", "function\n"], added  # the start cell ran first
     states = page.evaluate(JS_SECTIONS)
@@ -615,7 +616,7 @@ def test_blocked_storage_leaves_a_working_page(runner):
                              "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
         page.goto(runner.origin + "/" + PAGE, wait_until="load")
         page.click("button.browser-run-at-cell")
-        wait_until(page, IDLE, timeout=120_000)
+        wait_until(page, JS_PYTHON_IDLE, timeout=120_000)
         status = page.get_by_role("status").text_content()
         assert status.count("cannot be kept in this browser") == 1, status
         run(page, 1)

@@ -291,7 +291,7 @@ def test_the_worked_solutions_are_folded_and_the_answers_closed():
     # Hints come before the solution's section, closed and nested (one opens the next).
     for n, i in zip(numbers, headings):
         before = "\n".join(c.source for c in nb.cells[:i] if c.cell_type == "markdown")
-        assert f"<details>\n<summary>Hint 1 of" in before and f"for exercise {n}</summary>" in before
+        assert "<details>\n<summary>Hint 1 of" in before and f"for exercise {n}</summary>" in before
     # Captions are not folded: a folded markdown cell shows its raw source on one line.
     captions = [c for c in nb.cells if assemble.CAPTION_TAG in c.metadata.get("tags", [])]
     assert captions and not any(c.metadata.get("jupyter") for c in captions)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.browser.page_runner import JS_RUN_FINISHED
+from tools.browser.page_runner import JS_PYTHON_IDLE, JS_RUN_FINISHED
 from tools.browser.page_state import wait_until
 from tools.sphinx_ext import offline
 
@@ -280,8 +280,7 @@ def isolated_page_with_python(site, served_context):
     page.reload()
     assert page.evaluate("() => self.crossOriginIsolated") is True
     page.click("button.browser-run-at-cell")
-    wait_until(page, "() => document.documentElement.dataset.browserRun === 'idle'",
-                           timeout=PYTHON_READY_TIMEOUT_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
     return page
 
 
@@ -326,7 +325,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     planted_stop = stop_a_cell_that_unwinds(page, seconds=30, first="import _browser_run\n_browser_run.cell_code(False)\n")
     restart_said_within(page, 5_000, planted_stop)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
-    wait_until(page, "() => document.documentElement.dataset.browserRun === 'idle'", timeout=60_000)
+    wait_until(page, JS_PYTHON_IDLE, timeout=60_000)
     # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
     c_loop_stop = run_and_stop(page, "sum(range(10**13))")
     restart_said_within(page, 10_000, c_loop_stop)

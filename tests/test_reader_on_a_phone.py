@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.browser.page_runner import JS_PYTHON_IDLE
 from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
 
@@ -29,7 +30,6 @@ EXERCISES = "book/15_11_exercises.html"
 PHONE = {"width": 390, "height": 844}
 TOUCH_TARGET_PX = 44  # WCAG 2.5.5
 READY_MS = 120_000
-JS_IDLE = "() => document.documentElement.dataset.browserRun === 'idle'"
 JS_OFFLINE_STATE = "(state) => document.documentElement.dataset.offline === state"
 # What a browser that blocks this site's data does: reading either storage throws.
 STORAGE_REFUSED = """for (const name of ['localStorage', 'sessionStorage']) {
@@ -59,7 +59,7 @@ def browser_at(site):
 
 def start_runner(page) -> None:
     page.click("button.browser-run-at-cell")
-    wait_until(page, JS_IDLE, timeout=READY_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=READY_MS)
 
 
 def type_in_cell(page, number: int, source: str) -> None:
@@ -227,13 +227,13 @@ def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_r
     page.locator("div.cell").nth(0).get_by_role("button", name="Run cell 1").click()
     wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, JS_IDLE, timeout=READY_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=READY_MS)
     assert "Stopped cell 1. Python was restarted" in page.locator(".browser-run-status").text_content()
     # Cell 3 runs cell 2 first (cell 1 was stopped: skipped); Stop names cell 2, for cell 3.
     page.locator("div.cell").nth(2).get_by_role("button", name="Run cell 3").click()
     wait_until(page, "() => window.browserRun.cells[1].element.dataset.runState === 'running'")
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, JS_IDLE, timeout=READY_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=READY_MS)
     status = page.locator(".browser-run-status").text_content()
     assert "Stopped cell 2, run first for cell 3." in status, status
 

@@ -24,7 +24,7 @@ import time
 from tools.bench.test_stages import busy_cpu_seconds
 from tools.browser.chromium import BUILDS, VIEWPORT, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
-from tools.browser.page_runner import JS_CELL_RAN, PYTHON_READY_TIMEOUT_MS, START_BUTTON
+from tools.browser.page_runner import JS_CELL_RAN, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON
 from tools.browser.page_state import POLL_MS, wait_until
 from tools.pipeline.pages import ROOT
 
@@ -52,8 +52,7 @@ def one_test_unit(browser, site: LocalSite) -> dict[str, tuple[float, float]]:
     wait_for_page_scripts(page)
     phase(PHASES[0])
     page.click(START_BUTTON)
-    wait_until(page, "() => document.documentElement.dataset.browserRun === 'idle'",
-                           timeout=PYTHON_READY_TIMEOUT_MS)
+    wait_until(page, JS_PYTHON_IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
     phase(PHASES[1])
     page.locator("div.cell").nth(0).get_by_role("button", name="Run cell 1").click()
     wait_until(page, JS_CELL_RAN, arg=1, timeout=PYTHON_READY_TIMEOUT_MS)

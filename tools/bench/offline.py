@@ -31,17 +31,19 @@ from pathlib import Path
 from tools.browser.chromium import VIEWPORT, launch
 from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until
+from tools.common.page_scripts import page_function
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "_build" / "bench" / "offline.json"
 PAGE = "book/15_04_quality_and_cost.html"
-JS_STATE = "(state) => document.documentElement.dataset.offline === state"
-JS_IDLE = """() => document.documentElement.dataset.browserRun === 'idle'
-    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState))"""
-JS_FIGURE = "() => !!document.querySelector('img.browser-run-figure-image')"
+# What the benchmark waits for in the page: offline.mjs.
+SCRIPT = Path(__file__).with_suffix(".mjs")
+JS_STATE = page_function(SCRIPT, "offlineState")  # (state) <html data-offline> is state
+JS_IDLE = page_function(SCRIPT, "idle")
+JS_FIGURE = page_function(SCRIPT, "figureShown")
+JS_ALL_KEPT = page_function(SCRIPT, "allKept")
+# An init script (run before the page's own): the data saver on.
 DATA_SAVER = "Object.defineProperty(NetworkInformation.prototype, 'saveData', { get: () => true })"
-JS_ALL_KEPT = "() => /^This book is kept/.test(document.querySelector('.offline-storage')?.textContent || '')" \
-    " && !document.querySelector('button.offline-keep-all')"
 SETTLE_MS = 5_000  # after "ready" or the data saver's first paint: anything late would show
 LONG_MS = 300_000
 

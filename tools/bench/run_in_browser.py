@@ -52,9 +52,10 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tools.browser.page_runner import BrowserRunner
+from tools.browser.page_runner import JS_PYTHON_IDLE, JS_TIMINGS, BrowserRunner
 from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, pages_with_code, stored_notebook
+from tools.common.page_scripts import page_function
 from tools.pipeline.pages import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"
@@ -65,35 +66,13 @@ ANNOUNCED = re.compile(r'DOWNLOAD_BYTES = Number\("(\d+)"\)')
 FLOOD = "for i in range(200000): print(i)"
 ENDLESS = "i = 0\nwhile True:\n    print(i)\n    i += 1"
 
-# Run cell 1 with `source`, timing it in the page and watching the frames meanwhile.
-# With `stop_after_ms`, Stop is pressed that long after the run starts (as a reader would).
-JS_TIMED_RUN = """async ([source, stopAfterMs]) => {
-    const cell = window.browserRun.cells[0];
-    cell.setSource(source);
-    let longest = 0, last = performance.now(), watching = true;
-    const frame = (now) => { longest = Math.max(longest, now - last); last = now; if (watching) requestAnimationFrame(frame); };
-    requestAnimationFrame(frame);
-    const started = performance.now();
-    cell.element.querySelector('.browser-run-run').click();
-    const finished = () => ['done', 'error', 'stopped'].includes(cell.runState);
-    let stoppedAt = null;
-    if (stopAfterMs != null) {
-        await new Promise((resolve) => setTimeout(resolve, stopAfterMs));
-        stoppedAt = performance.now();
-        document.querySelector('.browser-run-stop').click();
-    }
-    while (!finished()) await new Promise((resolve) => setTimeout(resolve, 5));
-    const ended = performance.now();
-    watching = false;
-    return {
-        seconds: (ended - started) / 1000,
-        longest_frame_gap_ms: Math.round(longest),
-        stop_to_stopped_ms: stoppedAt == null ? null : Math.round(ended - stoppedAt),
-        state: cell.runState,
-        output_chars: cell.output.parts.reduce((n, part) => n + part.text.length, 0),
-        shown_height_px: Math.round(cell.output.container.getBoundingClientRect().height),
-    };
-}"""
+# What the benchmark runs in the page: run_in_browser.mjs.
+SCRIPT = Path(__file__).with_suffix(".mjs")
+# ([source, stop_after_ms]) cell 1 run with source, timed in the page, its frames watched;
+# Stop pressed stop_after_ms after the start (None: never).
+JS_TIMED_RUN = page_function(SCRIPT, "timedRun")
+JS_FIGURE_SHOWN = page_function(SCRIPT, "figureShown")  # (n) cell n shows a figure it drew
+JS_FIRST_FIGURE_CELL = page_function(SCRIPT, "firstFigureCell")  # the first cell importing matplotlib
 
 
 def print_flood(site: Path, page: str) -> dict:
@@ -102,19 +81,13 @@ def print_flood(site: Path, page: str) -> dict:
         runner.open(page)
         runner.start()
         flood = runner.page.evaluate(JS_TIMED_RUN, [FLOOD, None])
-        wait_until(runner.page, "() => document.documentElement.dataset.browserRun === 'idle'")
+        wait_until(runner.page, JS_PYTHON_IDLE)
         stop = runner.page.evaluate(JS_TIMED_RUN, [ENDLESS, 2000])
         return {"loop_200000_prints": flood, "stop_during_endless_loop": stop}
 
 
 def announced_bytes(site: Path, page: str) -> int:
     return int(ANNOUNCED.search((site / page).read_text(encoding="utf-8")).group(1))
-
-JS_CELL_DONE = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
-JS_FIGURE_SHOWN = "(n) => !!window.browserRun.cells[n - 1].output.container.querySelector('img.browser-run-figure-image')"
-JS_FIRST_FIGURE_CELL = """() => window.browserRun.cells.find((c) =>
-    /^\\s*(import|from)\\s+matplotlib/m.test(c.source())).number"""
-
 
 def click_bytes(site: Path, urls: list[str], origin: str) -> dict:
     """Raw and gzipped size of each distinct local file fetched after the click."""
@@ -172,7 +145,7 @@ def bare_start(runner: BrowserRunner) -> tuple[float, dict]:
     runner.page.click("#start")
     wait_until(runner.page, "() => document.getElementById('out').textContent === '2'", timeout=120_000)
     seconds = time.monotonic() - started
-    return seconds, steps_after_click(runner.page.evaluate("() => window.browserRunTimings"))
+    return seconds, steps_after_click(runner.page.evaluate(JS_TIMINGS))
 
 
 def before_click(runner: BrowserRunner, page: str) -> dict:
@@ -198,7 +171,7 @@ def first_figure(runner: BrowserRunner, page: str) -> dict:
     figure_cell = runner.page.evaluate(JS_FIRST_FIGURE_CELL)
     wait_until(runner.page, JS_FIGURE_SHOWN, arg=figure_cell, timeout=180_000)
     seconds = time.monotonic() - started
-    timings = runner.page.evaluate("() => window.browserRunTimings || []")
+    timings = runner.page.evaluate(JS_TIMINGS)
     runner.wait_until_finished()
     urls = [url for url in runner.requested()[before:] if "/_static/pyodide/" in url and url.endswith(".whl")
             or url.endswith("/runner/figures.py")]

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from tools.browser.page_state import wait_until
+from tools.common.page_scripts import page_function
 
 # What the flags are for: no sandbox (the tools run as root in CI's container); no GPU,
 # QUIC, sync, component updates or background networking (this machine has no network
@@ -66,18 +67,13 @@ SERVICE_WORKER_BLOCKED = "Service Worker registration blocked by Playwright"
 # Longest console or page-error text a tool keeps in a problem it reports.
 MESSAGE_LIMIT = 300
 
-# pydata-sphinx-theme keeps the chosen mode and the applied theme in these
-# two attributes; setting both switches the CSS without a reload.
-JS_DARK_THEME = """() => {
-    document.documentElement.dataset.mode = 'dark';
-    document.documentElement.dataset.theme = 'dark';
-}"""
-
+# What the helpers below run in the page: chromium.mjs.
+SCRIPT = Path(__file__).with_suffix(".mjs")
+# Dark mode without a reload (pydata-sphinx-theme's two attributes).
+JS_DARK_THEME = page_function(SCRIPT, "darkTheme")
 # Pages load their scripts (theme, copy buttons) once they have painted
 # (tools/sphinx_ext/page_assets.py); a check of what a reader sees waits until they have run.
-# A page without that loader (the search page, the root redirect) has nothing to wait for.
-JS_PAGE_SCRIPTS_SETTLED = """() => !document.getElementById('scripts-after-paint')
-    || ['loaded', 'failed'].includes(document.documentElement.dataset.pageScripts)"""
+JS_PAGE_SCRIPTS_SETTLED = page_function(SCRIPT, "pageScriptsSettled")
 PAGE_SCRIPTS_TIMEOUT_MS = 15_000
 
 

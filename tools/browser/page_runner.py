@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.common.page_scripts import page_function
 from tools.browser.chromium import SERVICE_WORKER_BLOCKED, open_context, shorten, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until
@@ -24,40 +25,22 @@ PLAIN_DOCUMENT = "_static/basic.css"
 PYTHON_READY_TIMEOUT_MS = 120_000
 RUN_ALL_TIMEOUT_MS = 180_000
 
-# A figure's output element is read as its text/plain (what nbval compares); its images
-# are listed apart: drawn in the page (a data: URL), loaded, shown (not hidden by the runner;
-# a worked solution's figure is shown once its fold is opened), with their alt text.
-JS_CELLS = """() => window.browserRun.cells.map((c) => ({
-    number: c.number,
-    source: c.source(),
-    state: c.element.dataset.runState,
-    outputs: c.output.list(),
-    images: [...c.output.container.querySelectorAll('img.browser-run-figure-image')].map((img) => ({
-        drawnInPage: img.src.startsWith('data:image/png;base64,'),
-        loaded: img.complete && img.naturalWidth > 0,
-        visible: !img.closest('[hidden]'),
-        alt: img.alt, src: img.src,  // its size: the notebook's, the column's at most (CSS)
-        width: +img.getAttribute('width'), height: +img.getAttribute('height'),
-    })),
-    storedAlts: (c.figureSlots ? c.figureSlots.map((s) => s.img) : [...c.element.querySelectorAll('.cell_output img')])
-        .map((img) => img.alt),
-    storedImagesShown: [...c.element.querySelectorAll('img:not(.browser-run-figure-image)')]
-        .filter((img) => !img.closest('[hidden]')).length,
-}))"""
-
-# A cell has run, and what it output is drawn: the page draws a cell's output on the next
-# animation frame (output.mjs), and JS_CELLS reads the images from what is drawn. (Once, on a
-# loaded machine, a figure cell was read between its "done" and that frame: its text, no image.)
-# A hidden page draws no frames, and is not waited for them.
-JS_OUTPUT_DRAWN = "(c) => c.output.frame == null || document.hidden"
-JS_CELL_RAN = f"""(n) => {{ const cell = window.browserRun.cells[n - 1];
-    return ['done', 'error'].includes(cell.element.dataset.runState) && ({JS_OUTPUT_DRAWN})(cell); }}"""
+# What the runner asks of the page: page_runner.mjs (each function says what it reads).
+SCRIPT = Path(__file__).with_suffix(".mjs")
+# Every cell as the page shows it: number, source, state, outputs (text/plain for a figure, as
+# nbval compares), the images it drew (drawn in the page, loaded, shown, alt text, size) and
+# the stored ones.
+JS_CELLS = page_function(SCRIPT, "cells")
+# (n) cell n has run, and what it output is drawn (the page draws a cell's output on the next
+# animation frame, and JS_CELLS reads the images from what is drawn: once, on a loaded
+# machine, a figure cell was read between its "done" and that frame, its text and no image).
+JS_CELL_RAN = page_function(SCRIPT, "cellRan")
 CELL_TIMEOUT_MS = 180_000  # a cell runs the unrun cells above it first (prerequisites)
-JS_RUN_FINISHED = f"""() => document.documentElement.dataset.browserRun === 'idle'
-    && window.browserRun.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState)
-                                           && ({JS_OUTPUT_DRAWN})(c))"""
-
-JS_FIRST_OUTPUT = "() => !!document.querySelector('.browser-run-output pre')"
+# Python idle, no cell queued or running, every output drawn.
+JS_RUN_FINISHED = page_function(SCRIPT, "runFinished")
+JS_FIRST_OUTPUT = page_function(SCRIPT, "firstOutput")
+JS_PYTHON_IDLE = page_function(SCRIPT, "pythonIdle")  # Python started, running nothing
+JS_TIMINGS = page_function(SCRIPT, "timings")  # when each step of its start ended
 
 
 @dataclass
@@ -137,7 +120,7 @@ class BrowserRunner:
     def start(self) -> None:
         """Click "Run in your browser" and wait until Python is ready."""
         self.page.click(START_BUTTON)
-        wait_until(self.page, "() => document.documentElement.dataset.browserRun === 'idle'",
+        wait_until(self.page, JS_PYTHON_IDLE,
                                     timeout=PYTHON_READY_TIMEOUT_MS)
 
     def wait_until_finished(self) -> None:
@@ -156,7 +139,7 @@ class BrowserRunner:
         self.page.get_by_role("button", name="Run all", exact=True).click()
         wait_until(self.page, JS_FIRST_OUTPUT, timeout=PYTHON_READY_TIMEOUT_MS)
         run.seconds_to_first_output = time.monotonic() - started
-        run.timings = self.page.evaluate("() => window.browserRunTimings || []")
+        run.timings = self.page.evaluate(JS_TIMINGS)
         self.wait_until_finished()
         run.seconds_to_all_outputs = time.monotonic() - started
         run.bytes_after_click = self._site.server.take_bytes_served()

@@ -19,20 +19,13 @@ from pathlib import Path
 from tools.browser.chromium import JS_DARK_THEME, VIEWPORT, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
 from tools.browser.page_state import wait_until_still
+from tools.common.page_scripts import page_function
 from tools.pipeline.pages import ROOT
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
-# axe's experimental rules too: label-content-name-mismatch (a button whose visible text is
-# not part of its accessible name, which speech-input users say to press it) is one.
-JS_RUN_AXE = """async () => {
-    const experimental = axe.getRules(['experimental']).map((rule) => [rule.ruleId, {enabled: true}]);
-    const results = await axe.run(document, {resultTypes: ['violations'], rules: Object.fromEntries(experimental)});
-    return results.violations.map((v) => ({
-        id: v.id, impact: v.impact, help: v.help,
-        targets: v.nodes.map((n) => n.target.join(' ')),
-    }));
-}"""
+# axe's violations, its experimental rules too (axe_check.mjs says why).
+JS_RUN_AXE = page_function(Path(__file__).with_suffix(".mjs"), "runAxe")
 
 
 def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) -> list[str]:

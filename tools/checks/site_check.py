@@ -44,9 +44,10 @@ from tools.browser.chromium import (
     JS_DARK_THEME, SERVICE_WORKER_BLOCKED, keep_on_host, open_context, shorten, wait_for_page_scripts,
 )
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
+from tools.common.page_scripts import page_function
 from tools.browser.page_state import (  # (shared with the PDF's printer, tools/pipeline/print_pdf.py)
-    IMAGES_TIMEOUT_MS, JS_IMAGES, JS_LOAD_ALL_IMAGES, JS_MERMAID_SETTLED, JS_MERMAID_STATUS,
-    MERMAID_ERROR_PATTERN, MERMAID_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, wait_until,
+    IMAGES_TIMEOUT_MS, JS_IMAGES, JS_LOAD_ALL_IMAGES, MERMAID_TIMEOUT_MS, NAVIGATION_TIMEOUT_MS, mermaid_status,
+    wait_until,
 )
 
 SEARCH_TIMEOUT_MS = 10_000
@@ -98,27 +99,13 @@ def anchors_in(html_file: Path) -> frozenset[str]:
 # In-page JavaScript
 # --------------------------------------------------------------------------
 
-JS_LINKS = """() => [...document.querySelectorAll('a[href]')].map((a) => a.href)"""
-
-# The icon a browser shows in the tab: the page's <link rel="icon">, else /favicon.ico,
-# which browsers request on their own (a request Playwright's page events never see).
-JS_HEAD = """() => ({
-    icon: (document.querySelector('link[rel~="icon"]') || {}).href || new URL('/favicon.ico', location.href).href,
-    description: (document.querySelector('meta[name="description"]') || {}).content || '',
-})"""
-
-JS_LOAD_MS = """() => {
-    const nav = performance.getEntriesByType('navigation')[0];
-    return nav ? nav.loadEventEnd : 0;
-}"""
-
-JS_SEARCH_FINISHED = """() => {
-    const summary = document.querySelector('#search-results .search-summary');
-    return summary && summary.textContent.trim().length > 0;
-}"""
-
-JS_SEARCH_RESULT_LINKS = """() =>
-    [...document.querySelectorAll('#search-results ul.search li a')].map((a) => a.href)"""
+# What the checker reads of a page: site_check.mjs (each function says what it reads).
+SCRIPT = Path(__file__).with_suffix(".mjs")
+JS_LINKS = page_function(SCRIPT, "links")
+JS_HEAD = page_function(SCRIPT, "head")  # the tab's icon and the description
+JS_LOAD_MS = page_function(SCRIPT, "loadMs")
+JS_SEARCH_FINISHED = page_function(SCRIPT, "searchFinished")
+JS_SEARCH_RESULT_LINKS = page_function(SCRIPT, "searchResultLinks")
 
 
 # --------------------------------------------------------------------------
@@ -265,7 +252,7 @@ class BrowserChecker:
         # Dark mode, checked on every page (what it logs counts as for the light one).
         page.emulate_media(color_scheme="dark")
         page.evaluate(JS_DARK_THEME)
-        self._wait_for_mermaid()  # (the theme switch makes mermaid redraw)
+        mermaid_status(self._page, self.mermaid_timeout_ms)  # waited for: the theme switch makes mermaid redraw
         if shots is not None:
             page.screenshot(path=f"{shots}-dark.png", full_page=True)
             report.screenshots = [f"{shots}-light.png", f"{shots}-dark.png"]
@@ -283,17 +270,8 @@ class BrowserChecker:
         if wait_for_page_scripts(self._page) == "failed":
             report.add_problem("a script loaded after the first paint failed to load")
 
-    def _wait_for_mermaid(self) -> None:
-        try:
-            wait_until(self._page,
-                JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms
-            )
-        except PlaywrightTimeoutError:
-            pass  # _check_mermaid says which blocks are still not drawn
-
     def _check_mermaid(self, report: PageReport) -> None:
-        self._wait_for_mermaid()
-        status = self._page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
+        status = mermaid_status(self._page, self.mermaid_timeout_ms)
         for index, block in enumerate(status["blocks"], start=1):
             if block["failed"]:
                 report.add_problem(f"mermaid block #{index} shows a mermaid syntax error")

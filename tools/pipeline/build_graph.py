@@ -124,11 +124,13 @@ def task_pdf():
     """the pages, their stored outputs and diagrams -> _build/pdf/chapter15.pdf"""
     # (tools/pipeline's Python: print_pdf.py and its parts, and book_shape.py, which names the
     # exercises whose solutions move to the back)
-    printing = [*pipeline_sources(),
-                *sorted((ROOT / "tools/pipeline").glob("print_*.mjs"))]  # (what print_pdf.py runs in the page)
+    # and the browser driver, the checks and the helpers it imports, with the page scripts
+    # each runs in the page (their .mjs: tools/common/page_scripts.py)
+    printing = [*pipeline_sources(), *sorted((ROOT / "tools/pipeline").glob("print_*.mjs")),
+                *(path for folder in ("browser", "checks", "common") for pattern in ("*.py", "*.mjs")
+                  for path in sorted((ROOT / "tools" / folder).glob(pattern)))]
     return {"actions": [pdf_step],
-            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing,
-                         *sorted((ROOT / "tools" / "checks").glob("*.py")), *sorted((ROOT / "tools" / "browser").glob("*.py"))],
+            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing],
             "targets": [PDF], "verbosity": 2}
 
 def task_diagram_font():

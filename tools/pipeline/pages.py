@@ -25,16 +25,6 @@ def shown(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def page_function(script: Path, name: str) -> str:
-    """The function `export const <name> = ...;` of a .mjs file, as the text Playwright's
-    page.evaluate calls (print_shaping.mjs, print_solutions.mjs): from after `=` to the `}`
-    ending it, the first line at the left margin that starts with `}`."""
-    found = re.search(rf"^export const {name} = (.*?^}}[^\n]*?);$", script.read_text(), re.MULTILINE | re.DOTALL)
-    if not found:
-        raise BookError(f"{shown(script)}: no `export const {name} = ...;` in it")
-    return found.group(1)
-
-
 class BookError(Exception):
     """A problem in the book's sources, reported with the file and cell it is in."""
 

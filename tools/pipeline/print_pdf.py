@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject, TextStringObject
 import yaml
@@ -50,18 +49,17 @@ import yaml
 from tools.common.files import write_atomically
 from tools.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
-from tools.pipeline.pages import ROOT, page_function
+from tools.common.page_scripts import page_function
+from tools.pipeline.pages import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
 from tools.browser.page_state import (
     IMAGES_TIMEOUT_MS,
     JS_IMAGES,
     JS_LOAD_ALL_IMAGES,
-    JS_MERMAID_SETTLED,
-    JS_MERMAID_STATUS,
-    MERMAID_ERROR_PATTERN,
     MERMAID_TIMEOUT_MS,
     NAVIGATION_TIMEOUT_MS,
+    mermaid_status,
 )
 
 # The PDF's document info: the book's title, author and subject are in _config.yml.
@@ -203,15 +201,10 @@ class ChapterPrinter:
         return PrintResult(out, len(PdfReader(io.BytesIO(final)).pages), len(final), sections, external)
 
     def _wait_for_diagrams(self, page, where: str) -> None:
-        try:
-            # (Polled once a frame, as before stop 40: the print is an artefact, one wait per
-            # print costs nothing, and a PDF that prints twice the same must not depend on when
-            # in a frame the wait returned. page_state.wait_until polls every POLL_MS.)
-            page.wait_for_function(JS_MERMAID_SETTLED, arg=MERMAID_ERROR_PATTERN, timeout=self.mermaid_timeout_ms,
-                                   polling="raf")
-        except PlaywrightTimeoutError:
-            pass  # the status below says which diagram is missing
-        status = page.evaluate(JS_MERMAID_STATUS, MERMAID_ERROR_PATTERN)
+        # (Polled once a frame, as before stop 40: the print is an artefact, one wait per print
+        # costs nothing, and a PDF that prints twice the same must not depend on when in a
+        # frame the wait returned. The checks and tests poll every page_state.POLL_MS.)
+        status = mermaid_status(page, self.mermaid_timeout_ms, polling="raf")
         problems = []
         for index, block in enumerate(status["blocks"], start=1):
             if block["failed"]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.pipeline.pages import page_function
+from tools.common.page_scripts import page_function
 
 # Blocks of at most this many lines are never split across pages (about a third of a page).
 SHORTEST_SPLIT_BLOCK = 16

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.pipeline import book_shape
-from tools.pipeline.pages import page_function
+from tools.common.page_scripts import page_function
 
 # What runs in the page: print_solutions.mjs.
 SCRIPT = Path(__file__).with_suffix(".mjs")

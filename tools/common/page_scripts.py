@@ -1,0 +1,29 @@
+"""The JavaScript the tools run in a page (Playwright's ``page.evaluate`` and
+``wait_for_function``), kept in ``.mjs`` files beside the Python that runs it, where eslint
+and ``tsc --checkJs`` read it (``make test-sources``; eslint.config.mjs, tsconfig.page.json),
+not in Python strings where nothing does.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # tools/common/page_scripts.py -> the repository
+
+
+class PageScriptError(Exception):
+    """A page script asked for is not in its file as it should be; names the file."""
+
+
+def page_function(script: Path, name: str) -> str:
+    """The function `export const <name> = ...;` of a .mjs file, as the text Playwright's
+    page.evaluate calls: from after `=` to the `}` ending it, the first line at the left margin
+    that starts with `}`. Only that text reaches the page, not the module: so eslint holds
+    such a file's top level to `export const` alone (a helper beside the function would be
+    undefined in the page)."""
+    found = re.search(rf"^export const {name} = (.*?^}}[^\n]*?);$", script.read_text(), re.MULTILINE | re.DOTALL)
+    if not found:
+        shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+        raise PageScriptError(f"{shown}: no `export const {name} = ...;` in it")
+    return found.group(1)
