@@ -19,7 +19,7 @@ const bugs = {
 };
 
 // Files whose functions Playwright runs in a page (each read by the .py of the same name).
-const PAGE_SCRIPTS = ["tools/pipeline/print_*.mjs", "tools/browser/*.mjs", "tools/checks/*.mjs", "tools/bench/*.mjs"];
+const PAGE_SCRIPTS = ["tools/pipeline/print_*.mjs", "tools/pipeline/draw_diagrams.mjs", "tools/browser/*.mjs", "tools/checks/*.mjs", "tools/bench/*.mjs"];
 
 export default [
   { ignores: ["node_modules/", "_build/", ".venv/"] },
@@ -50,10 +50,10 @@ export default [
     rules: { ...js.configs.recommended.rules, ...bugs },
   },
   {
-    // The page scripts of the tools, run in a page of the book by Playwright, not in Node: the
-    // print scripts, the browser driver's, the checks'. page.evaluate is sent one exported
-    // function's text (tools/common/page_scripts.py, page_function), not the module, so a
-    // helper declared beside it would be undefined in the page.
+    // The tools' page scripts, run in a page by Playwright, not in Node: the print scripts,
+    // the diagrams' drawing, the browser driver's, the checks', the benchmarks'. page.evaluate
+    // is sent one exported function's text (tools/common/page_scripts.py, page_function), not
+    // the module, so a helper declared beside it would be undefined in the page.
     files: PAGE_SCRIPTS,
     ...js.configs.recommended,
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },

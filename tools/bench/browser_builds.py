@@ -24,7 +24,7 @@ import time
 from tools.bench.test_stages import busy_cpu_seconds
 from tools.browser.chromium import BUILDS, VIEWPORT, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
-from tools.browser.page_runner import JS_CELL_RAN, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON
+from tools.browser.page_runner import JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON
 from tools.browser.page_state import POLL_MS, wait_until
 from tools.pipeline.pages import ROOT
 
@@ -65,7 +65,7 @@ def one_test_unit(browser, site: LocalSite) -> dict[str, tuple[float, float]]:
     for name, polling in ((PHASES[3], "raf"), (PHASES[4], POLL_MS)):
         editor.click()
         page.keyboard.press("Shift+Enter")
-        page.wait_for_function("() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+        page.wait_for_function(JS_CELL_IS, arg=[1, "running"])
         page.wait_for_function(JS_CELL_RAN, arg=1, timeout=PYTHON_READY_TIMEOUT_MS, polling=polling)
         phase(name)
     context.close()

@@ -49,3 +49,9 @@ export const firstFigureCell = () => {
     const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
     return run.cells.find((c) => /^\s*(import|from)\s+matplotlib/m.test(c.source())).number;
 };
+
+// The bare runtime's page (bare_runtime/index.html) shows 1 + 1.
+/** @type {() => boolean} */
+export const bareRuntimeAnswered = () => {
+    return /** @type {Element} */ (document.getElementById('out')).textContent === '2';
+};

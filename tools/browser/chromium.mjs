@@ -18,3 +18,10 @@ export const pageScriptsSettled = () => {
     return !document.getElementById('scripts-after-paint')
         || ['loaded', 'failed'].includes(document.documentElement.dataset.pageScripts || '');
 };
+
+// What the after-paint loader says of the page's scripts: "loaded", "failed", or null on a page
+// without it.
+/** @type {() => string | null} */
+export const pageScripts = () => {
+    return document.documentElement.dataset.pageScripts || null;
+};

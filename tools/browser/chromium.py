@@ -74,6 +74,7 @@ JS_DARK_THEME = page_function(SCRIPT, "darkTheme")
 # Pages load their scripts (theme, copy buttons) once they have painted
 # (tools/sphinx_ext/page_assets.py); a check of what a reader sees waits until they have run.
 JS_PAGE_SCRIPTS_SETTLED = page_function(SCRIPT, "pageScriptsSettled")
+JS_PAGE_SCRIPTS = page_function(SCRIPT, "pageScripts")  # "loaded", "failed" or null (no loader)
 PAGE_SCRIPTS_TIMEOUT_MS = 15_000
 
 
@@ -161,7 +162,7 @@ def keep_on_host(context, origin: str, *, also: str = "", on_blocked: Callable[[
 def wait_for_page_scripts(page) -> str | None:
     """Wait for the page's after-paint scripts; returns "loaded", "failed" or None (no loader)."""
     wait_until(page, JS_PAGE_SCRIPTS_SETTLED, timeout=PAGE_SCRIPTS_TIMEOUT_MS)
-    return page.evaluate("() => document.documentElement.dataset.pageScripts || null")
+    return page.evaluate(JS_PAGE_SCRIPTS)
 
 
 def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:

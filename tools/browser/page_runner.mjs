@@ -70,3 +70,16 @@ export const pythonIdle = () => {
 export const timings = () => {
     return window.browserRunTimings || [];
 };
+
+// The origin's localStorage emptied (the reader's kept work, progress: nothing kept from before).
+/** @type {() => void} */
+export const clearStorage = () => {
+    localStorage.clear();
+};
+
+// Cell n (1-based) is in run state `state` (queued, running, done, error, stopped, stale).
+/** @type {(argument: [number, string]) => boolean} */
+export const cellIs = ([n, state]) => {
+    const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
+    return run.cells[n - 1].element.dataset.runState === state;
+};

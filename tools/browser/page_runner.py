@@ -41,6 +41,8 @@ JS_RUN_FINISHED = page_function(SCRIPT, "runFinished")
 JS_FIRST_OUTPUT = page_function(SCRIPT, "firstOutput")
 JS_PYTHON_IDLE = page_function(SCRIPT, "pythonIdle")  # Python started, running nothing
 JS_TIMINGS = page_function(SCRIPT, "timings")  # when each step of its start ended
+JS_CELL_IS = page_function(SCRIPT, "cellIs")  # ([n, state]) cell n is in that run state
+JS_CLEAR_STORAGE = page_function(SCRIPT, "clearStorage")  # the origin's localStorage emptied
 
 
 @dataclass
@@ -114,7 +116,7 @@ class BrowserRunner:
         again), and page is opened once. (Every step has a time limit; DevTools'
         Storage.clearDataForOrigin, used before, has none.)"""
         self.page.goto(self._site.url(PLAIN_DOCUMENT), wait_until="load")
-        self.page.evaluate("() => localStorage.clear()")
+        self.page.evaluate(JS_CLEAR_STORAGE)
         self.open(page)
 
     def start(self) -> None:

@@ -61,3 +61,9 @@ export const still = () => {
     win.lastScrollY = scrollY;
     return !moving && same;
 };
+
+// The scroll position `still` compares with forgotten: its first frame is never still.
+/** @type {() => void} */
+export const forgetScroll = () => {
+    /** @type {Window & {lastScrollY?: number}} */ (window).lastScrollY = undefined;
+};

@@ -31,13 +31,14 @@ JS_LOAD_ALL_IMAGES = page_function(SCRIPT, "loadAllImages")
 JS_IMAGES = page_function(SCRIPT, "images")
 # Painted and still: what colour contrast is judged on, what a screenshot shows.
 JS_STILL = page_function(SCRIPT, "still")
+JS_FORGET_SCROLL = page_function(SCRIPT, "forgetScroll")  # (so the first frame compared is not still)
 STILL_TIMEOUT_MS = 10_000
 
 
 def wait_until_still(page) -> None:
     """After a change of theme, size or focus: wait until the page is painted and still
     (polled once a frame: JS_STILL compares a frame with the one before)."""
-    page.evaluate("() => { window.lastScrollY = undefined; }")
+    page.evaluate(JS_FORGET_SCROLL)
     page.wait_for_function(JS_STILL, timeout=STILL_TIMEOUT_MS, polling="raf")
 
 

@@ -15,3 +15,9 @@ export const runAxe = async () => {
         targets: v.nodes.map((/** @type {{target: string[]}} */ n) => n.target.join(' ')),
     }));
 };
+
+// Whether axe-core is already in the page (it is added once per page).
+/** @type {() => boolean} */
+export const axeLoaded = () => {
+    return typeof (/** @type {any} */ (window).axe) !== 'undefined';
+};

@@ -26,6 +26,7 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
 # axe's violations, its experimental rules too (axe_check.mjs says why).
 JS_RUN_AXE = page_function(Path(__file__).with_suffix(".mjs"), "runAxe")
+JS_AXE_LOADED = page_function(Path(__file__).with_suffix(".mjs"), "axeLoaded")
 
 
 def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) -> list[str]:
@@ -39,7 +40,7 @@ def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) 
             page.emulate_media(color_scheme="dark")
             page.evaluate(JS_DARK_THEME)
         wait_until_still(page)  # contrast is judged on what is painted: the theme's transitions ended
-        if not page.evaluate("() => typeof axe !== 'undefined'"):
+        if not page.evaluate(JS_AXE_LOADED):
             page.add_script_tag(path=str(AXE))
         for violation in page.evaluate(JS_RUN_AXE):
             if impacts is None or violation["impact"] in impacts:

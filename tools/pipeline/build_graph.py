@@ -106,6 +106,7 @@ def task_outputs():
 def task_diagrams():
     """mermaid fences of book/*.md -> book/_diagrams/*.svg"""
     return {"actions": [diagrams_step], "file_dep": [*pages(), ROOT / "tools/pipeline/draw_diagrams.py",
+                                                     ROOT / "tools/pipeline/draw_diagrams.mjs",  # (run in the drawing page)
                                                      ROOT / "tools/pipeline/diagram_font.py"],
             "task_dep": ["lib"],  # a book whose library does not build rewrites nothing
             "targets": [DIAGRAMS_DIGEST], "uptodate": [diagrams_as_written], "verbosity": 2}

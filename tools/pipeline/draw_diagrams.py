@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tools.pipeline import diagram_font
 from tools.common.files import write_atomically
+from tools.common.page_scripts import page_function
 from tools.pipeline.pages import ROOT, mermaid_fences, pages_in_toc_order, shown
 
 DIAGRAMS = ROOT / "book" / "_diagrams"
@@ -46,6 +47,11 @@ OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
 # it is drawn again top to bottom, the same nodes and edges (figure 15.5 is 2,570 px wide
 # left to right). The chapter's source is unchanged; only the drawing turns.
 WIDEST_LEFT_TO_RIGHT_PX = 1000
+# What runs in the drawing page: draw_diagrams.mjs (the font loaded, mermaid set up, a drawing).
+SCRIPT = Path(__file__).with_suffix(".mjs")
+JS_FONT_LOADED = page_function(SCRIPT, "fontLoaded")
+JS_INITIALIZE_MERMAID = page_function(SCRIPT, "initializeMermaid")
+JS_RENDER_MERMAID = page_function(SCRIPT, "renderMermaid")
 LEFT_TO_RIGHT = re.compile(r"^(flowchart|graph)\s+(?:LR|RL)\b")
 REGENERATE = "make diagrams"
 # Mermaid writes coordinates with 16 significant digits (a state diagram's markers alone
@@ -144,17 +150,15 @@ def draw(diagrams: list[Diagram]) -> dict[str, tuple[str, bool]]:
         font = base64.b64encode(diagram_font.source_font().read_bytes()).decode("ascii")
         page.add_style_tag(content=f'@font-face {{ font-family: "{diagram_font.FAMILY}"; '
                                    f'src: url(data:font/ttf;base64,{font}) format("truetype"); }}')
-        loaded = page.evaluate("async (family) => (await document.fonts.load(`16px \"${family}\"`)).length > 0",
-                               diagram_font.FAMILY)
+        loaded = page.evaluate(JS_FONT_LOADED, diagram_font.FAMILY)
         if not loaded:
             raise SystemExit(f"the diagram font {diagram_font.FAMILY!r} did not load in the drawing page")
         page.add_script_tag(path=str(MERMAID / "dist" / "mermaid.min.js"))
-        page.evaluate("(options) => mermaid.initialize(options)", OPTIONS)
+        page.evaluate(JS_INITIALIZE_MERMAID, OPTIONS)
 
         def render(diagram: Diagram, code: str) -> str:
             # The id scopes the SVG's own styles: unique per diagram, stable per drawing.
-            return page.evaluate("async ([id, code]) => (await mermaid.render(id, code)).svg",
-                                 [f"diagram-{diagram.key}", code])
+            return page.evaluate(JS_RENDER_MERMAID, [f"diagram-{diagram.key}", code])
 
         for diagram in diagrams:
             try:

@@ -1,4 +1,4 @@
-// What offline.py (the offline benchmark, `make bench-run`) waits for in a page of the book
+// What offline_visits.py (the offline benchmark, `make bench-run`) waits for in a page of the book
 // (ours): each `export const` a function Playwright's wait_for_function calls with its
 // argument. Playwright sends a function's own text, not this module: a function uses nothing
 // declared outside it.
@@ -28,4 +28,24 @@ export const figureShown = () => {
 export const allKept = () => {
     return /^This book is kept/.test(document.querySelector('.offline-storage')?.textContent || '')
         && !document.querySelector('button.offline-keep-all');
+};
+
+// Cell 1 stopped, its KeyboardInterrupt shown.
+/** @type {() => boolean} */
+export const firstCellStopped = () => {
+    const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
+    const cell = run.cells[0].element;
+    return cell.dataset.runState === 'stopped' && /KeyboardInterrupt/.test(cell.textContent);
+};
+
+// Whether the page is cross-origin isolated (what lets Stop interrupt Python at once).
+/** @type {() => boolean} */
+export const crossOriginIsolated = () => {
+    return self.crossOriginIsolated;
+};
+
+// Bytes this origin keeps (the book's offline copy, its storage), as the browser estimates.
+/** @type {() => Promise<number>} */
+export const storageUsage = async () => {
+    return (await navigator.storage.estimate()).usage || 0;
 };

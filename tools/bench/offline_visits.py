@@ -1,7 +1,7 @@
 """Benchmark of the book offline (tools/sphinx_ext/offline.py): what its service worker costs and saves.
 
 Usage:
-    python -m tools.bench.offline [_build/html]
+    python -m tools.bench.offline_visits [_build/html]
 
 (`make bench-run` runs it after run_in_browser.) In headless Chromium, one new profile that
 allows service workers, on 15.4 (a page with a figure):
@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tools.browser.chromium import VIEWPORT, launch
 from tools.browser.local_site import LocalSite
+from tools.browser.page_runner import JS_CELL_IS
 from tools.browser.page_state import wait_until
 from tools.common.page_scripts import page_function
 
@@ -42,6 +43,9 @@ JS_STATE = page_function(SCRIPT, "offlineState")  # (state) <html data-offline> 
 JS_IDLE = page_function(SCRIPT, "idle")
 JS_FIGURE = page_function(SCRIPT, "figureShown")
 JS_ALL_KEPT = page_function(SCRIPT, "allKept")
+JS_FIRST_CELL_STOPPED = page_function(SCRIPT, "firstCellStopped")  # with its KeyboardInterrupt shown
+JS_CROSS_ORIGIN_ISOLATED = page_function(SCRIPT, "crossOriginIsolated")
+JS_STORAGE_USAGE = page_function(SCRIPT, "storageUsage")
 # An init script (run before the page's own): the data saver on.
 DATA_SAVER = "Object.defineProperty(NetworkInformation.prototype, 'saveData', { get: () => true })"
 SETTLE_MS = 5_000  # after "ready" or the data saver's first paint: anything late would show
@@ -111,20 +115,18 @@ def measure(site: Path) -> dict:
         load = time.monotonic() - started
         report["reload_offline"] = {"seconds_to_load": round(load, 2), "seconds_to_figure": round(run_to_figure(page), 2),
                                     "bytes": served.server.take_bytes_served(),
-                                    "cross_origin_isolated": page.evaluate("() => self.crossOriginIsolated")}
+                                    "cross_origin_isolated": page.evaluate(JS_CROSS_ORIGIN_ISOLATED)}
         page.locator("div.cell").nth(0).locator(".cm-content").click()
         page.keyboard.press("Control+a")
         page.keyboard.insert_text("while True:\n    pass")
         page.keyboard.press("Shift+Enter")
-        wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+        wait_until(page, JS_CELL_IS, arg=[1, "running"])
         page.wait_for_timeout(500)
         started = time.monotonic()
         page.get_by_role("button", name="Stop", exact=True).click()
-        wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
-                               " && /KeyboardInterrupt/.test(window.browserRun.cells[0].element.textContent)",
-                               timeout=30_000)
+        wait_until(page, JS_FIRST_CELL_STOPPED, timeout=30_000)
         report["stop_to_traceback_seconds"] = round(time.monotonic() - started, 3)
-        usage = page.evaluate("async () => (await navigator.storage.estimate()).usage")
+        usage = page.evaluate(JS_STORAGE_USAGE)
         report["kept_for_offline_mb"] = round(usage / 1e6, 1)
     return report
 
