@@ -25,7 +25,7 @@ import nbformat
 import pytest
 
 from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
 from tools.checks.run_check import (
     LOADER_ID,
     compare,
@@ -231,7 +231,7 @@ def test_stop_restarts_python_and_says_state_is_lost(exercises):
     runner.page.keyboard.press("Control+a")
     runner.page.keyboard.insert_text("while True:\n    pass")
     runner.page.keyboard.press("Shift+Enter")
-    wait_until(runner.page, f"() => window.browserRun.cells[{looping - 1}].element.dataset.runState === 'running'")
+    wait_until(runner.page, JS_CELL_IS, arg=[looping, "running"])
     runner.page.get_by_role("button", name="Stop", exact=True).click()
     assert "everything earlier cells defined is lost" in runner.page.locator(".browser-run-status").text_content()
     wait_until(runner.page, JS_PYTHON_IDLE, timeout=120_000)

@@ -48,7 +48,8 @@ from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until, wait_until_still
 from tools.browser.page_runner import (
-    CELL_TIMEOUT_MS, JS_CELLS, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON, BrowserRunner,
+    CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_CELL_STATE, JS_CELLS, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON,
+    BrowserRunner,
 )
 from tools.pipeline.pages import ROOT
 
@@ -59,7 +60,6 @@ PAGE = "book/15_02_one_shot_rag.html"
 PRINTABLE = "".join(chr(code) for code in range(32, 127))
 TYPED = 'print(r"""' + PRINTABLE + '""")'  # a raw string: every character prints as typed
 PHONE = {"width": 390, "height": 844}
-CELL_FINISHED = "(n) => ['done', 'error'].includes(window.browserRun.cells[n - 1].element.dataset.runState)"
 # Keys that reach `document` (where doctools.js listens for "/"), recorded by the test.
 JS_RECORD_DOCUMENT_KEYS = "() => { window.keysAtDocument = []; document.addEventListener('keydown', (e) => window.keysAtDocument.push(e.key)); }"
 JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
@@ -105,7 +105,7 @@ def replace_text(page, number: int, source: str, *, typed: bool = False) -> None
 def run(page, number: int, timeout: int = 60_000) -> None:
     editor(page, number).click()
     page.keyboard.press("Shift+Enter")
-    wait_until(page, CELL_FINISHED, arg=number, timeout=timeout)
+    wait_until(page, JS_CELL_RAN, arg=number, timeout=timeout)
 
 
 def cell(runner_or_page, number: int) -> dict:
@@ -243,7 +243,7 @@ def test_the_keyboard_sees_a_focus_ring_and_a_clicked_button_keeps_its_shape(run
     run_button = page.locator("div.cell").nth(0).locator(".browser-run-run")
     at_rest = run_button.evaluate(JS_SHAPE)
     run_button.click()  # the pointer stays on it
-    wait_until(page, CELL_FINISHED, arg=1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     assert run_button.evaluate(JS_SHAPE) == at_rest, "a clicked button lost its border or colour"
     page.keyboard.press("Tab")
     assert page.evaluate(f"() => ({JS_RING})(document.activeElement)"), "no focus ring on the runner's next control"
@@ -325,7 +325,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     stuck = page.locator("div.cell.browser-run-added")
     center(stuck)
     page.keyboard.press("Shift+Enter")
-    wait_until(page, "() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    wait_until(page, JS_CELL_IS, arg=[4, "running"], timeout=120_000)
     floating = page.get_by_role("region", name="Running")
     assert "Ctrl+." in floating.text_content()  # the shortcut, on the Stop bar
     # Tab from the running cell's controls reaches Stop at once.
@@ -352,7 +352,7 @@ def test_stop_never_traps_and_keeps_the_readers_place(page_started):
     # Stopped by the button: the focus goes to the stopped cell's Run button, the page stays.
     stuck.locator(".cm-content").click()
     page.keyboard.press("Shift+Enter")
-    wait_until(page, "() => window.browserRun.cells[3].element.dataset.runState === 'running'", timeout=120_000)
+    wait_until(page, JS_CELL_IS, arg=[4, "running"], timeout=120_000)
     scrolled = page.evaluate(JS_CELL_TOP, 4)
     page.get_by_role("button", name="Stop", exact=True).click()
     wait_until(page, JS_PYTHON_IDLE, timeout=120_000)
@@ -378,7 +378,7 @@ def test_an_exercise_runs_only_its_own_cells_first(runner):
     page.locator("div.cell").nth(start - 1).get_by_role("button", name=f"Add a cell below cell {start}").click()
     page.keyboard.type("print(type(assess).__name__)")
     page.keyboard.press("Shift+Enter")
-    wait_until(page, CELL_FINISHED, arg=start + 1, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=start + 1, timeout=CELL_TIMEOUT_MS)
     wait_until(page, JS_PYTHON_IDLE, timeout=CELL_TIMEOUT_MS)
     added = cell(runner, start + 1)
     assert added["outputs"][-1] == ["stdout", "function\n"], added  # the start cell ran first
@@ -428,7 +428,7 @@ def test_what_the_page_cannot_do_is_said_in_one_sentence(page_started):
     page.keyboard.press("Backspace")  # (typed, Enter indented the call under f)
     page.keyboard.insert_text("\nf()")
     page.keyboard.press("Shift+Enter")
-    wait_until(page, CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
+    wait_until(page, JS_CELL_RAN, arg=3, timeout=CELL_TIMEOUT_MS)
     traceback = stderr_of(runner, 3)
     assert 'File "your cell 1 (added)", line 3' in traceback and "ZeroDivisionError" in traceback, traceback
     assert "<cell " not in traceback
@@ -620,7 +620,7 @@ def test_blocked_storage_leaves_a_working_page(runner):
         status = page.get_by_role("status").text_content()
         assert status.count("cannot be kept in this browser") == 1, status
         run(page, 1)
-        assert page.evaluate("() => window.browserRun.cells[0].element.dataset.runState") == "done"
+        assert page.evaluate(JS_CELL_STATE, 1) == "done"
     finally:
         page.close()
 
@@ -643,7 +643,7 @@ def test_add_run_keep_and_delete_a_cell(page_started):
     with saved(page):
         page.keyboard.type("print(len(docs), 6 * 7)")
         page.keyboard.press("Shift+Enter")
-        wait_until(page, CELL_FINISHED, arg=3, timeout=CELL_TIMEOUT_MS)
+        wait_until(page, JS_CELL_RAN, arg=3, timeout=CELL_TIMEOUT_MS)
         added = cell(runner, 3)
         assert added["outputs"] == [["stdout", "10 42\n"]], added  # cells 1-2 ran first: docs exists
     reload_and_start(runner)

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.browser.page_runner import JS_PYTHON_IDLE, JS_RUN_FINISHED
-from tools.browser.page_state import wait_until
+from tools.browser.page_runner import (
+    JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_CELL_STATE, JS_PYTHON_IDLE, JS_RUN_FINISHED,
+)
+from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
 from tools.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
@@ -27,7 +29,6 @@ FIGURE_PAGE = "book/15_04_quality_and_cost.html"
 FIRST_PAGE = "book/15_01_corpus_and_search_stub.html"
 READY_MS = 120_000
 RUN_MS = 240_000
-JS_OFFLINE_STATE = "(state) => document.documentElement.dataset.offline === state"
 JS_FIGURE_DRAWN = "() => !!document.querySelector('img.browser-run-figure-image')"
 
 
@@ -127,10 +128,10 @@ def test_a_page_is_cross_origin_isolated_from_its_second_load_without_reloading_
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     # The first load was not served by the worker: not isolated, and the page does not reload for it.
-    assert page.evaluate("() => self.crossOriginIsolated") is False
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is False
     page.reload()
     page.evaluate("() => { window.sameDocument = true; }")
-    assert page.evaluate("() => self.crossOriginIsolated") is True
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is True
     page.wait_for_timeout(2000)
     assert page.evaluate("() => window.sameDocument === true"), "the page reloaded itself"
     # Under COEP nothing the page uses is blocked: its images, its fonts, its scripts.
@@ -144,7 +145,7 @@ def test_with_service_workers_refused_the_book_is_as_before(site, served_context
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
-    assert page.evaluate("() => self.crossOriginIsolated") is False
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is False
 
 
 def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_untouched(site, served_context,
@@ -204,22 +205,15 @@ def type_and_run(page, number: int, source: str) -> dict:
     return page.evaluate(JS_CELLS)[number - 1]
 
 
-JS_CELL_1_RUNNING = "() => window.browserRun.cells[0].element.dataset.runState === 'running'"
-
-
-def run_and_stop(page, source: str, once: str = JS_CELL_1_RUNNING) -> float:
-    """Cell 1 runs ``source``; Stop is pressed once ``once`` (a page function) is true. Returns
-    when, on the page's clock (``Date.now()``, milliseconds), just before the click."""
+def run_and_stop(page, source: str, once: str = JS_CELL_IS, arg=(1, "running")) -> float:
+    """Cell 1 runs ``source``; Stop is pressed once ``once`` (a page function, called with
+    ``arg``; by default: cell 1 is running) is true. Returns when, on the page's clock
+    (``Date.now()``, milliseconds), just before the click."""
     type_and_start(page, 1, source)
-    wait_until(page, once)
+    wait_until(page, once, arg=list(arg) if arg is not None else None)
     pressed = page.evaluate("() => Date.now()")
     page.get_by_role("button", name="Stop", exact=True).click()
     return pressed
-
-
-JS_CELL_1_STATE = "() => window.browserRun.cells[0].element.dataset.runState"
-JS_STOPPED_AND_IDLE = ("() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
-                       " && document.documentElement.dataset.browserRun === 'idle'")
 
 
 def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: str = "") -> float:
@@ -245,7 +239,7 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
                               "    while Date.now() < end:\n        pass\n"
                               "    raise",
                         once="() => window.browserRun.cells[0].output.list()"
-                             ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))")
+                             ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))", arg=None)
 
 
 # For a failure's message: what the page showed, and when (cell 1's state, the status line).
@@ -278,7 +272,7 @@ def isolated_page_with_python(site, served_context):
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.reload()
-    assert page.evaluate("() => self.crossOriginIsolated") is True
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is True
     page.click("button.browser-run-at-cell")
     wait_until(page, JS_PYTHON_IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
     return page
@@ -290,8 +284,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     page = isolated_page_with_python(site, served_context)
     assert type_and_run(page, 1, "x = 42")["state"] == "done"
     run_and_stop(page, "while True:\n    pass")
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
-                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=10_000)
     stopped = page.evaluate(JS_CELLS)[0]
     assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
     status = page.locator(".browser-run-status").text_content()
@@ -302,7 +295,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # a busy machine's traceback): waited for, not restarted.
     page.evaluate(JS_RECORD_WHAT_THE_PAGE_SHOWS)
     first_stop = stop_a_cell_that_unwinds(page, seconds=3)
-    wait_until(page, JS_STOPPED_AND_IDLE, timeout=15_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     # (Its timeline too: a `make test` of stop 40, in a checkout, saw this first Stop end in a restart,
     # its cell not done 10 s after the Stop though due about 3 s after it.)
@@ -315,7 +308,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # has over 6 s to spare before its own 10; waiting costs no CPU, unwinding spins.)
     wait_until(page, f"() => Date.now() >= {first_stop + 7_000}", timeout=15_000)
     second_stop = stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
-    wait_until(page, JS_STOPPED_AND_IDLE, timeout=15_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, \
         f"{status}\n{stop_timeline(page, first_stop, second_stop)}"
@@ -344,7 +337,7 @@ def restart_said_within(page, timeout_ms: int, stop: float) -> None:
     except PlaywrightTimeoutError:
         status = page.locator(".browser-run-status").text_content()
         pytest.fail(f"no restart said {timeout_ms / 1000:g} s after the Stop; the status says {status!r}; "
-                    f"{stop_timeline(page, stop)}; cell 1 is {page.evaluate(JS_CELL_1_STATE)!r}")
+                    f"{stop_timeline(page, stop)}; cell 1 is {page.evaluate(JS_CELL_STATE, 1)!r}")
 
 
 def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
@@ -366,11 +359,10 @@ def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
     page.keyboard.press("Shift+Enter")
     field.wait_for(timeout=CELL_TIMEOUT_MS)
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
-                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=10_000)
     assert page.locator(".browser-run-input").count() == 0
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
-    assert page.evaluate("() => window.browserRun.cells[0].element.dataset.runState") == "stopped"
+    assert page.evaluate(JS_CELL_STATE, 1) == "stopped"
 
 
 def test_under_a_sub_path_the_worker_keeps_only_its_site_and_works_offline(site, served_context, tmp_path):
@@ -386,7 +378,7 @@ def test_under_a_sub_path_the_worker_keeps_only_its_site_and_works_offline(site,
     for name in toc_pages()[:3]:
         response = page.goto(served.url("repo/" + name))
         assert response is not None and response.ok, name
-    assert page.evaluate("() => self.crossOriginIsolated") is True
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is True
 
 
 def test_the_page_says_what_it_keeps_and_removes_it_on_the_readers_word(site, served_context):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tools.browser.page_runner import JS_RUN_FINISHED  # (idle, and every output drawn: it is read next)
-from tools.browser.page_state import wait_until
+from tools.browser.page_state import JS_OFFLINE_STATE, wait_until
 from tools.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
@@ -27,7 +27,6 @@ RUN_MS = 240_000
 SETTLE_MS = 5_000  # the background keeping starts within a second of the load
 # Emulates the browser's data saver for the page (navigator.connection.saveData).
 DATA_SAVER = "Object.defineProperty(NetworkInformation.prototype, 'saveData', { get: () => true })"
-JS_STATE = "(state) => document.documentElement.dataset.offline === state"
 # The README's promise for a first visit: the pages and the search, at most this, gzipped.
 PAGES_BUDGET_BYTES = 2_000_000
 
@@ -71,7 +70,7 @@ def test_a_first_visit_costs_its_page_then_at_most_the_pages_and_the_search(site
     page = new_context().new_page()
     served.server.take_paths_served()
     page.goto(served.url(FIRST_PAGE))
-    wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.wait_for_timeout(SETTLE_MS)
     by_group = served_groups(site, served)
     assert set(by_group) <= {"pages", "not a file of the book"}, by_group  # (sw.js is not a file of the list)
@@ -83,7 +82,7 @@ def test_with_the_data_saver_a_first_visit_costs_its_page_alone(site, gzip_conte
     page = new_context(data_saver=True).new_page()
     served.server.take_paths_served()
     page.goto(served.url(FIRST_PAGE))
-    wait_until(page, JS_STATE, arg="partial", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="partial", timeout=READY_MS)
     page.wait_for_timeout(SETTLE_MS)
     files = set(offline.site_files(site))
     own = offline.referenced(site, files, [FIRST_PAGE]) | {FIRST_PAGE, "sw.js"}
@@ -97,7 +96,7 @@ def test_a_returning_reader_opens_a_figure_page_without_downloading_matplotlib(s
     served, new_context = gzip_context
     page = new_context().new_page()
     page.goto(served.url(FIRST_PAGE))
-    wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
     wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)
     wait_until(page, r"() => /: the pages and the search, Python\./.test("
@@ -117,7 +116,7 @@ def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
     context = new_context()
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    wait_until(page, JS_STATE, arg="ready", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.click("button.browser-run-at-cell")
     wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)
     wait_until(page, "() => /: the pages and the search, Python\\./.test("
@@ -142,7 +141,7 @@ def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
     context = new_context(data_saver=True)
     page = context.new_page()
     page.goto(served.url(FIGURE_PAGE))
-    wait_until(page, JS_STATE, arg="partial", timeout=READY_MS)
+    wait_until(page, JS_OFFLINE_STATE, arg="partial", timeout=READY_MS)
     page.reload()
     context.set_offline(True)
     page.click("button.browser-run-at-cell")

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser.page_runner import JS_PYTHON_IDLE
-from tools.browser.page_state import wait_until
+from tools.browser.page_runner import JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_PYTHON_IDLE
+from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
 from tools.pipeline import book_shape
 
 pytestmark = pytest.mark.site
@@ -30,7 +30,6 @@ EXERCISES = "book/15_11_exercises.html"
 PHONE = {"width": 390, "height": 844}
 TOUCH_TARGET_PX = 44  # WCAG 2.5.5
 READY_MS = 120_000
-JS_OFFLINE_STATE = "(state) => document.documentElement.dataset.offline === state"
 # What a browser that blocks this site's data does: reading either storage throws.
 STORAGE_REFUSED = """for (const name of ['localStorage', 'sessionStorage']) {
     Object.defineProperty(window, name, { configurable: true, get() {
@@ -109,7 +108,7 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
 
     type_in_cell(page, 1, "while True:\n    pass")
     page.keyboard.press("Shift+Enter")
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    wait_until(page, JS_CELL_IS, arg=[1, "running"])
     page.mouse.wheel(0, 1500)
     page.wait_for_timeout(300)
     page.mouse.wheel(0, -300)  # scrolling up is when the theme shows "Back to top"
@@ -128,7 +127,7 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
     box = stop.bounding_box()
     assert box["height"] >= TOUCH_TARGET_PX - 0.5 and box["width"] >= TOUCH_TARGET_PX - 0.5, box
     stop.tap()
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'", timeout=30_000)
+    wait_until(page, JS_CELL_IS, arg=[1, "stopped"], timeout=30_000)
 
 
 def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
@@ -139,18 +138,17 @@ def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
     page.goto(served.url(PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.reload()
-    assert page.evaluate("() => self.crossOriginIsolated") is True
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is True
     start_runner(page)
     type_in_cell(page, 1, "x = 42")
     page.keyboard.press("Shift+Enter")
     wait_until(page, JS_CELL_RAN, arg=1, timeout=CELL_TIMEOUT_MS)
     type_in_cell(page, 1, "import time\ntime.sleep(60)")
     page.keyboard.press("Shift+Enter")
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    wait_until(page, JS_CELL_IS, arg=[1, "running"])
     page.wait_for_timeout(500)
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'stopped'"
-                           " && document.documentElement.dataset.browserRun === 'idle'", timeout=10_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=10_000)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
@@ -225,13 +223,13 @@ def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_r
         type_in_cell(page, number, "while True:\n    pass")
     page.keyboard.press("Escape")
     page.locator("div.cell").nth(0).get_by_role("button", name="Run cell 1").click()
-    wait_until(page, "() => window.browserRun.cells[0].element.dataset.runState === 'running'")
+    wait_until(page, JS_CELL_IS, arg=[1, "running"])
     page.get_by_role("button", name="Stop", exact=True).click()
     wait_until(page, JS_PYTHON_IDLE, timeout=READY_MS)
     assert "Stopped cell 1. Python was restarted" in page.locator(".browser-run-status").text_content()
     # Cell 3 runs cell 2 first (cell 1 was stopped: skipped); Stop names cell 2, for cell 3.
     page.locator("div.cell").nth(2).get_by_role("button", name="Run cell 3").click()
-    wait_until(page, "() => window.browserRun.cells[1].element.dataset.runState === 'running'")
+    wait_until(page, JS_CELL_IS, arg=[2, "running"])
     page.get_by_role("button", name="Stop", exact=True).click()
     wait_until(page, JS_PYTHON_IDLE, timeout=READY_MS)
     status = page.locator(".browser-run-status").text_content()
@@ -245,7 +243,7 @@ def test_on_a_first_visit_input_says_a_reload_makes_it_read_the_keyboard(browser
     page = new_context(service_workers="allow").new_page()
     page.goto(served.url(PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)  # the worker controls the page now
-    assert page.evaluate("() => self.crossOriginIsolated") is False
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is False
     start_runner(page)
     type_in_cell(page, 1, 'name = input("Name? ")')
     page.keyboard.press("Shift+Enter")

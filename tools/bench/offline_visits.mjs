@@ -3,20 +3,6 @@
 // argument. Playwright sends a function's own text, not this module: a function uses nothing
 // declared outside it.
 
-// The page's offline state (<html data-offline>, offline_page.mjs) is `state`.
-/** @type {(state: string) => boolean} */
-export const offlineState = (state) => {
-    return document.documentElement.dataset.offline === state;
-};
-
-// Python idle and no cell queued or running.
-/** @type {() => boolean} */
-export const idle = () => {
-    const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
-    return document.documentElement.dataset.browserRun === 'idle'
-        && run.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState));
-};
-
 // A figure drawn in the page is shown.
 /** @type {() => boolean} */
 export const figureShown = () => {
@@ -36,12 +22,6 @@ export const firstCellStopped = () => {
     const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
     const cell = run.cells[0].element;
     return cell.dataset.runState === 'stopped' && /KeyboardInterrupt/.test(cell.textContent);
-};
-
-// Whether the page is cross-origin isolated (what lets Stop interrupt Python at once).
-/** @type {() => boolean} */
-export const crossOriginIsolated = () => {
-    return self.crossOriginIsolated;
 };
 
 // Bytes this origin keeps (the book's offline copy, its storage), as the browser estimates.

@@ -83,3 +83,19 @@ export const cellIs = ([n, state]) => {
     const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
     return run.cells[n - 1].element.dataset.runState === state;
 };
+
+// Cell n's (1-based) run state.
+/** @type {(n: number) => string | undefined} */
+export const cellState = (n) => {
+    const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
+    return run.cells[n - 1].element.dataset.runState;
+};
+
+// Cell n (1-based) is in run state `state`, and Python is idle again (after a Stop: stopped,
+// and the runtime ready for the next run).
+/** @type {(argument: [number, string]) => boolean} */
+export const cellIsAndPythonIdle = ([n, state]) => {
+    const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
+    return run.cells[n - 1].element.dataset.runState === state
+        && document.documentElement.dataset.browserRun === 'idle';
+};

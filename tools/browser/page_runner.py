@@ -42,6 +42,9 @@ JS_FIRST_OUTPUT = page_function(SCRIPT, "firstOutput")
 JS_PYTHON_IDLE = page_function(SCRIPT, "pythonIdle")  # Python started, running nothing
 JS_TIMINGS = page_function(SCRIPT, "timings")  # when each step of its start ended
 JS_CELL_IS = page_function(SCRIPT, "cellIs")  # ([n, state]) cell n is in that run state
+JS_CELL_STATE = page_function(SCRIPT, "cellState")  # (n) cell n's run state
+# ([n, state]) cell n is in that run state and Python idle again (after a Stop)
+JS_CELL_IS_AND_PYTHON_IDLE = page_function(SCRIPT, "cellIsAndPythonIdle")
 JS_CLEAR_STORAGE = page_function(SCRIPT, "clearStorage")  # the origin's localStorage emptied
 
 

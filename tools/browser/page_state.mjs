@@ -67,3 +67,17 @@ export const still = () => {
 export const forgetScroll = () => {
     /** @type {Window & {lastScrollY?: number}} */ (window).lastScrollY = undefined;
 };
+
+// The book's offline state (<html data-offline>, offline_page.mjs) is `state` (ready,
+// partial, ...).
+/** @type {(state: string) => boolean} */
+export const offlineState = (state) => {
+    return document.documentElement.dataset.offline === state;
+};
+
+// Whether the page is cross-origin isolated (the offline worker's COOP/COEP): what lets Stop
+// interrupt Python at once, and input() read the keyboard.
+/** @type {() => boolean} */
+export const crossOriginIsolated = () => {
+    return self.crossOriginIsolated;
+};

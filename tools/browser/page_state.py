@@ -31,6 +31,8 @@ JS_LOAD_ALL_IMAGES = page_function(SCRIPT, "loadAllImages")
 JS_IMAGES = page_function(SCRIPT, "images")
 # Painted and still: what colour contrast is judged on, what a screenshot shows.
 JS_STILL = page_function(SCRIPT, "still")
+JS_OFFLINE_STATE = page_function(SCRIPT, "offlineState")  # (state) <html data-offline> is state
+JS_CROSS_ORIGIN_ISOLATED = page_function(SCRIPT, "crossOriginIsolated")
 JS_FORGET_SCROLL = page_function(SCRIPT, "forgetScroll")  # (so the first frame compared is not still)
 STILL_TIMEOUT_MS = 10_000
 
