@@ -11,7 +11,7 @@
 
 export const SCRIPT_ID = "book-exercises";
 
-const isText = (value) => typeof value === "string" && value.length > 0;
+const isText = (/** @type {unknown} */ value) => typeof value === "string" && value.length > 0;
 
 /** The data from its JSON text; throws an error saying what is wrong with it.
  * @param {string} text
@@ -21,14 +21,14 @@ export function parseBookExercises(text) {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new Error(`#${SCRIPT_ID}: not JSON (${error.message})`);
+    throw new Error(`#${SCRIPT_ID}: not JSON (${/** @type {Error} */ (error).message})`);
   }
   if (!data || !isText(data.page) || !Array.isArray(data.exercises)) {
     throw new Error(`#${SCRIPT_ID}: expected {page, exercises: [...]}`);
   }
   for (const exercise of data.exercises) {
     const checksValid = Array.isArray(exercise?.checks)
-      && exercise.checks.every((check) => isText(check?.name) && isText(check?.passed));
+      && exercise.checks.every((/** @type {any} */ check) => isText(check?.name) && isText(check?.passed));
     if (!Number.isInteger(exercise?.number) || !isText(exercise.section) || !checksValid) {
       throw new Error(`#${SCRIPT_ID}: an exercise is not {number, section, checks: [{name, passed}]}: `
         + JSON.stringify(exercise));

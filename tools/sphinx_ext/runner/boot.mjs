@@ -23,6 +23,7 @@ let waiting = null; // started, not yet taken by the runner
 let clicked = false; // the reader clicked: an early start that comes later starts nothing
 
 const now = () => performance.timeOrigin + performance.now();
+/** @param {string} step @param {number} [at] */
 function timing(step, at = now()) {
   (window.browserRunTimings ||= []).push({ step, at });
 }
@@ -32,6 +33,7 @@ function timing(step, at = now()) {
 // worker controlled it, so its files went past it. Asked again, they come from the HTTP cache.
 // The page's offline script (offline_page.mjs) asks, and remembers the wish until it is kept:
 // the run may end before the book's worker is active, and the reader leave before it is.
+/** @param {string[]} groups */
 function keepForOffline(groups) {
   if (window.bookOffline) window.bookOffline.keep(groups);  // (none: a file:// page, no offline script)
 }
@@ -77,6 +79,7 @@ export function bootPython({ onMessage = null, early = false } = {}) {
 
 // The figure page's packages, loaded once the Python started and not yet taken is up
 // (worker.mjs, "preload"); nothing when there is none (stopped, or taken by the runner).
+/** @param {string[]} names */
 export function preloadPackages(names) {
   if (names.length && waiting) waiting.worker.postMessage(/** @satisfies {import("./messages.mjs").ToWorker} */ ({ type: "preload", packages: names }));
 }

@@ -16,6 +16,10 @@ const STATE_WORDS = {
 };
 
 /** @typedef {import("./messages.mjs").CellId} CellId */
+/** A cell's run state, as its element's data-run-state says it. @typedef {keyof typeof STATE_WORDS} RunState */
+/** Why a cell is not run as a prerequisite (runner.mjs). @typedef {"was stopped" | "raised an error"} SkipReason */
+/** One choice of an offer: [text, accessible name, action]. @typedef {[string, string, () => void]} Choice */
+/** @typedef {{region: string, text: string[], summary: string, other: string, keep: Choice, take: Choice}} Offer */
 /** What the cell's controls do (the runner's).
  * @typedef {{run: (cell: Cell) => void, add: (cell: Cell) => unknown, remove: (cell: Cell) => void,
  *   reset: (cell: Cell) => void, changed: (cell: Cell) => void}} CellActions */
@@ -34,8 +38,10 @@ export class Cell {
     this.bookSource = bookSource;
     this.actions = actions;
     this.added = bookSource == null;
+    /** @type {RunState} */
     this.runState = "idle";
     this.generation = -1; // which Python (worker) it last ran in
+    /** @type {SkipReason | null} */
     this.skipReason = null; // "was stopped", "raised an error": not run as a prerequisite
     /** The digest of the book's code a kept edit was made on, while its conflict is open (work.mjs).
      * @type {string | null | undefined} */
@@ -46,9 +52,10 @@ export class Cell {
     /** Changed in this tab (work.mjs). @type {boolean | undefined} */
     this.changedHere; // (a declaration, for tsc)
     div.classList.add("browser-run-cell");
-    this.build(source ?? bookSource);
+    this.build(/** @type {string} */ (source ?? bookSource)); // (an added cell is given its source)
   }
 
+  /** @param {string} source */
   build(source) {
     const div = this.element;
     const slug = `browser-run-${this.id}`;
@@ -60,7 +67,7 @@ export class Cell {
       describedBy: this.hint.id,
       onRun: () => this.actions.run(this),
       onChange: () => this.changed(),
-      onLeaveMode: (on) => { this.hint.textContent = on ? HINT_LEAVING : HINT; },
+      onLeaveMode: (on) => { /** @type {HTMLElement} */ (this.hint).textContent = on ? HINT_LEAVING : HINT; },
     });
     this.editor = editor;
     this.source = editor.source;
@@ -70,7 +77,7 @@ export class Cell {
     this.conflict = el("div", { class: "browser-run-conflict", hidden: true });
     this.stateText = el("span", { class: "browser-run-cell-state" });
     this.editedMark = el("span", { class: "browser-run-edited", hidden: true }, "edited (kept in this browser)");
-    const controls = [
+    const controls = /** @type {HTMLElement[]} */ ([
       (this.runButton = button(`Run ${this.label}`, () => this.actions.run(this), { cls: "browser-run-run" })),
       this.added ? null : (this.resetButton = button("Reset", () => this.actions.reset(this),
         { label: `Reset ${this.label} to the book's code`, cls: "browser-run-reset" })),
@@ -78,7 +85,7 @@ export class Cell {
       this.added ? button("Delete", () => this.actions.remove(this), { label: `Delete ${this.label}`, cls: "browser-run-delete" }) : null,
       this.editedMark,
       this.stateText,
-    ].filter(Boolean);
+    ].filter(Boolean));
     const bar = this.bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
     const outputArea = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of ${this.label}` });
     this.output = new CellOutput(outputArea, this.label);
@@ -86,9 +93,10 @@ export class Cell {
     if (this.added) {
       div.append(this.conflict, host, this.hint, bar, outputArea);
     } else {
-      const input = div.querySelector(".cell_input");
-      const pre = input.querySelector("pre");
-      const highlight = pre.closest("div[class^='highlight-']") || pre.parentElement;
+      // (a book cell has its code: runner.mjs takes only the div.cell with a .cell_input pre)
+      const input = /** @type {Element} */ (div.querySelector(".cell_input"));
+      const pre = /** @type {HTMLPreElement} */ (input.querySelector("pre"));
+      const highlight = /** @type {Element} */ (pre.closest("div[class^='highlight-']") || pre.parentElement);
       highlight.replaceWith(host);
       host.before(this.conflict);
       host.after(this.hint);
@@ -107,31 +115,33 @@ export class Cell {
   }
 
   get edited() {
-    return !this.added && this.source() !== this.bookSource;
+    return !this.added && /** @type {() => string} */ (this.source)() !== this.bookSource;
   }
 
   markEdited() {
     if (this.added) return;
     this.element.dataset.edited = String(this.edited);
-    this.editedMark.hidden = !this.edited;
+    /** @type {HTMLElement} */ (this.editedMark).hidden = !this.edited;
     // The same statement as the status's: with storage refused (storage.mjs), nothing is kept.
-    this.editedMark.textContent = document.documentElement.dataset.keptWork === "unavailable"
+    /** @type {HTMLElement} */ (this.editedMark).textContent = document.documentElement.dataset.keptWork === "unavailable"
       ? "edited (not kept: this browser refuses storage)" : "edited (kept in this browser)";
-    this.resetButton.hidden = !this.edited;
+    /** @type {HTMLElement} */ (this.resetButton).hidden = !this.edited;
   }
 
   clearOutput() {
     restoreFigures(this); // the stored figures back in their place, before the output goes
     if (this.stored) this.stored.hidden = true;
-    this.output.clear();
+    /** @type {CellOutput} */ (this.output).clear();
   }
 
   // The outputs this page's Python gave the cell, or null if it has not run here.
   outputs() {
     if (this.generation < 0) return null;
-    return this.output.parts.map(({ kind, text, markdown, png }) => ({ kind, text, markdown, png }));
+    return /** @type {CellOutput} */ (this.output).parts
+      .map(({ kind, text, markdown, png }) => ({ kind, text, markdown, png }));
   }
 
+  /** @param {RunState} runState */
   setState(runState) {
     this.runState = runState;
     this.element.dataset.runState = runState;
@@ -139,12 +149,13 @@ export class Cell {
   }
 
   // The book's code changed under the reader's saved edit: say so, show it, offer both.
+  /** @param {() => void} onKeep @param {() => void} onTake */
   showConflict(onKeep, onTake) {
     this.offer({
       region: `The book's code of ${this.label} changed`,
       text: [`The book's code of ${this.label} has changed since you edited it. `,
         "The editor shows your code; the book's new code is below."],
-      summary: "The book's code now", other: this.bookSource,
+      summary: "The book's code now", other: /** @type {string} */ (this.bookSource), // (a book cell's)
       keep: ["Keep mine", `Keep mine: my code of ${this.label}`, onKeep],
       take: ["Take the book's", `Take the book's code of ${this.label}`, onTake],
     });
@@ -152,17 +163,22 @@ export class Cell {
 
   // Another version of this cell's code, offered above the editor: what happened (text),
   // the other code (under summary), and two choices, each [text, accessible name, action].
+  /** @param {Offer} offer */
   offer({ region, text, summary, other, keep, take }) {
-    const done = () => { this.conflict.hidden = true; this.conflict.replaceChildren(); };
+    const done = () => {
+      /** @type {HTMLElement} */ (this.conflict).hidden = true;
+      /** @type {HTMLElement} */ (this.conflict).replaceChildren();
+    };
+    /** @param {Choice} choice */
     const choice = ([words, label, action]) => button(words, () => { done(); action(); }, { label });
-    this.conflict.replaceChildren(
+    /** @type {HTMLElement} */ (this.conflict).replaceChildren(
       el("p", {}, ...text),
       el("details", {}, el("summary", {}, summary), el("pre", {}, other)),
       el("div", { class: "browser-run-cell-bar" }, choice(keep), choice(take)),
     );
-    this.conflict.hidden = false;
-    this.conflict.setAttribute("role", "region");
-    this.conflict.setAttribute("aria-label", region);
+    /** @type {HTMLElement} */ (this.conflict).hidden = false;
+    /** @type {HTMLElement} */ (this.conflict).setAttribute("role", "region");
+    /** @type {HTMLElement} */ (this.conflict).setAttribute("aria-label", region);
   }
 }
 

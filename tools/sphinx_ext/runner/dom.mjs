@@ -23,6 +23,7 @@ export function button(text, onclick, { cls = "", label } = {}) {
 }
 
 // Offer text as a file the browser saves (no server involved).
+/** @param {string} name @param {string} text @param {string} [type] */
 export function saveFile(name, text, type = "text/plain") {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const link = el("a", { href: url, download: name, hidden: true });

@@ -16,6 +16,7 @@ const LEAVE_MODE_MS = 24 * 60 * 60 * 1000;
 // line's own indentation (as the printed book wraps code), its first row where it always was.
 const HANG = 4;
 const TAB_SIZE = 4;
+/** @param {string} text */
 function indentColumns(text) {
   let columns = 0;
   for (const character of text) {
@@ -26,10 +27,13 @@ function indentColumns(text) {
   return columns;
 }
 const hangingIndent = ViewPlugin.fromClass(class {
+  /** @param {EditorView} view */
   constructor(view) { this.decorations = this.build(view); }
+  /** @param {import("@codemirror/view").ViewUpdate} update */
   update(update) {
     if (update.docChanged || update.viewportChanged) this.decorations = this.build(update.view);
   }
+  /** @param {EditorView} view */
   build(view) {
     /** @type {RangeSetBuilder<Decoration>} */
     const builder = new RangeSetBuilder();
@@ -55,7 +59,14 @@ const hangingIndent = ViewPlugin.fromClass(class {
 //   onRun:      Shift+Enter
 //   onChange:   called with the new source after every edit (kept work)
 //   onLeaveMode: called with true after Escape (Tab now leaves), false when editing again
+/** @typedef {{label: string, describedBy?: string, onRun: () => void, onChange?: (source: string) => void,
+ *   onLeaveMode?: (on: boolean) => void}} EditorOptions */
+/** What a cell holds of its editor.
+ * @typedef {{view: EditorView, source: () => string, setSource: (text: string) => void, remeasure: () => void,
+ *   focus: () => void}} Editor */
+/** @param {HTMLElement} parent @param {string} source @param {EditorOptions} options @returns {Editor} */
 export function createEditor(parent, source, { label, describedBy, onRun, onChange, onLeaveMode }) {
+  /** @param {boolean} on @returns {(view: EditorView) => boolean} */
   const leave = (on) => (view) => {
     view.setTabFocusMode(on ? LEAVE_MODE_MS : false);
     if (onLeaveMode) onLeaveMode(on);
@@ -111,7 +122,8 @@ export function createEditor(parent, source, { label, describedBy, onRun, onChan
 
 // A key pressed with Ctrl, Alt or Meta inside an editor, stopped before the page's own
 // window-level shortcuts (the theme's Ctrl+K) could see it: give it to the editor's keymap.
+/** @param {Element} dom @param {KeyboardEvent} event */
 export function runEditorKeymap(dom, event) {
-  const view = EditorView.findFromDOM(dom);
+  const view = EditorView.findFromDOM(/** @type {HTMLElement} */ (dom));
   return !!view && runScopeHandlers(view, event, "editor");
 }

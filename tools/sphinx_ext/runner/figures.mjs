@@ -9,6 +9,15 @@
 // A figure the stored cell did not have (a reader's new plot), or one stored without a
 // caption, gets a <figure> of its own.
 
+/** A stored figure (`figure`: null for an image without a caption), where it was in the page,
+ * and the fresh image shown in its place.
+ * @typedef {{figure: HTMLElement | null, img: HTMLImageElement, home: (Node & ParentNode) | null | undefined,
+ *   next: ChildNode | null | undefined, fresh: HTMLImageElement | null}} FigureSlot */
+/** @typedef {import("./output.mjs").CellOutput} CellOutput */
+/** A cell, with what this module keeps on it.
+ * @typedef {import("./cells.mjs").Cell & {figureSlots?: FigureSlot[], figuresShown?: number}} FigureCell */
+
+/** @param {FigureCell} cell @returns {FigureSlot[]} */
 function storedFigures(cell) {
   if (!cell.figureSlots) {
     const stored = cell.element.querySelector(".cell_output");
@@ -23,12 +32,14 @@ function storedFigures(cell) {
 }
 
 // The stored figure's description: its alt text, else its caption's.
+/** @param {FigureSlot | undefined} slot @param {string} plain */
 function describe(slot, plain) {
   if (!slot) return `A figure drawn by this cell: ${plain}`;
   const caption = slot.figure?.querySelector(".caption-text");
-  return slot.img.alt || (caption ? caption.textContent.trim() : plain);
+  return slot.img.alt || (caption ? /** @type {string} */ (caption.textContent).trim() : plain);
 }
 
+/** @param {FigureCell} cell @param {import("./messages.mjs").FigureMessage} figure */
 export function showFigure(cell, { plain, png, width, height }) {
   const index = cell.figuresShown || 0;
   cell.figuresShown = index + 1;
@@ -51,10 +62,12 @@ export function showFigure(cell, { plain, png, width, height }) {
   }
   holder.dataset.kind = "image/png";
   holder.classList.add("browser-run-figure");
-  cell.output.addFigure(plain, png, holder);  // output.mjs: in order, in the notebook download too
+  // output.mjs: in order, in the notebook download too
+  /** @type {CellOutput} */ (cell.output).addFigure(plain, png, holder);
 }
 
 // Before a cell runs again: every stored figure back where the page had it, as it was.
+/** @param {FigureCell} cell */
 export function restoreFigures(cell) {
   cell.figuresShown = 0;
   for (const slot of cell.figureSlots || []) {
@@ -65,6 +78,6 @@ export function restoreFigures(cell) {
     delete slot.figure.dataset.kind;
     delete slot.figure.dataset.plain;
     slot.figure.classList.remove("browser-run-figure");
-    slot.home.insertBefore(slot.figure, slot.next);
+    /** @type {Node} */ (slot.home).insertBefore(slot.figure, /** @type {Node | null} */ (slot.next));
   }
 }

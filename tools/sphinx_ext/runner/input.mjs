@@ -12,6 +12,7 @@ export function inputBuffer() {
   return new SharedArrayBuffer(8 + INPUT_BYTES);
 }
 
+/** @param {SharedArrayBuffer} buffer @param {string} text */
 function answer(buffer, text) {
   const bytes = new TextEncoder().encode(text).slice(0, INPUT_BYTES);
   new Uint8Array(buffer, 8, bytes.length).set(bytes);
@@ -22,6 +23,7 @@ function answer(buffer, text) {
 }
 
 // The field for one input() call, under the cell's output, focused; gone once answered.
+/** @param {import("./cells.mjs").Cell} cell @param {string} prompt @param {SharedArrayBuffer} buffer */
 export function askForInput(cell, prompt, buffer) {
   dropInputFields(cell);
   const field = /** @type {HTMLInputElement} */ (el("input", { type: "text", class: "browser-run-input-field", "aria-label": prompt.trim() || "input()" }));
@@ -31,10 +33,11 @@ export function askForInput(cell, prompt, buffer) {
     form.remove();
     answer(buffer, field.value);
   });
-  cell.element.querySelector(".browser-run-output").after(form);
+  /** @type {HTMLElement} */ (cell.element.querySelector(".browser-run-output")).after(form);  // (cells.mjs made it)
   field.focus();
 }
 
+/** @param {import("./cells.mjs").Cell} cell */
 export function dropInputFields(cell) {
   for (const form of cell.element.querySelectorAll(".browser-run-input")) form.remove();
 }

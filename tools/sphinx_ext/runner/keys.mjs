@@ -16,6 +16,7 @@
 //    there, so typing, composing and phone keyboards are left as CodeMirror expects.
 import { runEditorKeymap } from "./editor.mjs";
 
+/** @param {HTMLElement} host */
 export function guardEditor(host) {
   host.addEventListener("keydown", (event) => event.stopPropagation());
 }
@@ -23,6 +24,8 @@ export function guardEditor(host) {
 //
 // shortcuts: [{matches(event), run()}], the runner's own page-wide keys (Stop), which work
 // in editors as well: checked first.
+/** @typedef {{matches: (event: KeyboardEvent) => boolean, run: () => void}} Shortcut */
+/** @param {Shortcut[]} [shortcuts] */
 export function guardModifiedKeys(shortcuts = []) {
   window.browserRunKeys = (event) => {
     const shortcut = shortcuts.find((s) => s.matches(event));

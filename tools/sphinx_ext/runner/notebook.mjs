@@ -9,12 +9,28 @@
 // reader added follow the cell they were added below. The result opens and runs in
 // JupyterLab and Colab (tests/test_browser_work.py validates it with nbformat and runs it).
 
-const trimmed = (text) => text.replace(/\n+$/, "");
-const joined = (source) => (Array.isArray(source) ? source.join("") : source);
+/** One of our outputs (cells.mjs's outputs()): a stream's (kind "stdout", "stderr"), a value's
+ * ("text/plain", with its markdown or null) or a figure's ("image/png", with its png).
+ * @typedef {{kind: string, text: string, markdown?: string | null, png?: string | null}} Output */
+/** One of the page's cells, in page order (work.mjs): the book's code (null for an added
+ * cell), the reader's code, and its outputs (null when it has not run in this page's Python).
+ * @typedef {{bookSource: string | null, source: string, outputs: Output[] | null}} PageCell */
+/** An output as a Jupyter notebook stores it (the book's stored ones: any of nbformat's).
+ * @typedef {{output_type: string, [key: string]: unknown}} JupyterOutput */
+/** A notebook cell (nbformat 4), as far as this module reads and writes it.
+ * @typedef {{cell_type: string, id?: string, metadata: {tags?: string[], [key: string]: unknown},
+ *   source: string | string[], outputs?: JupyterOutput[], execution_count?: number | null}} NotebookCell */
+/** An nbformat-4 notebook, as far as this module reads and writes it.
+ * @typedef {{cells: NotebookCell[], metadata: {chapter15?: object, [key: string]: unknown}}} Notebook */
+
+const trimmed = (/** @type {string} */ text) => text.replace(/\n+$/, "");
+const joined = (/** @type {string | string[]} */ source) => (Array.isArray(source) ? source.join("") : source);
 
 // One of our outputs ([kind, text, markdown], and png for a figure) as a Jupyter output.
+/** @param {Output} output @returns {JupyterOutput} */
 function jupyterOutput({ kind, text, markdown, png }) {
   if (kind === "stdout" || kind === "stderr") return { output_type: "stream", name: kind, text };
+  /** @type {Record<string, string>} */
   const data = { "text/plain": text };
   if (markdown != null) data["text/markdown"] = markdown;
   if (png != null) data["image/png"] = png;
@@ -23,9 +39,12 @@ function jupyterOutput({ kind, text, markdown, png }) {
 
 // page: [{bookSource (null for an added cell), source, outputs: [{kind, text, markdown}] | null}]
 // in page order; outputs null when the cell has not run in this page's Python.
+/** @param {Notebook} notebook the reader's notebook as the book serves it @param {PageCell[]} page
+ * @returns {Notebook} */
 export function readersNotebook(notebook, page) {
   const copy = structuredClone(notebook);
   const cells = copy.cells;
+  /** @type {Map<number, NotebookCell[]>} */
   const after = new Map(); // index in cells -> added cells to insert after it
   let searchFrom = 0;
   let anchor = -1;
@@ -34,14 +53,14 @@ export function readersNotebook(notebook, page) {
     if (cell.bookSource == null) {
       if (!after.has(anchor)) after.set(anchor, []);
       addedCount += 1;
-      after.get(anchor).push({
+      /** @type {NotebookCell[]} */ (after.get(anchor)).push({
         cell_type: "code", id: `added-in-browser-${addedCount}`, metadata: {}, execution_count: null,
         outputs: (cell.outputs || []).map(jupyterOutput), source: cell.source,
       });
       continue;
     }
     const at = cells.findIndex((c, i) => i >= searchFrom && c.cell_type === "code"
-      && trimmed(joined(c.source)) === trimmed(cell.bookSource));
+      && trimmed(joined(c.source)) === trimmed(/** @type {string} */ (cell.bookSource)));
     if (at < 0) throw new Error("a cell of this page is not in the book's notebook (was the book rebuilt? reload the page)");
     searchFrom = at + 1;
     anchor = at;
@@ -57,10 +76,11 @@ export function readersNotebook(notebook, page) {
     }
   }
   copy.cells = cells.flatMap((cell, i) => [cell, ...(after.get(i) || [])]);
-  if (after.has(-1)) copy.cells.unshift(...after.get(-1));
+  if (after.has(-1)) copy.cells.unshift(.../** @type {NotebookCell[]} */ (after.get(-1)));
   return copy;
 }
 
+/** @param {string} url @returns {Promise<Notebook>} */
 export async function fetchNotebook(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
@@ -69,6 +89,7 @@ export async function fetchNotebook(url) {
 
 // The reader's exercise progress (progress.mjs) as a markdown cell after the install cell,
 // and in the notebook's metadata, so it leaves the browser with the rest of their work.
+/** @param {Notebook} notebook @param {import("./progress.mjs").ProgressEntry} progress @returns {Notebook} */
 export function addProgress(notebook, { total, done }) {
   const words = { check: "its check passed", marked: "marked done" };
   const items = Object.keys(done).sort((a, b) => Number(a) - Number(b)).map((n) => `- Exercise ${n}: ${words[done[n]]}`);

@@ -21,7 +21,18 @@ const HEAD_CHARS = 2_500;
 const TAIL_CHARS = 2_500;
 const SHOWN_CHARS = HEAD_CHARS + TAIL_CHARS + 1_000; // below this, all of it
 
+/** A stream run or a value (drawn here); `shown`: the length of text last drawn.
+ * @typedef {{kind: "stdout" | "stderr" | "text/plain", text: string, newlines: number, markdown: string | null,
+ *   expanded: boolean, node: HTMLElement | null, shown?: number, fixed?: false, png?: undefined}} TextPart */
+/** A figure (its element made by figures.mjs); `placed`: in the output area.
+ * @typedef {{kind: "image/png", text: string, markdown: null, png: string, node: HTMLElement, fixed: true,
+ *   placed?: boolean, expanded?: undefined, shown?: undefined}} FigurePart */
+/** @typedef {TextPart | FigurePart} Part */
+/** A text part whose element is made (render makes it before it draws).
+ * @typedef {TextPart & {node: HTMLElement}} DrawnPart */
+
 // Index just after the n-th newline from the start (or -1 if there are fewer).
+/** @param {string} text @param {number} n */
 function afterLines(text, n) {
   let at = -1;
   for (let i = 0; i < n; i++) {
@@ -32,6 +43,7 @@ function afterLines(text, n) {
 }
 
 // Index where the last n lines begin (a trailing newline ends the last line).
+/** @param {string} text @param {number} n */
 function lastLinesStart(text, n) {
   let at = text.endsWith("\n") ? text.length - 1 : text.length;
   for (let i = 0; i < n; i++) {
@@ -41,6 +53,7 @@ function lastLinesStart(text, n) {
   return at + 1;
 }
 
+/** @param {string} text */
 function countLines(text, from = 0, to = text.length) {
   let count = 0;
   for (let at = text.indexOf("\n", from); at >= 0 && at < to; at = text.indexOf("\n", at + 1)) count++;
@@ -50,6 +63,7 @@ function countLines(text, from = 0, to = text.length) {
 // {head, hidden, tail} when text is too long to show whole, else null: bounded by lines
 // (first and last hundred), then by characters. `newlines` is the count of "\n" in text,
 // kept as output arrives, so a redraw does not rescan the middle.
+/** @param {string} text */
 export function bound(text, newlines = countLines(text)) {
   let head = text;
   let tail = "";
@@ -74,20 +88,23 @@ export function bound(text, newlines = countLines(text)) {
 }
 
 export class CellOutput {
+  /** @param {HTMLElement} container @param {string} label */
   constructor(container, label) {
     this.container = container; // the cell's output area
     this.label = label; // "cell 3", for file names and buttons
+    /** @type {Part[]} */
     this.parts = [];
     this.frame = null;
   }
 
   clear() {
     this.parts = [];
-    cancelAnimationFrame(this.frame);
+    cancelAnimationFrame(/** @type {number} */ (this.frame)); // (null: cancels nothing)
     this.frame = null;
     this.container.replaceChildren();
   }
 
+  /** @param {TextPart["kind"]} kind @param {string} text @param {string | null} [markdown] */
   add(kind, text, markdown = null) {
     const last = this.parts[this.parts.length - 1];
     if ((kind === "stdout" || kind === "stderr") && last && last.kind === kind) {
@@ -100,6 +117,7 @@ export class CellOutput {
   }
 
   // A figure: its element (figures.mjs made it) goes where the cell's output is, in order.
+  /** @param {string} plain @param {string} png @param {HTMLElement} node */
   addFigure(plain, png, node) {
     this.parts.push({ kind: "image/png", text: plain, markdown: null, png, node, fixed: true });
     if (this.frame == null) this.frame = requestAnimationFrame(() => this.render());
@@ -124,14 +142,16 @@ export class CellOutput {
         this.container.append(part.node);
       }
       if (part.shown !== part.text.length || part.node.dataset.expanded !== String(part.expanded)) {
-        this.draw(part);
+        this.draw(/** @type {DrawnPart} */ (part));
       }
     }
   }
 
+  /** @param {DrawnPart} part */
   draw(part) {
     part.shown = part.text.length;
     part.node.dataset.expanded = String(part.expanded);
+    /** @param {string} text */
     const pre = (text) => el("pre", { class: `browser-run-${part.kind.replace("/", "-")}` }, text);
     if (part.markdown != null) {
       // A Markdown value (the exercises' show_source): its text; a fenced block as code.

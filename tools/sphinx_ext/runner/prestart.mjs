@@ -25,7 +25,9 @@ const RUNNER = "./runner.mjs";
 
 let started = false;
 
+/** @param {string[]} names */
 async function allCached(names) {
+  /** @param {string} name */
   const cached = async (name) => {
     const response = await fetch(new URL(`../pyodide/${name}`, import.meta.url),
       { cache: "only-if-cached", mode: "same-origin" });
@@ -41,9 +43,14 @@ async function allCached(names) {
 
 // The wheels loadPackage would fetch for these packages: theirs and their dependencies', by
 // the runtime's pyodide-lock.json (cached with the runtime).
+/** What is read of pyodide-lock.json.
+ * @typedef {{packages: Record<string, {file_name: string, depends: string[]} | undefined>}} PyodideLock */
+/** @param {string[]} names @returns {Promise<string[]>} */
 async function wheelsOf(names) {
-  const lock = await (await fetch(new URL("../pyodide/pyodide-lock.json", import.meta.url))).json();
+  const lock = /** @type {PyodideLock} */ (await (await fetch(new URL("../pyodide/pyodide-lock.json", import.meta.url))).json());
+  /** @type {Set<string>} */
   const files = new Set();
+  /** @param {string} name */
   const visit = (name) => {
     const entry = lock.packages[name];
     if (!entry || files.has(entry.file_name)) return;
@@ -57,6 +64,7 @@ async function wheelsOf(names) {
 // bar: the loader's bar above the first cell (the note goes at its end); preload: the
 // packages the page's cells import (matplotlib on a page with figures), loaded too when their
 // wheels are cached as well. True when Python is starting.
+/** @param {{bar: HTMLElement, preload?: string[]}} options @returns {Promise<boolean>} */
 export async function prestart({ bar, preload = [] }) {
   if (started) return true;
   if (!(await allCached(RUNTIME)) || started) return started;

@@ -24,6 +24,12 @@ const PROGRESS_KEY = "browser-run:v1:progress:";
 
 const UNREADABLE = "Your saved progress could not be read, so it starts again here.";
 
+/** How an exercise was done: its check passed, or the reader marked it done.
+ * @typedef {"check" | "marked"} DoneHow */
+/** The stored entry: the number of exercises, and how each done one was done, by its number (as text).
+ * @typedef {{v: 1, total: number, done: Record<string, DoneHow>}} ProgressEntry */
+
+/** @param {any} entry what storage held, parsed: not known to be an entry yet @returns {entry is ProgressEntry} */
 function validEntry(entry) {
   return Boolean(entry && entry.v === 1 && Number.isInteger(entry.total) && entry.done
     && typeof entry.done === "object" && !Array.isArray(entry.done)
@@ -34,11 +40,14 @@ function validEntry(entry) {
 // what is stored now (read, apply, write), so a mark made in one tab never erases another's,
 // and each tab hears the other's writes (the `storage` event) and shows them at once.
 export class Progress {
+  /** @param {string} pagePath the exercise page's path */
   constructor(pagePath) {
     this.pagePath = pagePath;
     this.key = PROGRESS_KEY + pagePath;
     this.problem = "";
+    /** @type {ProgressEntry} */
     this.entry = { v: 1, total: 0, done: {} };
+    /** @type {(() => void)[]} */
     this.listeners = [];
     try {
       if (window.bookStorageRefused) throw new DOMException("storage refused", "SecurityError");  // (layout.html)
@@ -61,9 +70,10 @@ export class Progress {
   }
 
   // The stored entry; undefined when there is none, null when it cannot be read.
+  /** @returns {ProgressEntry | null | undefined} */
   read() {
     let text;
-    try { text = this.storage.getItem(this.key); } catch (error) { return undefined; }
+    try { text = /** @type {Storage} */ (this.storage).getItem(this.key); } catch (error) { return undefined; }
     if (text === null) return undefined;
     try {
       const entry = JSON.parse(text);
@@ -73,9 +83,11 @@ export class Progress {
     }
   }
 
+  /** @param {() => void} listener */
   onChange(listener) { this.listeners.push(listener); }
 
   // Apply a change to this tab's progress and to the stored one (another tab's marks kept).
+  /** @param {(done: Record<string, DoneHow>) => void} apply */
   change(apply) {
     apply(this.entry.done);
     if (!this.storage) return;
@@ -98,9 +110,11 @@ export class Progress {
     }
   }
 
+  /** @param {number} n */
   isDone(n) { return Boolean(this.entry.done[n]); }
   count() { return Object.keys(this.entry.done).length; }
 
+  /** @param {number} n @param {DoneHow | null} how null: not done */
   set(n, how) {
     this.change((done) => {
       if (how) done[n] = how;
@@ -127,6 +141,7 @@ function exercisePageLinks(pagePath) {
   });
 }
 
+/** @param {HTMLAnchorElement} link @param {Progress} progress */
 function showInSidebar(link, progress) {
   let badge = link.querySelector(".exercise-progress-badge");
   const total = progress.entry.total;
@@ -161,6 +176,8 @@ function exercisesOnPage(described) {
   });
 }
 
+/** @param {Progress} progress @param {Exercise[]} exercises
+ * @param {HTMLElement} list @param {HTMLElement} summary @param {HTMLElement} note */
 function renderPage(progress, exercises, list, summary, note) {
   summary.textContent = `${progress.count()} of ${exercises.length} exercises done`;
   note.textContent = progress.problem;
@@ -173,7 +190,7 @@ function renderPage(progress, exercises, list, summary, note) {
   }));
   for (const exercise of exercises) {
     const done = progress.isDone(exercise.number);
-    exercise.mark.hidden = !done;
+    /** @type {HTMLElement} */ (exercise.mark).hidden = !done;
     if (exercise.toggle) {
       exercise.toggle.textContent = done ? "Mark as not done" : "Mark as done";
       exercise.toggle.setAttribute("aria-pressed", String(done));
@@ -183,13 +200,16 @@ function renderPage(progress, exercises, list, summary, note) {
   document.documentElement.dataset.exerciseProgress = String(progress.count());
 }
 
+/** @param {Progress} progress @param {import("./book_exercises.mjs").BookExercise[]} described
+ * @param {() => void} render */
 function watchChecks(progress, described, render) {
+  /** @type {WeakMap<Element, string>} */
   const seen = new WeakMap();
   const scan = () => {
     for (const output of document.querySelectorAll(".browser-run-output")) {
       // Only the reader's own runs: a worked solution's cells pass their checks by design.
       if (output.closest(".tag_hide-cell")) continue;
-      const text = output.textContent;
+      const text = /** @type {string} */ (output.textContent);
       if (seen.get(output) === text) continue;
       seen.set(output, text);
       const number = passedIn(described, text)?.number;

@@ -22,6 +22,12 @@ import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
 
 /** @typedef {import("./messages.mjs").ToWorker} ToWorker */
 /** @typedef {import("./messages.mjs").FromWorker} FromWorker */
+/** What the click downloads, as the loader announces it.
+ * @typedef {{bytes: number, text: string}} Download */
+/** Why a cell is not run as a prerequisite (Cell.skipReason).
+ * @typedef {keyof typeof STATE_WORDS_SKIPPED} SkipReason */
+/** A cell's output as the runner adds to it (output.mjs's CellOutput; a display's markdown may be null).
+ * @typedef {{add(kind: string, text: string, markdown?: string | null): void}} OutputSink */
 
 /** The runner's one state: its Python, its cells and queue, its status line.
  * @typedef {object} RunnerState
@@ -41,7 +47,7 @@ import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
  * @property {string} notice Python was restarted: shown until a cell runs again
  * @property {string[]} skipped cells skipped as prerequisites, said until the next run
  * @property {string} version Python's version, once ready
- * @property {{bytes: number, text: string} | null} download announced by the loader
+ * @property {Download | null} download announced by the loader
  * @property {import("./work.mjs").Work | null} work the reader's work (work.mjs)
  * @property {HTMLElement | null} floating the floating Stop control
  * @property {HTMLElement} [floatingText] its text
@@ -71,19 +77,23 @@ const state = {
   floating: null,
 };
 
+/** @param {string} text */
 function setStatus(text) {
   const restored = state.work ? state.work.restored : "";
-  state.status.textContent = [state.notice, ...state.skipped, ...state.notices, restored, text].filter(Boolean).join(" ");
+  /** @type {HTMLElement} */ (state.status).textContent =
+    [state.notice, ...state.skipped, ...state.notices, restored, text].filter(Boolean).join(" ");
 }
 
+/** @param {boolean} busy */
 function setBusy(busy) {
   document.documentElement.dataset.browserRun = busy ? "busy" : state.ready ? "idle" : "loading";
-  state.floating.hidden = !busy || !state.running;
+  /** @type {HTMLElement} */ (state.floating).hidden = !busy || !state.running;
   if (state.running) {
-    state.floatingText.textContent = `Running ${state.running.label}…`;
+    /** @type {HTMLElement} */ (state.floatingText).textContent = `Running ${state.running.label}…`;
     // Fixed to the window's corner; in the DOM right after the running cell's controls, so
     // Tab from the cell reaches Stop at once (not moved while it has the focus).
-    if (!state.floating.contains(document.activeElement)) state.running.bar.after(state.floating);
+    if (!/** @type {HTMLElement} */ (state.floating).contains(document.activeElement))
+      /** @type {HTMLElement} */ (state.running.bar).after(/** @type {HTMLElement} */ (state.floating));
   }
 }
 
@@ -91,7 +101,7 @@ const runnable = () => state.cells;  // every cell runs, the figure cells too
 const pageBytes = () => /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
   .filter((entry) => entry.name.includes("/_static/runner/"))
   .reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
-const megabytes = (bytes) => (bytes / 1e6).toFixed(1);
+const megabytes = (/** @type {number} */ bytes) => (bytes / 1e6).toFixed(1);
 
 // ---------------------------------------------------------------------------
 // The worker
@@ -109,7 +119,7 @@ function startWorker() {
   };
   state.worker = worker;
   state.interrupt = interruptBuffer(worker);
-  setStatus(`Downloading Python (${state.download.text}; cached after the first time)…`);
+  setStatus(`Downloading Python (${/** @type {Download} */ (state.download).text}; cached after the first time)…`);
   earlier.forEach(onWorkerMessage);
 }
 
@@ -119,7 +129,7 @@ function onWorkerMessage(message) {
   switch (message.type) {
     case "progress": {
       // The worker counts what it fetched; the page already has the runner and the editor.
-      const total = state.download.bytes;
+      const total = /** @type {Download} */ (state.download).bytes;
       const loaded = Math.min(message.bytes + pageBytes(), total);
       if (message.bytes) setStatus(`Downloading Python: ${megabytes(loaded)} of ${megabytes(total)} MB…`);
       break;
@@ -139,17 +149,17 @@ function onWorkerMessage(message) {
       setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
       break;
     case "stream":
-      if (cell) cell.output.add(message.name, message.text);
+      if (cell) /** @type {OutputSink} */ (cell.output).add(message.name, message.text);
       break;
     case "display":
-      if (cell) cell.output.add("text/plain", message.plain, message.markdown);
+      if (cell) /** @type {OutputSink} */ (cell.output).add("text/plain", message.plain, message.markdown);
       break;
     case "figure":
       if (cell) showFigure(cell, message);
       break;
     case "input":
       if (!cell) break;
-      askForInput(cell, message.prompt, state.input);
+      askForInput(cell, message.prompt, /** @type {SharedArrayBuffer} */ (state.input));  // (only sent when isolated)
       setStatus(`${capital(cell.label)} waits for your answer to input() (under the cell; Enter sends it).`);
       break;
     case "done":
@@ -173,7 +183,7 @@ function onWorkerMessage(message) {
   }
 }
 
-const capital = (text) => text[0].toUpperCase() + text.slice(1);
+const capital = (/** @type {string} */ text) => text[0].toUpperCase() + text.slice(1);
 
 function sendNext() {
   if (state.running || !state.ready) return;
@@ -185,16 +195,18 @@ function sendNext() {
   }
   state.failedCell = null;
   state.notice = "";
-  state.work.restored = "";
+  /** @type {Work} */ (state.work).restored = "";
   state.running = cell;
   cell.clearOutput();
   cell.generation = state.generation;
   cell.setState("running");
   setStatus(`Running ${cell.label}…`);
   setBusy(true);
-  state.worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "run", id: cell.id, label: cell.label, source: cell.source() }));
+  /** @type {Worker} */ (state.worker).postMessage(/** @satisfies {ToWorker} */ ({
+    type: "run", id: cell.id, label: cell.label, source: /** @type {() => string} */ (cell.source)() }));
 }
 
+/** @param {Cell[]} cells */
 function queueCells(cells) {
   for (const cell of cells) {
     if (state.queue.includes(cell) || state.running === cell) continue;
@@ -219,18 +231,22 @@ function queueCells(cells) {
 // sections are exercises is the page's data (book_exercises.mjs); a page without it has none.
 const EXERCISE_SECTIONS = new Set((readBookExercises()?.exercises || []).map((exercise) => exercise.section));
 
+/** @param {HTMLElement} element */
 function exerciseSection(element) {
-  for (let section = element.closest("section"); section; section = section.parentElement?.closest("section")) {
+  for (let section = /** @type {HTMLElement | null | undefined} */ (element.closest("section")); section;
+    section = section.parentElement?.closest("section")) {
     if (EXERCISE_SECTIONS.has(section.id)) return section;
   }
   return null;
 }
 
+/** @param {Cell} cell */
 function prerequisiteCells(cell) {
   const scope = exerciseSection(cell.element);
   return runnable().slice(0, runnable().indexOf(cell)).filter((c) => !scope || scope.contains(c.element));
 }
 
+/** @param {Cell} cell */
 function runCell(cell) {
   const before = prerequisiteCells(cell);
   const notRun = before.filter((c) => c.generation !== state.generation && c.runState !== "queued" && c !== state.running);
@@ -244,7 +260,8 @@ function runCell(cell) {
   state.skipped = skipped.map((c) =>
     `Skipped ${c.label}: it ${c.skipReason} when it last ran, so it was not run again before ${cell.label} ` +
     "(run it yourself to run it again).");
-  for (const c of skipped) c.stateText.textContent = `${STATE_WORDS_SKIPPED[c.skipReason]}; skipped`;
+  for (const c of skipped) /** @type {HTMLElement} */ (c.stateText).textContent =
+    `${STATE_WORDS_SKIPPED[/** @type {SkipReason} */ (c.skipReason)]}; skipped`;
   if (missing.length) {
     state.notice = `Running ${missing.length === 1 ? missing[0].label : `${missing.length} earlier cells`} first: ` +
       `${missing.length === 1 ? "it has" : "they have"} not run in this Python.`;
@@ -263,7 +280,7 @@ function stop(why) {
   if (state.interrupt && interrupt()) return;
   const focused = document.activeElement;
   const stopped = state.running;
-  state.worker.terminate();
+  /** @type {Worker} */ (state.worker).terminate();
   if (stopped) stopped.skipReason = "was stopped";
   for (const cell of [state.running, ...state.queue]) if (cell) cell.setState("stopped");
   // What earlier cells defined is gone with the old Python: say so on each of them.
@@ -280,14 +297,15 @@ function stop(why) {
     (reloadIsolates() ? RELOAD_FOR_STOP : "");
   startWorker();
   setStatus("Starting Python again…");
-  if (!focused || focused === document.body || state.floating.contains(focused)) {
-    const target = stopped ? stopped.runButton : state.runAll;
+  if (!focused || focused === document.body || /** @type {HTMLElement} */ (state.floating).contains(focused)) {
+    const target = /** @type {HTMLElement} */ (stopped ? stopped.runButton : state.runAll);
     target.focus({ preventScroll: true });
   }
 }
 
 // The cell Stop interrupted, as the reader knows it: a cell run first for the one they ran
 // says so ("cell 2, run first for cell 5"), so the notice never seems to name the wrong cell.
+/** @param {Cell} cell */
 function stoppedName(cell) {
   return cell.runFirstFor && cell.runFirstFor !== cell ? `${cell.label}, run first for ${cell.runFirstFor.label}` : cell.label;
 }
@@ -320,6 +338,7 @@ function reloadIsolates() {
 const RELOAD_FOR_STOP = " Reload the page for a Stop that keeps Python and your variables (from its second " +
   "load this page can interrupt Python; your edits are kept).";
 
+/** @param {Worker} worker */
 function interruptBuffer(worker) {
   if (!self.crossOriginIsolated) {
     if (reloadIsolates()) worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "reload-isolates" }));
@@ -338,7 +357,7 @@ function interrupt() {
   dropInputFields(cell);
   for (const queued of state.queue) queued.setState("stopped");
   state.queue = [];
-  Atomics.store(state.interrupt, SIGNAL_SLOT, SIGINT);
+  Atomics.store(/** @type {Int32Array} */ (state.interrupt), SIGNAL_SLOT, SIGINT);
   setStatus(`Stopping ${stoppedName(cell)}…`);
   // (The cell and the Python are not enough to tell this Stop's timers from an earlier one's:
   // a cell stopped, kept, run again and stopped again is the same cell in the same Python.)
@@ -360,39 +379,49 @@ function interrupt() {
   return true;
 }
 
+/** @param {Cell} cell */
 function interrupted(cell) {
-  Atomics.store(state.interrupt, SIGNAL_SLOT, 0);
+  Atomics.store(/** @type {Int32Array} */ (state.interrupt), SIGNAL_SLOT, 0);
   state.interrupted = null;
   state.running = null;
   cell.setState("stopped");
   cell.skipReason = "was stopped";
   // The Stop button is hidden with the bar: its focus goes to the stopped cell's Run button.
   const focused = document.activeElement;
-  if (!focused || focused === document.body || state.floating.contains(focused)) cell.runButton.focus({ preventScroll: true });
+  if (!focused || focused === document.body || /** @type {HTMLElement} */ (state.floating).contains(focused))
+    /** @type {HTMLElement} */ (cell.runButton).focus({ preventScroll: true });
   if (state.queue.length) return sendNext();
   setBusy(false);
   setStatus(`Stopped ${stoppedName(cell)} (KeyboardInterrupt, under the cell): Python and all your variables are kept.`);
 }
 
 // Ctrl+. (⌘. on a Mac), from anywhere on the page, editors included (keys.mjs).
-const isStopKey = (event) => event.key === "." && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
+const isStopKey = (/** @type {KeyboardEvent} */ event) =>
+  event.key === "." && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
 const STOP_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? "⌘." : "Ctrl+.";
 
 // ---------------------------------------------------------------------------
 // The reader's work (work.mjs) and what the cells' controls do
 // ---------------------------------------------------------------------------
 
+/** @param {string} text */
 function notice(text) {
   if (!state.notices.includes(text)) state.notices.push(text);
   if (state.status) setStatus("");
 }
 
+/** @type {import("./cells.mjs").CellActions} */
 const actions = {
   run: runCell,
-  add: (cell) => state.work.add(cell),
-  remove: (cell) => { if (state.running !== cell && !state.queue.includes(cell)) state.work.remove(cell); },
-  reset: (cell) => { cell.setSource(cell.bookSource); cell.focus(); },
-  changed: (cell) => state.work.changed(cell),
+  add: (cell) => /** @type {Work} */ (state.work).add(cell),
+  remove: (cell) => {
+    if (state.running !== cell && !state.queue.includes(cell)) /** @type {Work} */ (state.work).remove(cell);
+  },
+  reset: (cell) => {  // (a book cell's: an added cell has no Reset)
+    /** @type {(text: string) => void} */ (cell.setSource)(/** @type {string} */ (cell.bookSource));
+    /** @type {() => void} */ (cell.focus)();
+  },
+  changed: (cell) => /** @type {Work} */ (state.work).changed(cell),
 };
 
 // ---------------------------------------------------------------------------
@@ -401,11 +430,13 @@ const actions = {
 
 // bar, status: the loader's controls; download: {bytes, text}, what the click downloads;
 // notebook: the URL of the page's reader's notebook, relative to the page.
+/** @param {{bar: HTMLElement, status: HTMLElement, download: Download, notebook: string}} options */
 export function start({ bar, status, download, notebook }) {
   guardModifiedKeys([{ matches: isStopKey, run: () => stop() }]);
   const css = el("link", { rel: "stylesheet", href: new URL("./runner.css", import.meta.url).href });
   document.head.append(css);
   Object.assign(state, { status, download });
+  /** @type {{cells: Cell[]}} */
   const page = { cells: [] };
   state.work = new Work({
     page, notice, setStatus, notebookUrl: notebook,
@@ -415,7 +446,7 @@ export function start({ bar, status, download, notebook }) {
   const divs = [.../** @type {NodeListOf<HTMLElement>} */ (main.querySelectorAll("div.cell"))].filter((div) => div.querySelector(".cell_input pre"));
   state.cells = page.cells;
   page.cells.push(...divs.map((div, i) => {
-    const original = div.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
+    const original = /** @type {HTMLElement} */ (div.querySelector(".cell_input pre")).textContent.replace(/\n$/, "");
     return new Cell({ div, id: i + 1, number: i + 1, label: `cell ${i + 1}`, bookSource: original, actions });
   }));
   const runAll = () => {
@@ -430,11 +461,12 @@ export function start({ bar, status, download, notebook }) {
   document.body.append(state.floating);
   bar.replaceChildren(
     state.runAll,
-    button("Download as notebook", () => state.work.download(), { cls: "browser-run-download" }),
-    button("Clear my edits", () => state.work.clear(), { label: "Clear my edits on this page", cls: "browser-run-clear" }),
+    button("Download as notebook", () => /** @type {Work} */ (state.work).download(), { cls: "browser-run-download" }),
+    button("Clear my edits", () => /** @type {Work} */ (state.work).clear(),
+      { label: "Clear my edits on this page", cls: "browser-run-clear" }),
     status,
   );
-  state.work.restore();
+  /** @type {Work} */ (state.work).restore();
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
     get cells() { return state.cells; },

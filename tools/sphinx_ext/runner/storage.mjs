@@ -21,8 +21,16 @@
 const PREFIX = "browser-run:v1:";
 const SAVE_DELAY_MS = 300;
 
+/** A book cell's saved edit: the reader's code, and the digest of the book's code it was made on.
+ * @typedef {{source: string, book: string}} KeptEdit */
+/** A cell the reader added: its id, the cell it follows (`after`, as text), its code.
+ * @typedef {{id: string, after: string, source: string}} KeptAdded */
+/** The page's entry as stored: the edits by book cell number (as text), the added cells in order.
+ * @typedef {{v: 1, edits: Record<string, KeptEdit>, added: KeptAdded[]}} KeptEntry */
+
 // A short digest of a cell's code (FNV-1a, 32 bits, hex): enough to notice a change;
 // not crypto.subtle, which a page served over plain http from another machine lacks.
+/** @param {string} text @returns {string} */
 export function digest(text) {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -32,6 +40,7 @@ export function digest(text) {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
+/** @returns {KeptEntry} */
 const emptyEntry = () => ({ v: 1, edits: {}, added: [] });
 
 // Each write is counted on <html data-kept-work-writes="n">, so that what waits for the
@@ -42,27 +51,32 @@ function countWrite() {
   root.dataset.keptWorkWrites = String(Number(root.dataset.keptWorkWrites || 0) + 1);
 }
 
+/** @param {any} entry what storage held, parsed: not known to be an entry yet @returns {entry is KeptEntry} */
 function validEntry(entry) {
-  const isText = (x) => typeof x === "string";
+  const isText = (/** @type {unknown} */ x) => typeof x === "string";
   return entry && typeof entry === "object" && entry.v === 1
     && entry.edits && typeof entry.edits === "object" && !Array.isArray(entry.edits)
     && Object.values(entry.edits).every((e) => e && isText(e.source) && isText(e.book))
     && Array.isArray(entry.added)
-    && entry.added.every((a) => a && isText(a.id) && isText(a.after) && isText(a.source));
+    && entry.added.every((/** @type {any} */ a) => a && isText(a.id) && isText(a.after) && isText(a.source));
 }
 
 export class KeptWork {
   // notice(text): show the reader one message about their kept work.
   // onRemote(entry): another tab saved the page's work (the entry as now stored).
-  /** @param {(text: string) => void} notice @param {string} [page] @param {(entry: any) => void} [onRemote] */
+  /** @param {(text: string) => void} notice @param {string} [page] @param {(entry: KeptEntry) => void} [onRemote] */
   constructor(notice, page = location.pathname, onRemote = () => {}) {
     this.notice = notice;
     this.key = PREFIX + page;
+    /** @type {number | null} */
     this.timer = null;
     this.entry = emptyEntry();
+    /** @type {Set<string>} */
     this.dirty = new Set(); // book cells (their number, as text) changed here since the last write
     this.addedDirty = false; // this tab's added cells changed since the last write
+    /** @type {Set<string>} */
     this.knownAdded = new Set(); // ids of added cells this tab has had (so a deleted one stays deleted)
+    /** @type {Storage | null} */
     this.storage = null;
     try {
       // (layout.html's stand-in for a refused storage keeps nothing: refused all the same)
@@ -100,16 +114,18 @@ export class KeptWork {
     return this.storage != null;
   }
 
+  /** @param {unknown} error what storage threw */
   unavailable(error) {
     this.storage = null;
     document.documentElement.dataset.keptWork = "unavailable";  // cells.mjs: "edited (not kept)"
     this.notice(
       "Your edits cannot be kept in this browser (its storage is " +
-      `${error && error.name === "QuotaExceededError" ? "full" : "unavailable or blocked"}), ` +
+      `${error && /** @type {Error} */ (error).name === "QuotaExceededError" ? "full" : "unavailable or blocked"}), ` +
       "so they are lost when you leave the page: use “Download as notebook” to keep them.");
   }
 
   // A stored entry (raw text, or null for none) as an entry, or null if it cannot be read.
+  /** @param {string | null} raw @returns {KeptEntry | null} */
   parse(raw) {
     if (raw == null) return emptyEntry();
     try {
@@ -123,15 +139,16 @@ export class KeptWork {
   read() {
     let raw = null;
     try {
-      raw = this.storage.getItem(this.key);
+      raw = /** @type {Storage} */ (this.storage).getItem(this.key);
       if (raw == null) return;
       const entry = JSON.parse(raw);
       if (!validEntry(entry)) throw new Error("not a saved copy of edits");
       this.entry = entry;
     } catch (error) {
       try {
-        this.storage.setItem(PREFIX + "unreadable:" + this.key.slice(PREFIX.length), raw);
-        this.storage.removeItem(this.key);
+        /** @type {Storage} */ (this.storage).setItem(PREFIX + "unreadable:" + this.key.slice(PREFIX.length),
+          /** @type {string} */ (raw));
+        /** @type {Storage} */ (this.storage).removeItem(this.key);
       } catch { /* left where it was; it is ignored all the same */ }
       this.notice("A saved copy of your edits on this page could not be read, so it was set aside; " +
         "the cells show the book's code.");
@@ -139,11 +156,13 @@ export class KeptWork {
   }
 
   // Book cell n has a change made in this tab that is not written yet (the reader is typing).
+  /** @param {number | null} n */
   pending(n) {
     return this.timer != null && this.dirty.has(String(n));
   }
 
   // The saved edit of book cell n, or null: {source, book}.
+  /** @param {number | null} n @returns {KeptEdit | null} */
   edit(n) {
     return this.entry.edits[String(n)] || null;
   }
@@ -158,6 +177,7 @@ export class KeptWork {
 
   // Book cell n now reads `source`; `bookSource` is the book's code it was edited from
   // (`book`: its digest, when that is an older book's, i.e. the reader has not chosen yet).
+  /** @param {number | null} n @param {string} source @param {string} bookSource @param {string} [book] */
   setEdit(n, source, bookSource, book = digest(bookSource)) {
     if (source === bookSource) delete this.entry.edits[String(n)];
     else this.entry.edits[String(n)] = { source, book };
@@ -165,6 +185,7 @@ export class KeptWork {
     this.save();
   }
 
+  /** @param {KeptAdded[]} list */
   setAdded(list) {
     this.entry.added = list;
     for (const a of list) this.knownAdded.add(a.id);
@@ -174,6 +195,7 @@ export class KeptWork {
 
   // This tab's added cells, in its order, then those another tab added that this tab has not
   // seen yet (a cell this tab deleted is not brought back).
+  /** @param {KeptAdded[]} stored @returns {KeptAdded[]} */
   mergeAdded(stored) {
     const others = stored.filter((a) => !this.knownAdded.has(a.id));
     return [...this.entry.added, ...others];
@@ -189,7 +211,7 @@ export class KeptWork {
 
   // Written SAVE_DELAY_MS after the last keystroke (or at once), and when the page hides.
   save(now = false) {
-    clearTimeout(this.timer);
+    clearTimeout(/** @type {number | undefined} */ (this.timer));
     this.timer = null;
     if (!this.storage) return;
     if (!now) {
@@ -213,6 +235,7 @@ export class KeptWork {
     this.write(entry);
   }
 
+  /** @param {KeptEntry} entry */
   write(entry) {
     if (!this.storage) return;
     const hasWork = Object.keys(entry.edits).length > 0 || entry.added.length > 0;

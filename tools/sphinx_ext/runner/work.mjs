@@ -9,8 +9,10 @@ import { addProgress, fetchNotebook, readersNotebook } from "./notebook.mjs";
 import { KeptWork, digest } from "./storage.mjs";
 
 /** @typedef {import("./cells.mjs").Cell} Cell */
+/** @typedef {import("./storage.mjs").KeptAdded} KeptAdded */
+/** @typedef {import("./storage.mjs").KeptEntry} KeptEntry */
 
-const capital = (text) => text[0].toUpperCase() + text.slice(1);
+const capital = (/** @type {string} */ text) => text[0].toUpperCase() + text.slice(1);
 
 export class Work {
   // page: {cells}; newCell({div, id, label, source}): an added Cell wired to the runner;
@@ -31,19 +33,23 @@ export class Work {
 
   // A cell's code changed. An edit is saved with the digest of the book's code it was made
   // on; while a conflict is open that is the older book's, so a reload asks again.
+  /** @param {Cell} cell */
   changed(cell) {
     if (this.applying) return; // another tab's save: already stored
     cell.changedHere = true;
     if (cell.added) this.saveAdded();
-    else this.kept.setEdit(cell.number, cell.source(), cell.bookSource, cell.olderBook || undefined);
+    else this.kept.setEdit(cell.number, /** @type {() => string} */ (cell.source)(), /** @type {string} */ (cell.bookSource),
+      cell.olderBook || undefined);
   }
 
   saveAdded() {
     if (this.applying) return; // another tab's cells, placed here: already stored
+    /** @type {KeptAdded[]} */
     const list = [];
     let after = null;
     for (const cell of this.page.cells) {
-      if (cell.added) list.push({ id: cell.id, after: String(after), source: cell.source() });
+      if (cell.added) list.push({ id: /** @type {string} */ (cell.id), after: String(after),
+        source: /** @type {() => string} */ (cell.source)() });
       after = cell.id;
     }
     this.kept.setAdded(list);
@@ -61,11 +67,12 @@ export class Work {
     cells[index].element.after(div);
     const cell = this.newCell({ div, id, label: `your cell ${this.addedCount} (added)`, source });
     cells.splice(index + 1, 0, cell);
-    if (focus) cell.focus();
+    if (focus) /** @type {() => void} */ (cell.focus)();
     this.saveAdded();
     return cell;
   }
 
+  /** @param {Cell} cell */
   remove(cell) {
     const cells = this.page.cells;
     const index = cells.indexOf(cell);
@@ -80,7 +87,7 @@ export class Work {
     if (!window.confirm("Clear all your edits and added cells on this page? The cells go back to the book's code.")) return;
     for (const cell of [...this.page.cells]) {
       if (cell.added) this.remove(cell);
-      else if (cell.edited) cell.setSource(cell.bookSource);
+      else if (cell.edited) /** @type {(text: string) => void} */ (cell.setSource)(/** @type {string} */ (cell.bookSource));
     }
     this.kept.clear();
     this.setStatus("Your edits on this page were cleared.");
@@ -92,16 +99,19 @@ export class Work {
     let restored = 0;
     for (const cell of this.page.cells) {
       const saved = kept.edit(cell.number);
-      if (!saved || saved.source === cell.source()) continue;
-      if (saved.book !== digest(cell.bookSource)) {
+      if (!saved || saved.source === /** @type {() => string} */ (cell.source)()) continue;
+      if (saved.book !== digest(/** @type {string} */ (cell.bookSource))) {
         cell.olderBook = saved.book;
         const chosen = () => { cell.olderBook = null; };
         cell.showConflict(
-          () => { chosen(); kept.setEdit(cell.number, cell.source(), cell.bookSource); },
-          () => { chosen(); cell.setSource(cell.bookSource); },
+          () => {
+            chosen();
+            kept.setEdit(cell.number, /** @type {() => string} */ (cell.source)(), /** @type {string} */ (cell.bookSource));
+          },
+          () => { chosen(); /** @type {(text: string) => void} */ (cell.setSource)(/** @type {string} */ (cell.bookSource)); },
         );
       }
-      cell.setSource(saved.source);
+      /** @type {(text: string) => void} */ (cell.setSource)(saved.source);
       restored += 1;
     }
     for (const saved of kept.added()) {
@@ -119,17 +129,18 @@ export class Work {
   // the later edit, is written over the other; the other tab's is offered. A cell whose
   // code was changed in this tab and is replaced says so and offers this tab's code back.
   // No edit is lost without a notice in the tab that made it.
+  /** @param {KeptEntry} entry */
   fromOtherTab(entry) {
     const cells = this.page.cells;
     for (const cell of cells) {
       if (cell.added) continue;
       const saved = entry.edits[String(cell.number)];
-      this.reconcile(cell, saved ? saved.source : cell.bookSource, this.kept.pending(cell.number));
+      this.reconcile(cell, saved ? saved.source : /** @type {string} */ (cell.bookSource), this.kept.pending(cell.number));
     }
     const stored = new Map(entry.added.map((a) => [a.id, a]));
     // Added cells the other tab deleted go, unless this tab has added cells it has not
     // written yet (then "not stored" may only mean "not written") or one is being edited.
-    for (const cell of cells.filter((c) => c.added && !stored.has(c.id) && !this.kept.addedDirty)) {
+    for (const cell of cells.filter((c) => c.added && !stored.has(/** @type {string} */ (c.id)) && !this.kept.addedDirty)) {
       if (cell.element.contains(document.activeElement)) continue;
       this.quietly(() => { cell.element.remove(); cells.splice(cells.indexOf(cell), 1); });
     }
@@ -143,13 +154,15 @@ export class Work {
     }
   }
 
+  /** @param {() => void} change */
   quietly(change) {
     this.applying = true;
     try { change(); } finally { this.applying = false; }
   }
 
+  /** @param {Cell} cell @param {string} theirs the code stored now @param {boolean} typing */
   reconcile(cell, theirs, typing) {
-    const ours = cell.source();
+    const ours = /** @type {() => string} */ (cell.source)();
     if (theirs === ours) return;
     const region = `${capital(cell.label)} was changed in another tab`;
     if (typing) {
@@ -158,32 +171,35 @@ export class Work {
         text: [`You changed ${cell.label} in another tab of this page too. This tab's code stays `,
           "(it is the later edit, so it is the one kept); the other tab's code is below."],
         keep: ["Keep this tab's", `Keep this tab's code of ${cell.label}`, () => {}],
-        take: ["Take the other tab's", `Take the other tab's code of ${cell.label}`, () => cell.setSource(theirs)],
+        take: ["Take the other tab's", `Take the other tab's code of ${cell.label}`,
+          () => /** @type {(text: string) => void} */ (cell.setSource)(theirs)],
       });
       return;
     }
-    this.quietly(() => { cell.setSource(theirs); cell.markEdited(); });
+    this.quietly(() => { /** @type {(text: string) => void} */ (cell.setSource)(theirs); cell.markEdited(); });
     if (!cell.changedHere) return;
     cell.offer({
       region, summary: "This tab's code before", other: ours,
       text: [`Your edit of ${cell.label} in another tab of this page replaced the code here `,
         "(the later edit is the one kept). This tab's code is below, and one Ctrl+Z away in the editor."],
       keep: ["Keep the other tab's", `Keep the other tab's code of ${cell.label}`, () => {}],
-      take: ["Take this tab's back", `Take this tab's code of ${cell.label} back`, () => cell.setSource(ours)],
+      take: ["Take this tab's back", `Take this tab's code of ${cell.label} back`,
+        () => /** @type {(text: string) => void} */ (cell.setSource)(ours)],
     });
   }
 
   async download() {
     try {
-      const page = this.page.cells.map((c) => ({ bookSource: c.bookSource, source: c.source(), outputs: c.outputs() }));
+      const page = this.page.cells.map((c) => ({ bookSource: c.bookSource, source: /** @type {() => string} */ (c.source)(),
+        outputs: c.outputs() }));
       const notebook = readersNotebook(await fetchNotebook(this.notebookUrl), page);
       const progress = window.exerciseProgress; // set by progress.mjs on the exercise page
       if (progress) addProgress(notebook, progress.entry);
-      const name = this.notebookUrl.split("/").pop().replace(/\.ipynb$/, "-my-work.ipynb");
+      const name = /** @type {string} */ (this.notebookUrl.split("/").pop()).replace(/\.ipynb$/, "-my-work.ipynb");
       saveFile(name, JSON.stringify(notebook, null, 1) + "\n", "application/x-ipynb+json");
       this.setStatus(`Downloaded ${name}: open it in JupyterLab or Colab.`);
     } catch (error) {
-      this.setStatus(`Could not make the notebook: ${error.message}`);
+      this.setStatus(`Could not make the notebook: ${/** @type {Error} */ (error).message}`);
     }
   }
 }
