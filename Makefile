@@ -138,12 +138,12 @@ test:  ## every check, on what is committed
 
 # The book's own JavaScript: linted (eslint.config.mjs); all of it type-checked by tsc from its
 # JSDoc types, in four projects, since one program cannot have the DOM's, a worker's and
-# Node's globals at once: the runner's page modules (tsconfig.json, not strict yet; the page <->
+# Node's globals at once: the runner's page modules (tsconfig.json; the page <->
 # worker messages: tools/sphinx_ext/runner/messages.mjs), the page's other scripts (the inline
 # loader, offline_page.mjs, the tools' page scripts: tsconfig.page.json), the two workers, the service
 # worker and the page's Python (tsconfig.worker.json; the offline manifest and messages:
 # tools/sphinx_ext/offline_types.d.ts), and the scripts Node runs at `make assets`
-# (tsconfig.node.json), these three strict; the runner's pure
+# (tsconfig.node.json), all four strict; the runner's pure
 # logic (kept work's merge, output bounding, exercise progress) unit-tested with Node's own
 # test runner (tests/js/, against a stub browser: tests/js/browser_stub.mjs).
 JS_SOURCES := tools/sphinx_ext/runner/ tools/sphinx_ext/offline_sw.js tools/sphinx_ext/offline_page.mjs tools/pipeline/ tools/browser/ tools/checks/ tools/bench/*.mjs tests/js/ eslint.config.mjs

@@ -88,3 +88,21 @@ test("storage refused: progress lasts for the visit, and says so", () => {
   assert.equal(progress.isDone(1), true);
   assert.equal(storage.getItem(KEY), null);
 });
+
+test("storage full: a tab that could not keep its progress keeps it for the visit, whatever another tab writes", () => {
+  origin();
+  const a = openTab();
+  const b = openTab();
+  a.tab.enter();
+  const setItem = storage.setItem;
+  storage.setItem = () => { throw new Error("QuotaExceededError"); };
+  a.progress.set(1, "marked");
+  storage.setItem = setItem;
+  assert.match(a.progress.problem, /did not keep your progress/);
+  b.tab.enter();
+  b.progress.set(4, "marked");
+  a.tab.enter();
+  a.tab.hear(KEY);
+  assert.equal(a.progress.isDone(1), true);  // (it once read the storage it no longer had: all marks gone)
+  assert.deepEqual(stored().done, { 4: "marked" });
+});

@@ -63,6 +63,9 @@ export class Progress {
     else if (stored === null) this.problem = UNREADABLE;
     window.addEventListener("storage", (event) => {
       if (event.key !== this.key && event.key !== null) return;  // (null: the storage was cleared)
+      // A tab whose progress could not be kept (save) keeps it for the visit, as its title
+      // says: what other tabs keep is no longer its own.
+      if (!this.storage) return;
       const now = this.read();
       this.entry = now || { v: 1, total: this.entry.total, done: {} };
       this.listeners.forEach((listener) => listener());
