@@ -63,6 +63,10 @@ PHONE = {"width": 390, "height": 844}
 # Keys that reach `document` (where doctools.js listens for "/"), recorded by the test.
 JS_RECORD_DOCUMENT_KEYS = "() => { window.keysAtDocument = []; document.addEventListener('keydown', (e) => window.keysAtDocument.push(e.key)); }"
 JS_SEARCH_OPEN = "() => !!document.querySelector('#pst-search-dialog')?.open"
+# What a browser that blocks the site's data does (an init script, run before the page's own):
+# reading localStorage throws.
+LOCAL_STORAGE_REFUSED = ("Object.defineProperty(window, 'localStorage', "
+                         "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
 
 
 # storage.mjs counts each write of the reader's kept work on <html data-kept-work-writes>.
@@ -438,8 +442,7 @@ def test_what_the_page_cannot_do_is_said_in_one_sentence(page_started):
 def test_the_progress_box_says_progress_is_not_kept_when_storage_is_refused(runner):
     page = runner.context.new_page()
     try:
-        page.add_init_script("Object.defineProperty(window, 'localStorage', "
-                             "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
+        page.add_init_script(LOCAL_STORAGE_REFUSED)
         page.goto(f"{runner.origin}/{EXERCISES}", wait_until="load")
         title = page.locator(".exercise-progress-title")
         title.wait_for()
@@ -612,8 +615,7 @@ def test_two_tabs_editing_the_same_cell_offer_the_other_version(page_started):
 def test_blocked_storage_leaves_a_working_page(runner):
     page = runner.context.new_page()
     try:
-        page.add_init_script("Object.defineProperty(window, 'localStorage', "
-                             "{get() { throw new DOMException('blocked', 'SecurityError'); }})")
+        page.add_init_script(LOCAL_STORAGE_REFUSED)
         page.goto(runner.origin + "/" + PAGE, wait_until="load")
         page.click("button.browser-run-at-cell")
         wait_until(page, JS_PYTHON_IDLE, timeout=120_000)
