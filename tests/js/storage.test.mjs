@@ -118,6 +118,21 @@ test("an unreadable entry is set aside with a notice, and the page starts from t
   assert.ok(storage.getItem("browser-run:v1:unreadable:" + PAGE));
 });
 
+test("an edit kept under a key that is no book cell's number is unreadable too", () => {
+  // (work.mjs looks an added cell's edit up under its number, null: an entry with an edit
+  // under "null" once passed, and restoring it threw.)
+  for (const key of ["null", "x", "-1", "1.5"]) {
+    origin();
+    storage.setItem(KEY, JSON.stringify({ v: 1, edits: { [key]: { source: "print(1)", book: digest("x") } }, added: [] }));
+    const a = openTab();
+    assert.equal(a.notices.length, 1, key);
+    assert.equal(a.kept.hasWork(), false, key);
+  }
+  origin();
+  storage.setItem(KEY, JSON.stringify({ v: 1, edits: { 12: { source: "print(1)", book: digest("x") } }, added: [] }));
+  assert.equal(openTab().notices.length, 0);
+});
+
 test("storage refused: one notice, nothing kept, edits still tracked in the tab", () => {
   origin();
   window.bookStorageRefused = true;

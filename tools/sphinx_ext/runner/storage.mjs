@@ -56,6 +56,9 @@ function validEntry(entry) {
   const isText = (/** @type {unknown} */ x) => typeof x === "string";
   return entry && typeof entry === "object" && entry.v === 1
     && entry.edits && typeof entry.edits === "object" && !Array.isArray(entry.edits)
+    // Edits are kept by book cell number (1, 2, ...): any other key is no cell's, and would
+    // be looked up for an added cell (work.mjs asks by its number, null).
+    && Object.keys(entry.edits).every((n) => /^[1-9][0-9]*$/.test(n))
     && Object.values(entry.edits).every((e) => e && isText(e.source) && isText(e.book))
     && Array.isArray(entry.added)
     && entry.added.every((/** @type {any} */ a) => a && isText(a.id) && isText(a.after) && isText(a.source));
