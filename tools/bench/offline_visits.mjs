@@ -1,5 +1,5 @@
-// What offline_visits.py (the offline benchmark, `make bench-run`) waits for in a page of the book
-// (ours): each `export const` a function Playwright's wait_for_function calls with its
+// What offline_visits.py (the offline benchmark, `make bench-run`) waits for and reads in a page of the book
+// (ours): each `export const` a function Playwright's wait_for_function or evaluate calls with its
 // argument. Playwright sends a function's own text, not this module: a function uses nothing
 // declared outside it.
 

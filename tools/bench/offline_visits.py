@@ -37,7 +37,7 @@ from tools.common.page_scripts import page_function
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "_build" / "bench" / "offline.json"
 PAGE = "book/15_04_quality_and_cost.html"
-# What the benchmark waits for in the page: offline.mjs.
+# What the benchmark waits for and reads in the page: offline_visits.mjs.
 SCRIPT = Path(__file__).with_suffix(".mjs")
 JS_FIGURE = page_function(SCRIPT, "figureShown")
 JS_ALL_KEPT = page_function(SCRIPT, "allKept")
