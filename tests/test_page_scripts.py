@@ -59,6 +59,11 @@ def test_a_function_not_in_its_script_is_an_error_naming_the_file(tmp_path):
     assert page_function(script, "there") == "() => {\n    return 1;\n}"
     with pytest.raises(PageScriptError, match=r"planted\.mjs: no `export const missing = \.\.\.;`"):
         page_function(script, "missing")
+    # A one-line function before a block: its match would run on to the block's end.
+    script.write_text("export const one = () => 1;\n\n" + script.read_text())
+    with pytest.raises(PageScriptError, match=r"planted\.mjs: `export const one` must be a block"):
+        page_function(script, "one")
+    assert page_function(script, "there") == "() => {\n    return 1;\n}"
 
 
 @pytest.mark.skipif(not ESLINT.is_file(), reason="eslint is installed by make assets (npm ci)")

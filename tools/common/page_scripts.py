@@ -23,7 +23,10 @@ def page_function(script: Path, name: str) -> str:
     such a file's top level to `export const` alone (a helper beside the function would be
     undefined in the page)."""
     found = re.search(rf"^export const {name} = (.*?^}}[^\n]*?);$", script.read_text(), re.MULTILINE | re.DOTALL)
+    shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
     if not found:
-        shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
         raise PageScriptError(f"{shown}: no `export const {name} = ...;` in it")
+    if "\nexport const " in found.group(1):  # (a one-line function: the match ran on to the next one's end)
+        raise PageScriptError(f"{shown}: `export const {name}` must be a block ending with a line `}};`, "
+                              "not one line (only the function's own text reaches the page)")
     return found.group(1)
