@@ -51,6 +51,20 @@ export class Cell {
     this.runFirstFor; // (a declaration, for tsc)
     /** Changed in this tab (work.mjs). @type {boolean | undefined} */
     this.changedHere; // (a declaration, for tsc)
+    // What build() makes, below, declared with the types it gives them, so that tsc knows
+    // every cell has them (declarations: they read nothing).
+    /** @type {HTMLElement} */ this.hint;
+    /** @type {import("./editor.mjs").Editor} */ this.editor;
+    /** @type {() => string} */ this.source;
+    /** @type {(text: string) => void} */ this.setSource;
+    /** @type {() => void} */ this.focus;
+    /** @type {HTMLElement} */ this.conflict;
+    /** @type {HTMLElement} */ this.stateText;
+    /** @type {HTMLElement} */ this.editedMark;
+    /** @type {HTMLElement} */ this.runButton;
+    /** @type {HTMLElement | undefined} */ this.resetButton; // (a book cell's)
+    /** @type {HTMLElement} */ this.bar;
+    /** @type {CellOutput} */ this.output;
     div.classList.add("browser-run-cell");
     this.build(/** @type {string} */ (source ?? bookSource)); // (an added cell is given its source)
   }
@@ -67,7 +81,7 @@ export class Cell {
       describedBy: this.hint.id,
       onRun: () => this.actions.run(this),
       onChange: () => this.changed(),
-      onLeaveMode: (on) => { /** @type {HTMLElement} */ (this.hint).textContent = on ? HINT_LEAVING : HINT; },
+      onLeaveMode: (on) => { this.hint.textContent = on ? HINT_LEAVING : HINT; },
     });
     this.editor = editor;
     this.source = editor.source;
@@ -115,15 +129,15 @@ export class Cell {
   }
 
   get edited() {
-    return !this.added && /** @type {() => string} */ (this.source)() !== this.bookSource;
+    return !this.added && this.source() !== this.bookSource;
   }
 
   markEdited() {
     if (this.added) return;
     this.element.dataset.edited = String(this.edited);
-    /** @type {HTMLElement} */ (this.editedMark).hidden = !this.edited;
+    this.editedMark.hidden = !this.edited;
     // The same statement as the status's: with storage refused (storage.mjs), nothing is kept.
-    /** @type {HTMLElement} */ (this.editedMark).textContent = document.documentElement.dataset.keptWork === "unavailable"
+    this.editedMark.textContent = document.documentElement.dataset.keptWork === "unavailable"
       ? "edited (not kept: this browser refuses storage)" : "edited (kept in this browser)";
     /** @type {HTMLElement} */ (this.resetButton).hidden = !this.edited;
   }
@@ -131,13 +145,13 @@ export class Cell {
   clearOutput() {
     restoreFigures(this); // the stored figures back in their place, before the output goes
     if (this.stored) this.stored.hidden = true;
-    /** @type {CellOutput} */ (this.output).clear();
+    this.output.clear();
   }
 
   // The outputs this page's Python gave the cell, or null if it has not run here.
   outputs() {
     if (this.generation < 0) return null;
-    return /** @type {CellOutput} */ (this.output).parts
+    return this.output.parts
       .map(({ kind, text, markdown, png }) => ({ kind, text, markdown, png }));
   }
 
@@ -166,19 +180,19 @@ export class Cell {
   /** @param {Offer} offer */
   offer({ region, text, summary, other, keep, take }) {
     const done = () => {
-      /** @type {HTMLElement} */ (this.conflict).hidden = true;
-      /** @type {HTMLElement} */ (this.conflict).replaceChildren();
+      this.conflict.hidden = true;
+      this.conflict.replaceChildren();
     };
     /** @param {Choice} choice */
     const choice = ([words, label, action]) => button(words, () => { done(); action(); }, { label });
-    /** @type {HTMLElement} */ (this.conflict).replaceChildren(
+    this.conflict.replaceChildren(
       el("p", {}, ...text),
       el("details", {}, el("summary", {}, summary), el("pre", {}, other)),
       el("div", { class: "browser-run-cell-bar" }, choice(keep), choice(take)),
     );
-    /** @type {HTMLElement} */ (this.conflict).hidden = false;
-    /** @type {HTMLElement} */ (this.conflict).setAttribute("role", "region");
-    /** @type {HTMLElement} */ (this.conflict).setAttribute("aria-label", region);
+    this.conflict.hidden = false;
+    this.conflict.setAttribute("role", "region");
+    this.conflict.setAttribute("aria-label", region);
   }
 }
 

@@ -63,7 +63,7 @@ export function showFigure(cell, { plain, png, width, height }) {
   holder.dataset.kind = "image/png";
   holder.classList.add("browser-run-figure");
   // output.mjs: in order, in the notebook download too
-  /** @type {CellOutput} */ (cell.output).addFigure(plain, png, holder);
+  cell.output.addFigure(plain, png, holder);
 }
 
 // Before a cell runs again: every stored figure back where the page had it, as it was.

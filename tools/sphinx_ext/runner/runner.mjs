@@ -26,8 +26,6 @@ import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
  * @typedef {{bytes: number, text: string}} Download */
 /** Why a cell is not run as a prerequisite (Cell.skipReason).
  * @typedef {keyof typeof STATE_WORDS_SKIPPED} SkipReason */
-/** A cell's output as the runner adds to it (output.mjs's CellOutput; a display's markdown may be null).
- * @typedef {{add(kind: string, text: string, markdown?: string | null): void}} OutputSink */
 
 /** The runner's one state: its Python, its cells and queue, its status line.
  * @typedef {object} RunnerState
@@ -93,7 +91,7 @@ function setBusy(busy) {
     // Fixed to the window's corner; in the DOM right after the running cell's controls, so
     // Tab from the cell reaches Stop at once (not moved while it has the focus).
     if (!/** @type {HTMLElement} */ (state.floating).contains(document.activeElement))
-      /** @type {HTMLElement} */ (state.running.bar).after(/** @type {HTMLElement} */ (state.floating));
+      state.running.bar.after(/** @type {HTMLElement} */ (state.floating));
   }
 }
 
@@ -149,10 +147,10 @@ function onWorkerMessage(message) {
       setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
       break;
     case "stream":
-      if (cell) /** @type {OutputSink} */ (cell.output).add(message.name, message.text);
+      if (cell) cell.output.add(message.name, message.text);
       break;
     case "display":
-      if (cell) /** @type {OutputSink} */ (cell.output).add("text/plain", message.plain, message.markdown);
+      if (cell) cell.output.add("text/plain", message.plain, message.markdown);
       break;
     case "figure":
       if (cell) showFigure(cell, message);
@@ -203,7 +201,7 @@ function sendNext() {
   setStatus(`Running ${cell.label}…`);
   setBusy(true);
   /** @type {Worker} */ (state.worker).postMessage(/** @satisfies {ToWorker} */ ({
-    type: "run", id: cell.id, label: cell.label, source: /** @type {() => string} */ (cell.source)() }));
+    type: "run", id: cell.id, label: cell.label, source: cell.source() }));
 }
 
 /** @param {Cell[]} cells */
@@ -260,7 +258,7 @@ function runCell(cell) {
   state.skipped = skipped.map((c) =>
     `Skipped ${c.label}: it ${c.skipReason} when it last ran, so it was not run again before ${cell.label} ` +
     "(run it yourself to run it again).");
-  for (const c of skipped) /** @type {HTMLElement} */ (c.stateText).textContent =
+  for (const c of skipped) c.stateText.textContent =
     `${STATE_WORDS_SKIPPED[/** @type {SkipReason} */ (c.skipReason)]}; skipped`;
   if (missing.length) {
     state.notice = `Running ${missing.length === 1 ? missing[0].label : `${missing.length} earlier cells`} first: ` +
@@ -389,7 +387,7 @@ function interrupted(cell) {
   // The Stop button is hidden with the bar: its focus goes to the stopped cell's Run button.
   const focused = document.activeElement;
   if (!focused || focused === document.body || /** @type {HTMLElement} */ (state.floating).contains(focused))
-    /** @type {HTMLElement} */ (cell.runButton).focus({ preventScroll: true });
+    cell.runButton.focus({ preventScroll: true });
   if (state.queue.length) return sendNext();
   setBusy(false);
   setStatus(`Stopped ${stoppedName(cell)} (KeyboardInterrupt, under the cell): Python and all your variables are kept.`);
@@ -418,8 +416,8 @@ const actions = {
     if (state.running !== cell && !state.queue.includes(cell)) /** @type {Work} */ (state.work).remove(cell);
   },
   reset: (cell) => {  // (a book cell's: an added cell has no Reset)
-    /** @type {(text: string) => void} */ (cell.setSource)(/** @type {string} */ (cell.bookSource));
-    /** @type {() => void} */ (cell.focus)();
+    cell.setSource(/** @type {string} */ (cell.bookSource));
+    cell.focus();
   },
   changed: (cell) => /** @type {Work} */ (state.work).changed(cell),
 };

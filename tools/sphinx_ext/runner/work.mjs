@@ -38,7 +38,7 @@ export class Work {
     if (this.applying) return; // another tab's save: already stored
     cell.changedHere = true;
     if (cell.added) this.saveAdded();
-    else this.kept.setEdit(cell.number, /** @type {() => string} */ (cell.source)(), /** @type {string} */ (cell.bookSource),
+    else this.kept.setEdit(cell.number, cell.source(), /** @type {string} */ (cell.bookSource),
       cell.olderBook || undefined);
   }
 
@@ -49,7 +49,7 @@ export class Work {
     let after = null;
     for (const cell of this.page.cells) {
       if (cell.added) list.push({ id: /** @type {string} */ (cell.id), after: String(after),
-        source: /** @type {() => string} */ (cell.source)() });
+        source: cell.source() });
       after = cell.id;
     }
     this.kept.setAdded(list);
@@ -67,7 +67,7 @@ export class Work {
     cells[index].element.after(div);
     const cell = this.newCell({ div, id, label: `your cell ${this.addedCount} (added)`, source });
     cells.splice(index + 1, 0, cell);
-    if (focus) /** @type {() => void} */ (cell.focus)();
+    if (focus) cell.focus();
     this.saveAdded();
     return cell;
   }
@@ -87,7 +87,7 @@ export class Work {
     if (!window.confirm("Clear all your edits and added cells on this page? The cells go back to the book's code.")) return;
     for (const cell of [...this.page.cells]) {
       if (cell.added) this.remove(cell);
-      else if (cell.edited) /** @type {(text: string) => void} */ (cell.setSource)(/** @type {string} */ (cell.bookSource));
+      else if (cell.edited) cell.setSource(/** @type {string} */ (cell.bookSource));
     }
     this.kept.clear();
     this.setStatus("Your edits on this page were cleared.");
@@ -99,19 +99,19 @@ export class Work {
     let restored = 0;
     for (const cell of this.page.cells) {
       const saved = kept.edit(cell.number);
-      if (!saved || saved.source === /** @type {() => string} */ (cell.source)()) continue;
+      if (!saved || saved.source === cell.source()) continue;
       if (saved.book !== digest(/** @type {string} */ (cell.bookSource))) {
         cell.olderBook = saved.book;
         const chosen = () => { cell.olderBook = null; };
         cell.showConflict(
           () => {
             chosen();
-            kept.setEdit(cell.number, /** @type {() => string} */ (cell.source)(), /** @type {string} */ (cell.bookSource));
+            kept.setEdit(cell.number, cell.source(), /** @type {string} */ (cell.bookSource));
           },
-          () => { chosen(); /** @type {(text: string) => void} */ (cell.setSource)(/** @type {string} */ (cell.bookSource)); },
+          () => { chosen(); cell.setSource(/** @type {string} */ (cell.bookSource)); },
         );
       }
-      /** @type {(text: string) => void} */ (cell.setSource)(saved.source);
+      cell.setSource(saved.source);
       restored += 1;
     }
     for (const saved of kept.added()) {
@@ -162,7 +162,7 @@ export class Work {
 
   /** @param {Cell} cell @param {string} theirs the code stored now @param {boolean} typing */
   reconcile(cell, theirs, typing) {
-    const ours = /** @type {() => string} */ (cell.source)();
+    const ours = cell.source();
     if (theirs === ours) return;
     const region = `${capital(cell.label)} was changed in another tab`;
     if (typing) {
@@ -172,11 +172,11 @@ export class Work {
           "(it is the later edit, so it is the one kept); the other tab's code is below."],
         keep: ["Keep this tab's", `Keep this tab's code of ${cell.label}`, () => {}],
         take: ["Take the other tab's", `Take the other tab's code of ${cell.label}`,
-          () => /** @type {(text: string) => void} */ (cell.setSource)(theirs)],
+          () => cell.setSource(theirs)],
       });
       return;
     }
-    this.quietly(() => { /** @type {(text: string) => void} */ (cell.setSource)(theirs); cell.markEdited(); });
+    this.quietly(() => { cell.setSource(theirs); cell.markEdited(); });
     if (!cell.changedHere) return;
     cell.offer({
       region, summary: "This tab's code before", other: ours,
@@ -184,13 +184,13 @@ export class Work {
         "(the later edit is the one kept). This tab's code is below, and one Ctrl+Z away in the editor."],
       keep: ["Keep the other tab's", `Keep the other tab's code of ${cell.label}`, () => {}],
       take: ["Take this tab's back", `Take this tab's code of ${cell.label} back`,
-        () => /** @type {(text: string) => void} */ (cell.setSource)(ours)],
+        () => cell.setSource(ours)],
     });
   }
 
   async download() {
     try {
-      const page = this.page.cells.map((c) => ({ bookSource: c.bookSource, source: /** @type {() => string} */ (c.source)(),
+      const page = this.page.cells.map((c) => ({ bookSource: c.bookSource, source: c.source(),
         outputs: c.outputs() }));
       const notebook = readersNotebook(await fetchNotebook(this.notebookUrl), page);
       const progress = window.exerciseProgress; // set by progress.mjs on the exercise page
