@@ -24,12 +24,10 @@
 
 from __future__ import annotations
 
-import calendar
 import os
 import re
 import shutil
 import subprocess
-import time
 import unicodedata
 from pathlib import Path
 
@@ -45,7 +43,7 @@ from tools.pipeline.accept import (
 from tools.pipeline.book_shape import exercise_numbers
 from tools.pipeline.pdf_difference import first_difference
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
-from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, outline_pages, pdf_date
+from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
 
@@ -225,8 +223,7 @@ def test_the_pdf_is_dated_by_a_commit(reader):
 
 def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, monkeypatch):
     """Two prints of the same build, dated alike (SOURCE_DATE_EPOCH), are the same file."""
-    created = time.strptime(str(reader.metadata["/CreationDate"])[2:16], "%Y%m%d%H%M%S")
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(calendar.timegm(created)))
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(epoch_dated(reader)))
     again = tmp_path / "again.pdf"
     printer.print_site(SINGLEHTML, again)
     if again.read_bytes() != pdf.read_bytes():

@@ -14,7 +14,6 @@ _build/bench/pdf-reprints/. Writes _build/bench/pdf_reprints.json. Numbers, not 
 from __future__ import annotations
 
 import argparse
-import calendar
 import json
 import os
 import shutil
@@ -26,7 +25,7 @@ from pypdf import PdfReader
 from tools.pipeline.build_steps import PDF, SINGLEHTML  # (the build graph's own paths)
 from tools.pipeline.pages import ROOT
 from tools.pipeline.pdf_difference import first_difference
-from tools.pipeline.print_pdf import ChapterPrinter
+from tools.pipeline.print_pdf import ChapterPrinter, epoch_dated
 
 OUT = ROOT / "_build" / "bench"
 
@@ -39,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PDF.relative_to(ROOT)} or its singlehtml build is missing: run `make pdf` first", file=sys.stderr)
         return 2
     built = PdfReader(PDF)
-    created = time.strptime(str(built.metadata["/CreationDate"])[2:16], "%Y%m%d%H%M%S")
-    os.environ["SOURCE_DATE_EPOCH"] = str(calendar.timegm(created))  # dated as the built PDF (as the test does)
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch_dated(built))  # dated as the built PDF (as the test does)
     kept = OUT / "pdf-reprints"
     shutil.rmtree(kept, ignore_errors=True)
     kept.mkdir(parents=True)

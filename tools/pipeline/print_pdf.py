@@ -32,6 +32,7 @@ last commit (SOURCE_DATE_EPOCH), so two prints of one commit are the same bytes.
 from __future__ import annotations
 
 import argparse
+import calendar
 import io
 import os
 import re
@@ -294,6 +295,12 @@ def source_date_epoch() -> int:
 def pdf_date(epoch: int) -> str:
     """A PDF date in UTC, in the form Chromium writes ("D:20261201094053+00'00'")."""
     return time.strftime("D:%Y%m%d%H%M%S+00'00'", time.gmtime(epoch))
+
+
+def epoch_dated(reader: PdfReader) -> int:
+    """The epoch a printed PDF was dated with (pdf_date's inverse): SOURCE_DATE_EPOCH for a
+    print of the same build dated alike (the print-again test, `make bench-reprints`)."""
+    return calendar.timegm(time.strptime(str(reader.metadata["/CreationDate"])[2:16], "%Y%m%d%H%M%S"))
 
 
 # Chromium dates its PDF with the clock, twice (/CreationDate, /ModDate): the only bytes that
