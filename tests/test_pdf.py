@@ -43,13 +43,12 @@ from tools.pipeline.accept import (
 from tools.pipeline.book_shape import exercise_numbers
 from tools.pipeline.pdf_difference import first_difference
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
+from tools.pipeline.build_steps import PDF, SINGLEHTML  # (the build graph's own paths)
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
-PDF = ROOT / "_build" / "pdf" / "chapter15.pdf"
-SINGLEHTML = ROOT / "_build" / "print" / "_build" / "singlehtml"  # the Makefile's SINGLEHTML
 # A4 at 14px type: about 60 pages today. Far fewer means content went missing; far more,
 # that something prints at the wrong size.
 PAGE_RANGE = (30, 150)
