@@ -133,6 +133,27 @@ test("an edit kept under a key that is no book cell's number is unreadable too",
   assert.equal(openTab().notices.length, 0);
 });
 
+test("storage that cannot be reached when read: the storage notice, nothing set aside", () => {
+  // (The probe at construction passed; the read itself throws, e.g. a profile gone away.
+  // Nothing was read, so there is no unreadable copy to set aside, and "could not be read"
+  // would be untrue: the edits are not kept, as when storage is refused.)
+  origin();
+  storage.setItem(KEY, JSON.stringify({ v: 1, edits: { 1: { source: "mine", book: digest("x") } }, added: [] }));
+  const getItem = storage.getItem;
+  storage.getItem = () => { throw new DOMException("gone", "InvalidStateError"); };
+  try {
+    const a = openTab();
+    assert.equal(a.notices.length, 1);
+    assert.match(a.notices[0], /cannot be kept in this browser/);
+    assert.equal(a.kept.available, false);
+    assert.equal(document.documentElement.dataset.keptWork, "unavailable");
+  } finally {
+    storage.getItem = getItem;
+  }
+  assert.equal(storage.getItem("browser-run:v1:unreadable:" + PAGE), null);
+  assert.equal(stored().edits[1].source, "mine");  // the reader's copy left as it was
+});
+
 test("storage refused: one notice, nothing kept, edits still tracked in the tab", () => {
   origin();
   window.bookStorageRefused = true;

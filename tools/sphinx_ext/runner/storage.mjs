@@ -143,7 +143,14 @@ export class KeptWork {
     let raw = null;
     try {
       raw = /** @type {Storage} */ (this.storage).getItem(this.key);
-      if (raw == null) return;
+    } catch (error) {
+      // Storage passed the probe but cannot be reached now: nothing was read, so nothing is
+      // set aside (and the reader's copy is not touched); edits are not kept, as when refused.
+      this.unavailable(error);
+      return;
+    }
+    if (raw == null) return;
+    try {
       const entry = JSON.parse(raw);
       if (!validEntry(entry)) throw new Error("not a saved copy of edits");
       this.entry = entry;
