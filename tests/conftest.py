@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from built_artefacts import require_built
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 
@@ -28,11 +30,7 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(scope="session")
 def site() -> Path:
     """The built HTML. `make test` builds it first; a bare `pytest -m site` may not have."""
-    if not (SITE / "index.html").is_file():
-        message = f"{SITE / 'index.html'} is missing: build the book first (make html)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_built(SITE / "index.html", "html")
     return SITE
 
 

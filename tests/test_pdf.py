@@ -24,7 +24,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -37,6 +36,7 @@ from pypdf import PdfReader
 from bs4 import BeautifulSoup
 import yaml
 
+from built_artefacts import require_built
 from tools.pipeline.accept import (
     delivered_references, delivered_text, lines_to_hold, normalized, reference_marks, restored_markup,
 )
@@ -77,12 +77,7 @@ def in_pdf_terms(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def pdf() -> Path:
-    if not PDF.is_file():
-        message = f"{PDF} is missing: build it first (make pdf)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return PDF
+    return require_built(PDF, "pdf")
 
 
 @pytest.fixture(scope="module")
@@ -564,11 +559,7 @@ def printer():
 
 @pytest.fixture
 def singlehtml_copy(tmp_path) -> Path:
-    if not (SINGLEHTML / CHAPTER_PAGE).is_file():
-        message = f"{SINGLEHTML / CHAPTER_PAGE} is missing: build it first (make pdf)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_built(SINGLEHTML / CHAPTER_PAGE, "pdf")
     copy = tmp_path / "singlehtml"
     shutil.copytree(SINGLEHTML, copy)
     return copy
