@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+from tools.bench.cpu_by_process import CpuByProcess, kind_of
 from tools.bench.cpu_per_test import OUT_VARIABLE
 from tools.pipeline.pages import ROOT
 
@@ -18,3 +19,24 @@ def test_cpu_per_test_writes_one_row_per_test_with_its_seconds_and_cpu(tmp_path)
     found = [json.loads(line) for line in rows.read_text().splitlines()]
     assert [row["test"].rsplit("::", 1)[1] for row in found] == ["test_busy", "test_idle"]
     assert all(row["seconds"] >= 0 and row["cpu_seconds"] >= 0 for row in found)
+
+
+def test_cpu_by_process_names_each_kind_from_its_command_line():
+    assert kind_of("/usr/lib/chromium/chromium --type=renderer --no-sandbox --headless") == "chromium renderer"
+    assert kind_of("/usr/bin/chromium-headless-shell\0--headless\0--no-sandbox") == "chromium browser process"
+    assert kind_of("/repo/.venv/bin/python\0-u\0-c\0import sys;exec(eval(sys.stdin.readline()))") == "pytest workers"
+    assert kind_of("python\0-m\0ipykernel_launcher\0-f\0k.json") == "Jupyter kernels"
+    assert kind_of("node\0--experimental-permission\0/box/code/child.mjs\0/box/") == "grader's sandboxes (Node, Pyodide)"
+    assert kind_of("/usr/bin/pdftotext\0x.pdf") == "other: pdftotext"
+    assert kind_of("") == "other"
+
+
+def test_cpu_by_process_charges_a_busy_child_to_its_kind():
+    with CpuByProcess(interval=0.05) as sampled:
+        subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass"],
+                       check=True)
+    kinds = sampled.by_kind()
+    # The child used 0.6 CPU-s; what it used after the sampler's last reading of it is lost
+    # (it ended before the next), at most one interval's worth.
+    assert kinds.get("Python, other (builds, make's tools, ...)", 0) >= 0.5, kinds
+    assert sum(kinds.values()) <= sampled.busy + 0.2, kinds

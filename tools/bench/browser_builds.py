@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from tools.bench.test_stages import busy_cpu_seconds
+from tools.bench.cpu_by_process import busy_cpu_seconds
 from tools.browser.chromium import BUILDS, VIEWPORT, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.browser.page_runner import JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from tools.bench.test_stages import busy_cpu_seconds
+from tools.bench.cpu_by_process import busy_cpu_seconds
 
 OUT_VARIABLE = "CPU_PER_TEST_OUT"
 

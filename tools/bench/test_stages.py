@@ -18,7 +18,9 @@ busy) machine, and the ratio is what to read; the seconds alone say how loaded i
   ratios before it may read low;
 * each stage's CPU: the whole machine's busy CPU-seconds while it ran (/proc/stat: every
   process, the browsers and kernels the tests start among them), beside cores x seconds, so
-  the table says whether a stage waits (CPU below capacity) or computes (at capacity).
+  the table says whether a stage waits (CPU below capacity) or computes (at capacity); and
+  that CPU by kind of process (Chromium's renderers, the kernels, the pytest workers, ...:
+  tools/bench/cpu_by_process.py), the kinds above 5% printed, all in the JSON.
 
 Measured from the state `make book` leaves (what CI's `make test` starts from after a
 fresh clone): the PDF and its print build are removed first, as a fresh clone has none.
@@ -38,6 +40,7 @@ import sys
 import time
 from pathlib import Path
 
+from tools.bench.cpu_by_process import CpuByProcess
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 
 BENCH = ROOT / "_build" / "bench"
@@ -59,25 +62,16 @@ def log_path(stage: str):
     return LOGS / f"{stage.replace('/', '_')}.log"  # (a stage may be a file target: _build/pdf/chapter15.pdf)
 
 
-def busy_cpu_seconds() -> float:
-    """CPU-seconds the whole machine has spent busy since boot (all cores; Linux's /proc/stat:
-    every state but idle and I/O wait)."""
-    with open("/proc/stat") as stat:
-        ticks = [int(field) for field in stat.readline().split()[1:]]
-    idle, iowait = ticks[3], ticks[4]
-    return (sum(ticks) - idle - iowait) / os.sysconf("SC_CLK_TCK")
-
-
-def timed(command: list[str], log: Path, environment: dict | None = None) -> tuple[float, float, int]:
-    """(seconds, busy CPU-seconds of the machine, exit status) of ``command`` run in the
-    repository, its output kept in ``log``."""
-    started, cpu_before = time.monotonic(), busy_cpu_seconds()
-    with open(log, "w") as kept:
+def timed(command: list[str], log: Path, environment: dict | None = None) -> tuple[float, CpuByProcess, int]:
+    """(seconds, the machine's busy CPU-seconds by kind of process, exit status) of ``command``
+    run in the repository, its output kept in ``log``."""
+    started = time.monotonic()
+    with open(log, "w") as kept, CpuByProcess() as cpu:
         done = subprocess.run(command, cwd=ROOT, env=environment, stdout=kept, stderr=subprocess.STDOUT)
-    return time.monotonic() - started, busy_cpu_seconds() - cpu_before, done.returncode
+    return time.monotonic() - started, cpu, done.returncode
 
 
-def run_stage(stage: str) -> tuple[float, float, int]:
+def run_stage(stage: str) -> tuple[float, CpuByProcess, int]:
     """`make STAGE`, timed (``timed``), its output kept in _build/bench/test-stages/."""
     environment = {**os.environ, "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} --durations=25".strip()}
     return timed(["make", "--no-print-directory", stage], log_path(stage), environment)
@@ -97,11 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     stages = {}
     cores = os.cpu_count() or 1
     for stage in args.stages:
-        seconds, cpu, status = run_stage(stage)
+        seconds, sampled, status = run_stage(stage)
+        cpu = sampled.busy
         stages[stage] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
-                         "cpu_busy": round(cpu / (cores * seconds), 2), "exit_status": status}
+                         "cpu_busy": round(cpu / (cores * seconds), 2), "exit_status": status,
+                         "cpu_seconds_by_process": sampled.by_kind()}
         print(f"{'make ' + stage:<28}{seconds:8.1f} s  {cpu:7.1f} CPU-s ({stages[stage]['cpu_busy']:.0%} of {cores} cores)"
               f"{'' if status == 0 else f'  FAILED ({status}), see ' + str(log_path(stage))}", flush=True)
+        for kind, used in sampled.by_kind().items():
+            if used >= 0.05 * cpu:  # (every kind is in the JSON)
+                print(f"{'':<30}{used:7.1f} CPU-s  {kind}")
     onces.append(execute_every_page_once())
     once = statistics.median(onces)
     print(f"{'execute every page once':<28}{once:8.1f} s (median of {', '.join(f'{t:.1f}' for t in onces)} s)")

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from tools.bench.test_stages import busy_cpu_seconds
+from tools.bench.cpu_by_process import busy_cpu_seconds
 from tools.grade.fake_class import make_class
 from tools.grade.sandbox import V8_FLAGS
 from tools.pipeline.pages import ROOT
