@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from tools.bench.cpu_by_process import CpuByProcess, kind_of
+from tools.bench.cpu_by_process import NO_COMMAND_LINE, CpuByProcess, kind_of
 from tools.bench.cpu_per_test import OUT_VARIABLE
 from tools.pipeline.pages import ROOT
 
@@ -28,7 +28,7 @@ def test_cpu_by_process_names_each_kind_from_its_command_line():
     assert kind_of("python\0-m\0ipykernel_launcher\0-f\0k.json") == "Jupyter kernels"
     assert kind_of("node\0--experimental-permission\0/box/code/child.mjs\0/box/") == "grader's sandboxes (Node, Pyodide)"
     assert kind_of("/usr/bin/pdftotext\0x.pdf") == "other: pdftotext"
-    assert kind_of("") == "other"
+    assert kind_of("") == NO_COMMAND_LINE
 
 
 def test_cpu_by_process_charges_a_busy_child_to_its_kind():

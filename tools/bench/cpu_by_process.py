@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
+# The kernel's own threads have none, and so has a process that has ended but not been reaped.
+NO_COMMAND_LINE = "no command line (the kernel's threads, ended processes)"
 
 
 def busy_cpu_seconds() -> float:
@@ -66,7 +68,7 @@ def kind_of(command_line: str) -> str:
     """The kind of process a command line (/proc/PID/cmdline: NUL-separated) belongs to."""
     words = command_line.replace("\0", " ").split()
     if not words:
-        return "other"
+        return NO_COMMAND_LINE
     exe = Path(words[0]).name
     for kind, matches in KINDS:
         if matches(exe, words):
