@@ -36,15 +36,17 @@ TESTS_SHOWN = 20
 
 
 def run_module(module: Path) -> dict:
-    """{seconds, cpu_seconds, exit_status, tests} of `pytest MODULE`, alone; its output kept in
-    LOGS; tests: each test's {test, seconds, cpu_seconds} (cpu_per_test)."""
+    """{seconds, cpu_seconds, exit_status, cpu_seconds_by_process, tests} of `pytest MODULE`,
+    alone; its output kept in LOGS; cpu_seconds_by_process: tools/bench/cpu_by_process.py;
+    tests: each test's {test, seconds, cpu_seconds} (cpu_per_test)."""
     rows = LOGS / f"{module.stem}.tests.jsonl"
     rows.unlink(missing_ok=True)
-    seconds, cpu, status = timed([sys.executable, "-m", "pytest", "-q", "-p", "tools.bench.cpu_per_test",
+    seconds, sampled, status = timed([sys.executable, "-m", "pytest", "-q", "-p", "tools.bench.cpu_per_test",
                                   str(module.relative_to(ROOT))],
                                  LOGS / f"{module.stem}.log", {**os.environ, OUT_VARIABLE: str(rows)})
     tests = [json.loads(line) for line in rows.read_text().splitlines()] if rows.exists() else []
-    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "exit_status": status, "tests": tests}
+    return {"seconds": round(seconds, 1), "cpu_seconds": round(sampled.busy, 1), "exit_status": status,
+            "cpu_seconds_by_process": sampled.by_kind(), "tests": tests}
 
 
 def main(argv: list[str] | None = None) -> int:
