@@ -206,7 +206,7 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-modules bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, its modules, the tests' browser
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
-bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once (tools/bench/test_stages.py)
+bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/test_stages.py, cpu_by_process.py)
 	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
 bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests' (tools/bench/test_modules.py; after `make book` and `make pdf`)
 	$(PY) -m tools.bench.test_modules $(MODULES)
