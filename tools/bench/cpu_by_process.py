@@ -2,7 +2,7 @@
 
     with CpuByProcess() as sampled:     # tools/bench/test_stages.py samples each stage of `make test`
         subprocess.run(...)
-    sampled.by_kind()                   # {"chromium renderer": 259.0, "pytest workers": 68.6, ...}
+    sampled.by_kind()                   # {"chromium renderer": 267.3, "Python, other (...)": 84.5, ...}
 
 `make test` is CPU-bound on two cores, so its time is its CPU, and the machine's busy
 CPU-seconds (/proc/stat) say how much but not whose. This reads every process's CPU time
@@ -18,7 +18,6 @@ from __future__ import annotations
 import collections
 import os
 import threading
-import time
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -33,6 +32,7 @@ def busy_cpu_seconds() -> float:
         ticks = [int(field) for field in stat.readline().split()[1:]]
     idle, iowait = ticks[3], ticks[4]
     return (sum(ticks) - idle - iowait) / TICKS
+
 
 # (kind, test of the command line's words): the first that matches names the process.
 # Chromium's child processes (zygote-forked) rewrite their command line as one string, so the
