@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from tools.bench.cpu_by_process import NO_COMMAND_LINE, CpuByProcess, kind_of
+from tools.bench.cpu_by_process import NO_COMMAND_LINE, SAMPLER, CpuByProcess, kind_of
 from tools.bench.cpu_per_test import OUT_VARIABLE
 from tools.pipeline.pages import ROOT
 
@@ -40,3 +40,4 @@ def test_cpu_by_process_charges_a_busy_child_to_its_kind():
     # (it ended before the next), at most one interval's worth.
     assert kinds.get("Python, other (builds, make's tools, ...)", 0) >= 0.5, kinds
     assert sum(kinds.values()) <= sampled.busy + 0.2, kinds
+    assert SAMPLER in kinds, kinds  # (this test's own process, reading /proc: not charged to pytest)

@@ -9,8 +9,7 @@ CPU-seconds (/proc/stat) say how much but not whose. This reads every process's 
 (/proc/PID/stat) every ``interval`` seconds and charges each increase to the kind of process
 that made it, named from its command line (``kind_of``). A process that starts and ends
 between two readings is not seen: what it used is in ``unattributed`` (the machine's busy
-CPU-seconds less what was charged), with the sampler's own reading of /proc and whatever
-else the machine did meanwhile.
+CPU-seconds less what was charged). The sampling process is charged apart (``SAMPLER``).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from pathlib import Path
 TICKS = os.sysconf("SC_CLK_TCK")
 # The kernel's own threads have none, and so has a process that has ended but not been reaped.
 NO_COMMAND_LINE = "no command line (the kernel's threads, ended processes)"
+SAMPLER = "the process that samples (its reading of /proc, and whatever else it does)"
 
 
 def busy_cpu_seconds() -> float:
@@ -104,13 +104,14 @@ class CpuByProcess:
         self._stop = threading.Event()
 
     def _sample(self) -> None:
+        own = str(os.getpid())  # (the process that samples: its reading of /proc is charged as such)
         last = _processes()
         while not self._stop.wait(self.interval):
             now = _processes()
             for key, (cpu, command) in now.items():
                 before = last.get(key, (0.0, command))[0]
                 if cpu > before:
-                    self.charged[kind_of(command)] += cpu - before
+                    self.charged[SAMPLER if key[0] == own else kind_of(command)] += cpu - before
             last = now
 
     def __enter__(self) -> CpuByProcess:
