@@ -140,7 +140,7 @@ export class KeptWork {
   }
 
   read() {
-    let raw = null;
+    let raw;
     try {
       raw = /** @type {Storage} */ (this.storage).getItem(this.key);
     } catch (error) {
@@ -150,19 +150,17 @@ export class KeptWork {
       return;
     }
     if (raw == null) return;
-    try {
-      const entry = JSON.parse(raw);
-      if (!validEntry(entry)) throw new Error("not a saved copy of edits");
+    const entry = this.parse(raw);
+    if (entry) {
       this.entry = entry;
-    } catch (error) {
-      try {
-        /** @type {Storage} */ (this.storage).setItem(PREFIX + "unreadable:" + this.key.slice(PREFIX.length),
-          /** @type {string} */ (raw));
-        /** @type {Storage} */ (this.storage).removeItem(this.key);
-      } catch { /* left where it was; it is ignored all the same */ }
-      this.notice("A saved copy of your edits on this page could not be read, so it was set aside; " +
-        "the cells show the book's code.");
+      return;
     }
+    try {
+      /** @type {Storage} */ (this.storage).setItem(PREFIX + "unreadable:" + this.key.slice(PREFIX.length), raw);
+      /** @type {Storage} */ (this.storage).removeItem(this.key);
+    } catch { /* left where it was; it is ignored all the same */ }
+    this.notice("A saved copy of your edits on this page could not be read, so it was set aside; " +
+      "the cells show the book's code.");
   }
 
   // Book cell n has a change made in this tab that is not written yet (the reader is typing).
