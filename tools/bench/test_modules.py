@@ -42,8 +42,8 @@ def run_module(module: Path) -> dict:
     rows = LOGS / f"{module.stem}.tests.jsonl"
     rows.unlink(missing_ok=True)
     seconds, sampled, status = timed([sys.executable, "-m", "pytest", "-q", "-p", "tools.bench.cpu_per_test",
-                                  str(module.relative_to(ROOT))],
-                                 LOGS / f"{module.stem}.log", {**os.environ, OUT_VARIABLE: str(rows)})
+                                      str(module.relative_to(ROOT))],
+                                     LOGS / f"{module.stem}.log", {**os.environ, OUT_VARIABLE: str(rows)})
     tests = [json.loads(line) for line in rows.read_text().splitlines()] if rows.exists() else []
     return {"seconds": round(seconds, 1), "cpu_seconds": round(sampled.busy, 1), "exit_status": status,
             "cpu_seconds_by_process": sampled.by_kind(), "tests": tests}

@@ -92,13 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     cores = os.cpu_count() or 1
     for stage in args.stages:
         seconds, sampled, status = run_stage(stage)
-        cpu = sampled.busy
+        cpu, by_kind = sampled.busy, sampled.by_kind()
         stages[stage] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
                          "cpu_busy": round(cpu / (cores * seconds), 2), "exit_status": status,
-                         "cpu_seconds_by_process": sampled.by_kind()}
+                         "cpu_seconds_by_process": by_kind}
         print(f"{'make ' + stage:<28}{seconds:8.1f} s  {cpu:7.1f} CPU-s ({stages[stage]['cpu_busy']:.0%} of {cores} cores)"
               f"{'' if status == 0 else f'  FAILED ({status}), see ' + str(log_path(stage))}", flush=True)
-        for kind, used in sampled.by_kind().items():
+        for kind, used in by_kind.items():
             if used >= 0.05 * cpu:  # (every kind is in the JSON)
                 print(f"{'':<30}{used:7.1f} CPU-s  {kind}")
     onces.append(execute_every_page_once())
