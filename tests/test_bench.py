@@ -6,6 +6,7 @@ import sys
 
 from tools.bench.cpu_by_process import NO_COMMAND_LINE, SAMPLER, CpuByProcess, kind_of
 from tools.bench.cpu_per_test import OUT_VARIABLE
+from tools.bench.test_modules import floor
 from tools.pipeline.pages import ROOT
 
 
@@ -41,3 +42,9 @@ def test_cpu_by_process_charges_a_busy_child_to_its_kind():
     assert kinds.get("Python, other (builds, make's tools, ...)", 0) >= 0.5, kinds
     assert sum(kinds.values()) <= sampled.busy + 0.2, kinds
     assert SAMPLER in kinds, kinds  # (this test's own process, reading /proc: not charged to pytest)
+
+
+def test_the_floor_takes_a_pytest_start_off_each_module_and_shares_the_rest_between_the_cores():
+    measured = {"test_a.py": {"cpu_seconds": 1.0}, "test_b.py": {"cpu_seconds": 9.0}, "test_c.py": {"cpu_seconds": 5.0}}
+    least = floor(measured, once=2.0, cores=2)
+    assert least == {"cpu_seconds_less_starts": 12.0, "cores": 2, "seconds": 6.0, "ratio": 3.0, "budget_seconds": 30.0}

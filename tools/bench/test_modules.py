@@ -15,6 +15,13 @@ costliest first, with each one's share of the sum, then the costliest tests (eac
 CPU-seconds: tools/bench/cpu_per_test.py; all of them in the JSON). Numbers, not checks: nothing here fails
 on a number. (Alone is not the same as in the session: there, each module pays a little more
 for sharing the cores, and the session's three workers start Python once, not per module.)
+
+Run on every module, it also executes every page once (`make bench-tests`' yardstick, three
+times, the median) and prints the least time the session could take on this machine's cores:
+the modules' CPU-seconds, less pytest's start in each (at most what the cheapest module cost
+in all), shared perfectly between the cores, beside 15 times executing every page once, the
+whole of `make test`'s budget (issue 30). A floor, not a forecast: the session pays more
+for sharing the cores and for the waits in which a core idles.
 """
 
 from __future__ import annotations
@@ -22,17 +29,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 
 from tools.bench.cpu_per_test import OUT_VARIABLE
-from tools.bench.test_stages import BENCH, timed
+from tools.bench.test_stages import BENCH, execute_every_page_once, timed
 from tools.pipeline.pages import ROOT
 
 LOGS = BENCH / "test-modules"
 
 
 TESTS_SHOWN = 20
+BUDGET = 15  # `make test` at most this many times executing every page once (issue 30)
+
+
+def floor(measured: dict, once: float, cores: int) -> dict:
+    """The least wall time the modules' work could take in one session on CORES cores, beside
+    the budget BUDGET x ONCE: their CPU-seconds less the cheapest module's in each (its
+    pytest start bounds everyone's), divided by the cores."""
+    cheapest = min(m["cpu_seconds"] for m in measured.values())
+    work = sum(m["cpu_seconds"] for m in measured.values()) - cheapest * len(measured)
+    return {"cpu_seconds_less_starts": round(work, 1), "cores": cores,
+            "seconds": round(work / cores, 1), "ratio": round(work / cores / once, 1),
+            "budget_seconds": round(BUDGET * once, 1)}
 
 
 def run_module(module: Path) -> dict:
@@ -55,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     modules = [m.resolve() for m in args.modules] or sorted((ROOT / "tests").glob("test_*.py"))
     LOGS.mkdir(parents=True, exist_ok=True)
+    every_module = not args.modules
+    onces = [execute_every_page_once()] if every_module else []
     measured = {}
     for module in modules:
         measured[module.name] = run_module(module)
@@ -70,9 +92,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'costliest tests (a module fixture: its first test)':<80}{'seconds':>9} {'CPU-s':>7}")
     for test in tests[:TESTS_SHOWN]:
         print(f"{test['test'][:79]:<80}{test['seconds']:9.1f} {test['cpu_seconds']:7.1f}")
-    (BENCH / "test_modules.json").write_text(json.dumps(
-        {"modules": measured, "cpu_seconds": round(total, 1), "load_average": os.getloadavg(), "cpus": os.cpu_count()},
-        indent=1) + "\n")
+    result = {"modules": measured, "cpu_seconds": round(total, 1), "load_average": os.getloadavg(),
+              "cpus": os.cpu_count()}
+    if every_module:
+        onces += [execute_every_page_once(), execute_every_page_once()]
+        once = statistics.median(onces)
+        result["execute_every_page_once_runs"] = [round(t, 1) for t in onces]
+        result["floor"] = least = floor(measured, once, os.cpu_count() or 1)
+        print(f"\nexecute every page once: {once:.1f} s (median of {', '.join(f'{t:.1f}' for t in onces)} s)"
+              f"\nthe modules' work, less a pytest start each: {least['cpu_seconds_less_starts']:.1f} CPU-s; on "
+              f"{least['cores']} cores at best {least['seconds']:.1f} s = {least['ratio']:.1f} x executing every page"
+              f" once, for test-tests alone (make test's budget, all stages: {BUDGET} x = {least['budget_seconds']:.1f} s)")
+    (BENCH / "test_modules.json").write_text(json.dumps(result, indent=1) + "\n")
     return 0 if all(m["exit_status"] in (0, 5) for m in measured.values()) else 1
 
 
