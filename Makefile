@@ -208,7 +208,7 @@ bench-browsers: env html test-programs  ## a browser test's unit of work (contex
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
 bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/test_stages.py, cpu_by_process.py)
 	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
-bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests' (tools/bench/test_modules.py; after `make book` and `make pdf`)
+bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests', and (all modules) the least time test-tests could take on these cores beside the 15x budget (tools/bench/test_modules.py; after `make book` and `make pdf`)
 	$(PY) -m tools.bench.test_modules $(MODULES)
 bench-outputs: env $(NPM_ASSETS)  ## a `# @save` edit one later page uses, and FORCE=1: pages executed and seconds, with and without the reproducibility check; the build graph's own cost (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
