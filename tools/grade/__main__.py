@@ -22,6 +22,7 @@ from pathlib import Path
 from tools.grade import notebook, report
 from tools.grade.book import BookProblem, library_files, load
 from tools.grade.grade import Graded, grade
+from tools.grade.isolation import NotIsolated
 from tools.grade.sandbox import Limits, Sandbox
 from tools.pipeline.pages import ROOT
 
@@ -44,8 +45,10 @@ def arguments(argv):
                         help="Python's memory in the sandbox; MemoryError past it (default %(default)d)")
     parser.add_argument("--process-mb", type=int, default=Limits.process_mb,
                         help="the sandbox process's memory; killed past it (default %(default)d)")
-    parser.add_argument("--require-isolation", action="store_true",
-                        help="refuse to grade where namespaces are unavailable (no network isolation)")
+    parser.add_argument("--unisolated", action="store_true", default=os.environ.get("UNISOLATED") == "1",
+                        help="grade even where namespaces are unavailable, with a weaker sandbox (no network "
+                             "isolation, no filesystem jail); said on the first line and in the report "
+                             "(default: refuse; UNISOLATED=1 sets it)")
     parser.add_argument("--quiet", action="store_true", help="no progress, only the summary")
     return parser.parse_args(argv)
 
@@ -142,13 +145,16 @@ def main(argv=None) -> int:
         return 2
     limits = Limits(args.step_seconds, args.notebook_seconds, args.python_mb, args.process_mb)
     try:
-        sandbox = Sandbox(out, limits, args.require_isolation)
+        sandbox = Sandbox(out, limits, args.unisolated)
+    except NotIsolated as refusal:
+        print(f"make grade: {refusal}", file=sys.stderr)
+        return 3
     except RuntimeError as error:
         print(f"cannot grade: {error}", file=sys.stderr)
         return 2
     describe = sandbox.isolation.describe()
     if not args.quiet or not sandbox.isolation.complete:
-        say(("WARNING: " if not sandbox.isolation.complete else "") + describe + "\n")
+        say(describe + "\n")
     title = next((line[2:].strip() for line in book.page.read_text(encoding="utf-8").splitlines()
                   if line.startswith("# ")), book.page.stem)
     meta = {"title": title, "submissions": str(args.submissions), "isolation": describe,

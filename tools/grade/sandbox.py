@@ -23,9 +23,9 @@ recording the calls (box/child.mjs, box/harness.py). The layers around it, outer
    past it, ``MemoryError``), and the grader kills a child whose memory passes a second,
    larger cap (what JavaScript itself allocates).
 
-Where namespaces are not available (no ``unshare``, user namespaces disabled) the grader
-says so, on its first line and in the report, and runs with layers 2-5 only (no network
-isolation, no filesystem jail); ``--require-isolation`` refuses instead.
+Where namespaces are not available (a program missing, user namespaces refused) the grader
+grades nothing and says why (tools/grade/isolation.py); only ``UNISOLATED=1`` grades there,
+with layers 2-5 (no network isolation, no filesystem jail), and says so everywhere.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.grade.isolation import Isolation, NotIsolated, probe
 from tools.pipeline.pages import ROOT
 
 BOX_CODE = Path(__file__).resolve().parent / "box"
@@ -67,25 +68,6 @@ class Limits:
     notebook_seconds: float = 120.0  # everything one submission's sandbox does, restarts included
     python_mb: int = 512  # Python's heap (WebAssembly memory): MemoryError past it
     process_mb: int = 1536  # the whole sandbox process (Node, Pyodide, Python's heap): killed past it
-
-
-@dataclass
-class Isolation:
-    """How this machine can box a submission in: probed once per grading run."""
-
-    prefix: list[str]  # unshare ... jail.sh <drop> <box> --   (empty: none)
-    layers: list[str]
-    missing: list[str]
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    def describe(self) -> str:
-        text = "sandbox: " + ", ".join(self.layers)
-        if self.missing:
-            text += "; WITHOUT " + ", ".join(self.missing)
-        return text
 
 
 def node_permission_flag() -> str:
@@ -116,30 +98,6 @@ def prepare_box(out: Path) -> Path:
     for path in [box, *box.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return box
-
-
-def probe(box: Path) -> Isolation:
-    """The strongest isolation that works here: tried with a real Node start inside it."""
-    jail = str(BOX_CODE / "jail.sh")
-    flags = ["--net", "--mount", "--pid", "--ipc", "--uts", "--fork", "--kill-child"]
-    tries = []
-    if shutil.which("unshare") and shutil.which("setpriv") and shutil.which("chroot"):
-        if os.geteuid() == 0:
-            tries.append((["unshare", *flags, "--", "sh", jail, "1", str(box), "--"],
-                          ["network namespace (no network)", "mount namespace (a read-only root with only "
-                           "the system and the box)", "PID namespace", "user nobody, no capabilities"]))
-        tries.append((["unshare", "--user", "--map-root-user", *flags, "--", "sh", jail, "0", str(box), "--"],
-                      ["user namespace", "network namespace (no network)", "mount namespace (a read-only root "
-                       "with only the system and the box)", "PID namespace", "no capabilities"]))
-    node_layers = ["Node's permission model (reads the box only, no writes, processes or workers)",
-                   "WebAssembly", "time and memory limits"]
-    for prefix, layers in tries:
-        done = subprocess.run([*prefix, NODE, "-e", "require('fs').accessSync('/box/code/child.mjs')"],
-                              capture_output=True, timeout=60, env=_child_env())
-        if done.returncode == 0:
-            return Isolation(prefix, layers + node_layers, [])
-    return Isolation([], node_layers, ["network isolation", "filesystem jail (namespaces are not available here: "
-                                       "no `unshare`, or the system refused it)"])
 
 
 def _child_env() -> dict:
@@ -209,12 +167,16 @@ def _rss_mb(pid: int) -> float:
 
 
 class Sandbox:
-    def __init__(self, out: Path, limits: Limits = Limits(), require_isolation: bool = False):
+    def __init__(self, out: Path, limits: Limits = Limits(), unisolated: bool = False):
+        """Raises :class:`~tools.grade.isolation.NotIsolated` where the namespaces cannot be had,
+        unless ``unisolated`` (the instructor's explicit opt-out)."""
         self.limits = limits
         self.box = prepare_box(out)
-        self.isolation = probe(self.box)
-        if require_isolation and not self.isolation.complete:
-            raise RuntimeError(self.isolation.describe() + " (refused: --require-isolation)")
+        try:
+            self.isolation = probe(self.box, NODE, _child_env(), unisolated)
+        except NotIsolated:
+            shutil.rmtree(self.box, ignore_errors=True)
+            raise
         self.permission = node_permission_flag()
 
     def command(self) -> list[str]:

@@ -12,7 +12,8 @@
 # in that root, and nothing in it is writable. The tmpfs disappears with the namespace.
 # MAINTAINING.md, "Grading a class", has the threat model.
 set -eu
-PATH="$PATH:/usr/sbin:/sbin:/usr/bin:/bin"
+# JAIL_TOOLS: where the grader found setpriv and chroot (tools/grade/isolation.py).
+PATH="${JAIL_TOOLS:+$JAIL_TOOLS:}$PATH:/usr/sbin:/sbin:/usr/bin:/bin"
 drop="$1"
 source="$2"
 shift 3
@@ -62,9 +63,11 @@ mount -o remount,bind,ro "$root/box"
 mount -o remount,bind,ro "$base"
 
 cd "$root"
+# setpriv runs inside the new root, where the system's folders are those of the host.
+setpriv=$(command -v setpriv)
 clean_env="/usr/bin/env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/nonexistent"
 if [ "$drop" = 1 ]; then
-  exec chroot "$root" /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups \
+  exec chroot "$root" "$setpriv" --reuid=65534 --regid=65534 --clear-groups \
     --no-new-privs --inh-caps=-all --bounding-set=-all -- $clean_env "$@"
 fi
-exec chroot "$root" /usr/bin/setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- $clean_env "$@"
+exec chroot "$root" "$setpriv" --no-new-privs --inh-caps=-all --bounding-set=-all -- $clean_env "$@"
