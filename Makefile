@@ -233,11 +233,18 @@ requirements:  ## pin requirements.txt from requirements.in in a scratch environ
 clean:  ## remove built files (not the environment)
 	rm -rf _build
 
-# Grading a class's notebooks offline, in a sandbox (tools/grade; README.md "For instructors",
-# MAINTAINING.md "Grading a class"). The sandbox runs the Pyodide and snapshot `make assets` serves.
-.PHONY: grade bench-grade
-grade: env assets  ## grade every .ipynb in SUBMISSIONS=<folder> -> _build/grades/ (grades.csv, index.html); ONLY=name.ipynb grades one again
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of .ipynb files> [ONLY=name.ipynb]" >&2; exit 2; }
-	$(PY) -m tools.grade "$(SUBMISSIONS)" $(foreach name,$(ONLY),--only "$(name)")
+# Grading a class's notebooks offline, in a sandbox that fails closed (tools/grade; README.md "For
+# instructors", docs/grading.md). The sandbox runs the Pyodide and snapshot `make assets` serves.
+# The instructor's values reach the grader through the environment (Make exports command-line
+# variables), so a name with spaces, quotes or accents arrives as typed.
+.PHONY: grade grade-merge bench-grade
+GRADE_OPTIONS = $${ONLY:+--only "$$ONLY"} $${DUE:+--due "$$DUE"} $${HIDDEN:+--hidden "$$HIDDEN"} \
+  $${MANUAL:+--manual "$$MANUAL"} $${ASSIGNMENT:+--assignment "$$ASSIGNMENT"} $(foreach f,$(FORMAT),--format $(f))
+grade: env assets  ## grade SUBMISSIONS=<folder or zip> -> _build/grades/ (report, gradebook, feedback); ONLY=, DUE=, HIDDEN=, MANUAL=, FORMAT=canvas|moodle, SHARD=k/N (docs/grading.md)
+	@test -n "$$SUBMISSIONS" || { echo "usage: make grade SUBMISSIONS=<folder or zip of .ipynb files> [ONLY=name] [DUE=2026-12-01T23:59] [HIDDEN=file.py] [MANUAL=manual.csv] [FORMAT=canvas|moodle] [SHARD=k/N]" >&2; exit 2; }
+	$(PY) -m tools.grade "$$SUBMISSIONS" $${SHARD:+--shard "$$SHARD"} $(GRADE_OPTIONS)
+grade-merge: env  ## join the SHARD=k/N gradings in _build/grades (or SHARDS=<folder>) into one report, gradebook and feedback; without shards, write them again from results.json (MANUAL=, FORMAT=)
+	$(PY) -m tools.grade.shards $${SHARDS:+--shards "$$SHARDS"} $${MANUAL:+--manual "$$MANUAL"} \
+	  $${ASSIGNMENT:+--assignment "$$ASSIGNMENT"} $(foreach f,$(FORMAT),--format $(f))
 bench-grade: env assets  ## a generated class of 40 graded: seconds per submission (_build/bench/grade.json)
 	$(PY) -m tools.grade.bench $(if $(SIZE),--size $(SIZE))

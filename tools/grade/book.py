@@ -39,6 +39,7 @@ class CheckedExercise:
     module: str  # the module the grader's copy comes from: chapter_lib.exercises.check_6
     args: tuple[str, ...]  # the student's functions, as the start cell names them: ("my_router",)
     start: str  # the start cell's code, as the book has it
+    points: float | None = None  # what it is worth (its start cell's ``points:``)
 
     @property
     def call(self) -> str:
@@ -73,6 +74,7 @@ class Book:
     cells: tuple[str, ...] = field(repr=False)  # the notebook's code cells, normalised, in order
     install: str = field(repr=False)  # its install cell, normalised
     solution_cells: frozenset[str] = field(repr=False, default=frozenset())  # worked solutions' cells
+    points: dict = field(default_factory=dict)  # exercise number -> what it is worth (checked and open)
 
     @property
     def numbers(self) -> dict[int, CheckedExercise]:
@@ -117,7 +119,7 @@ def load() -> Book:
             continue
         check, args = when_ready(number, exercise.start.source, exercise.checks)
         module = getattr(library_exercises, check).__module__
-        checked.append(CheckedExercise(number, check, module, args, exercise.start.source))
+        checked.append(CheckedExercise(number, check, module, args, exercise.start.source, exercise.points))
     notebook = page.with_suffix(".ipynb")
     data = json.loads(notebook.read_text(encoding="utf-8"))
     code = [c for c in data["cells"] if c["cell_type"] == "code"]
@@ -125,10 +127,20 @@ def load() -> Book:
     install = next(normalised(source(c)) for c in code if "install" in c.get("metadata", {}).get("tags", []))
     solutions = frozenset(normalised(source(c)) for c in code if "hide-cell" in c.get("metadata", {}).get("tags", []))
     return Book(page, notebook, tuple(exercises), tuple(checked), tuple(open_),
-                tuple(normalised(source(c)) for c in code), install, solutions)
+                tuple(normalised(source(c)) for c in code), install, solutions,
+                {n: e.points for n, e in exercises.items() if e.points is not None})
 
 
 def library_files() -> dict[str, str]:
     """The grader's chapter_lib, file by file: what the sandbox imports in place of its own."""
     return {path.relative_to(LIBRARY.parent).as_posix(): path.read_text(encoding="utf-8")
             for path in sorted(LIBRARY.rglob("*.py")) if "__pycache__" not in path.parts}
+
+
+def digest() -> str:
+    """What the grades depend on in the repository: the grader's chapter_lib and the exercises page.
+    Shards graded from different books are not merged (tools/grade/shards.py)."""
+    import hashlib
+
+    text = json.dumps([library_files(), load().page.read_text(encoding="utf-8")], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

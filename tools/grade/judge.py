@@ -23,9 +23,10 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from chapter_lib.exercises.common import VERDICT_HEADING
+from chapter_lib.exercises.common import VERDICT_HEADING, CaseResult, passed_of, points_for
 from tools.grade.book import CheckedExercise
 from tools.grade.box import wire
+from tools.grade.hidden import HiddenCases
 from tools.grade.sandbox import Failure
 
 # The judge swaps sys.stdout while a check prints; one check at a time.
@@ -36,7 +37,13 @@ _printing = threading.Lock()
 class Verdict:
     verdict: str  # pass, fail, error, timeout, not attempted
     detail: str  # one line, for grades.csv
-    lines: list[str] = field(default_factory=list)  # what the check printed, for the report
+    lines: list[str] = field(default_factory=list)  # what the check printed, for the report and the feedback
+    points: float = 0.0  # what the cases passed earn (chapter_lib.exercises.common.points_for)
+    max_points: float = 0.0  # what the exercise is worth (its start cell's ``points:``)
+    call: str = ""  # the call judged: the student's own call of the check, or the start cell's
+    failed_case: str = ""  # the first case that failed (the report counts them per exercise)
+    hidden: list[int] | None = None  # [passed, of] the instructor's hidden cases (None: none for this check)
+    hidden_lines: list[str] = field(default_factory=list)  # their cases, named: for the instructor only
 
 
 class NoAnswer(Exception):
@@ -101,32 +108,56 @@ def _ran_out_of_memory(calls) -> bool:
                for e in (calls if isinstance(calls, list) else []))
 
 
-def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int) -> Verdict:
+def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int, call=None,
+          hidden: HiddenCases | None = None) -> Verdict:
     """The verdict for one exercise of one submission, from what its sandbox recorded.
 
-    ``untouched``: the student's functions are still the start cell's stubs (or missing), so
-    a check that does not pass means the exercise was not attempted."""
-    names = ", ".join(exercise.args)
+    ``untouched``: the student left the exercise alone (no cell of their own there, the
+    functions still the start cell's stubs or missing), so a check that does not pass means
+    the exercise was not attempted. ``call``: the call judged (tools/grade/grade.py's
+    ``judged_call``; default, the start cell's). ``hidden``: the instructor's hidden cases."""
+    shown = call.text if call is not None else exercise.call
+    names = ", ".join(call.names if call is not None else exercise.args)
+    worth = exercise.points or 0.0
+    verdict = _judged(exercise, outcome, untouched, python_mb, shown, names, hidden)
+    verdict.call, verdict.max_points = shown, worth
+    if verdict.verdict in ("pass", "fail") and verdict.lines:
+        counted = passed_of(verdict.lines[0])
+        if counted is not None:
+            passed, total = counted
+            if verdict.hidden:
+                passed, total = passed + verdict.hidden[0], total + verdict.hidden[1]
+            verdict.points = points_for(passed, total, worth)
+    return verdict
+
+
+def _judged(exercise, outcome, untouched, python_mb, shown, names, hidden) -> Verdict:
     if isinstance(outcome, Failure):
         if outcome.kind == "timeout":
-            return Verdict("timeout", f"{exercise.call}: {outcome.why}")
+            return Verdict("timeout", f"{shown}: {outcome.why}")
         if outcome.kind == "memory":
-            return Verdict("error", f"{exercise.call}: ran out of memory: {outcome.why}")
-        return Verdict("error", f"{exercise.call}: {outcome.why}")
+            return Verdict("error", f"{shown}: ran out of memory: {outcome.why}")
+        return Verdict("error", f"{shown}: {outcome.why}")
     if not isinstance(outcome, dict):
-        return Verdict("error", f"{exercise.call}: the sandbox gave no record of this check")
+        return Verdict("error", f"{shown}: the sandbox gave no record of this check")
+    if outcome.get("unevaluable"):
+        expression, error, message = (list(outcome["unevaluable"]) + ["", "", ""])[:3]
+        return Verdict("fail", f"{shown}: `{str(expression)[:200]}` raised {error}: {str(message)[:200]}")
     if outcome.get("missing"):
         missing = [str(m) for m in outcome["missing"]][:5]
-        return Verdict("not attempted", f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not defined "
-                                        f"(the start cell names {names} for {exercise.check})")
+        said = f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not defined"
+        if untouched:
+            return Verdict("not attempted", f"{said} (the start cell names {names} for {exercise.check})")
+        return Verdict("fail", f"{shown}: {said} when the check runs (after every cell of the notebook)")
     calls = outcome.get("calls")
     if _ran_out_of_memory(calls):
-        return Verdict("error", f"{exercise.call}: ran out of memory (Python in the sandbox has {python_mb} MB)")
+        return Verdict("error", f"{shown}: ran out of memory (Python in the sandbox has {python_mb} MB)")
     answers = _answers(calls, len(exercise.args))
-    stand_ins = [StandIn(name, answers[slot]) for slot, name in enumerate(exercise.args)]
+    stand_ins = [StandIn(name, answers[slot]) for slot, name in enumerate(names.split(", "))]
     check = exercise.grader_check()
     printed = io.StringIO()
     stopped = None
+    hidden_results = None
     with _printing, contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
         try:
             check(*stand_ins)
@@ -134,15 +165,27 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int) -
             if isinstance(error, (KeyboardInterrupt,)) and type(error).__module__ != "submission":
                 raise
             stopped = f"{type(error).__name__}: {str(error)[:200]}"
+        if hidden is not None and hidden.spec(exercise.check) is not None:
+            try:
+                hidden_results = hidden.results(exercise.check, stand_ins)
+            except BaseException as error:
+                if isinstance(error, (KeyboardInterrupt,)) and type(error).__module__ != "submission":
+                    raise
+                hidden_results = [CaseResult("the hidden cases", False, f"raised {type(error).__name__}: {error}")]
     lines = printed.getvalue().splitlines()
     found = VERDICT_HEADING.match(lines[0]) if lines else None
     if found is None or int(found.group(2)) != exercise.number:
         why = f"the check stopped: {names} raised {stopped}" if stopped else "the check printed no verdict"
         return Verdict("not attempted" if untouched else "fail", why, lines)
-    if found.group(1) == "PASS":
-        return Verdict("pass", lines[0].split(": ", 1)[-1].strip(), lines)
-    first_failure = next((line.strip() for line in lines[1:] if line.startswith("  FAIL ")), lines[0])
+    hidden_failed = [r for r in hidden_results or [] if not r.ok]
+    hidden_count = None if hidden_results is None else [len(hidden_results) - len(hidden_failed), len(hidden_results)]
+    hidden_lines = [f"  {'FAIL' if not r.ok else 'ok  '} (hidden) {r.name}: {r.why}" for r in hidden_results or []]
+    if found.group(1) == "PASS" and not hidden_failed:
+        return Verdict("pass", lines[0].split(": ", 1)[-1].strip(), lines, hidden=hidden_count, hidden_lines=hidden_lines)
+    first_failure = next((line.strip() for line in lines[1:] if line.startswith("  FAIL ")), "")
     first_failure = first_failure.removeprefix("FAIL ").strip()
+    if not first_failure and hidden_failed:
+        first_failure = f"(hidden) {hidden_failed[0].name}: {hidden_failed[0].why}"
     if untouched:
         stubs = "stub" if len(exercise.args) == 1 else "stubs"
         return Verdict("not attempted", f"{names}: still the start cell's {stubs}", lines)
@@ -151,5 +194,7 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int) -
         # The sandbox's copy of the check did not call the functions as the grader's does: the
         # notebook's code changed the check's world there (chapter_lib, the harness).
         return Verdict("fail", f"the check's calls never reached {names} in the sandbox ({unanswered} unanswered): "
-                               f"the notebook's code changed chapter_lib or the check there", lines)
-    return Verdict("fail", first_failure[:400], lines)
+                               f"the notebook's code changed chapter_lib or the check there", lines,
+                       hidden=hidden_count, hidden_lines=hidden_lines)
+    return Verdict("fail", first_failure[:400] or lines[0], lines, failed_case=first_failure.split(":", 1)[0][:200],
+                   hidden=hidden_count, hidden_lines=hidden_lines)

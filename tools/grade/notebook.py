@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.grade.book import Book, normalised
+from tools.grade.intake import LINK, MAX_BYTES, Handin, too_large
 
-MAX_BYTES = 20_000_000  # a class's notebooks are a few hundred KB; past this, not graded
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+Exercise\s+(\d+)\s*$", re.M)
 START = re.compile(r"^#\s*Exercise\s+(\d+):\s*start here", re.I)
 OUTPUT_LIMIT = 6000  # characters of a saved output shown in the report
@@ -62,15 +62,10 @@ class Submission:
     path: Path
     cells: list[Cell] = field(default_factory=list)
     problem: str | None = None  # why it cannot be graded
+    data: dict | None = field(default=None, repr=False)  # the notebook as read (nbformat 4 JSON), for its feedback
 
     def cells_of(self, exercise: int) -> list[Cell]:
         return [c for c in self.cells if c.exercise == exercise]
-
-
-def find(folder: Path) -> list[Path]:
-    """Every .ipynb in the folder and below (checkpoints left out), in name order."""
-    return sorted((p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts),
-                  key=lambda p: p.relative_to(folder).as_posix())
 
 
 def _text(value) -> str:
@@ -107,14 +102,18 @@ def _saved_outputs(cell) -> list:
     return shown
 
 
-def read(path: Path, folder: Path, book: Book) -> Submission:
-    submission = Submission(path.relative_to(folder).as_posix(), path)
+def read(handin: Handin, book: Book) -> Submission:
+    """The notebook a student handed in, as data (tools/grade/intake.py found it)."""
+    path = handin.path
+    submission = Submission(handin.name, path)
     try:
+        if handin.problem:
+            raise ValueError(handin.problem)
         if path.is_symlink():
-            raise ValueError("it is a symbolic link, not a file (the grader does not follow links)")
+            raise ValueError(LINK)
         size = path.stat().st_size
         if size > MAX_BYTES:
-            raise ValueError(f"it is {size / 1e6:.0f} MB; the grader reads notebooks up to {MAX_BYTES / 1e6:.0f} MB")
+            raise ValueError(too_large(size))
         raw = path.read_bytes()
         try:
             data = json.loads(raw.decode("utf-8-sig"))
@@ -136,6 +135,7 @@ def read(path: Path, folder: Path, book: Book) -> Submission:
         submission.cells = _cells(data["cells"], book)
         if not submission.cells:
             raise ValueError("it has no code cells")
+        submission.data = data
     except (OSError, ValueError) as error:
         submission.problem = str(error)
         submission.cells = []

@@ -1,76 +1,50 @@
-"""The grades, written (ours): _build/grades/grades.csv, index.html and results.json.
+"""The course's report (ours): _build/grades/index.html, and results.json, what every output is made from.
 
-* ``grades.csv``: ``submission,exercise,verdict,detail``, one row per submission and checked
-  exercise (a file that cannot be read: one ``error`` row, no exercise, naming why).
-* ``index.html``: one row per submission, one column per checked exercise; each verdict opens
-  what the check printed for that student, and their cells for that exercise; the open
-  exercises are shown as the student's own cells, for the instructor to read. While the
-  grader runs, the page shows a progress bar and reloads itself every few seconds.
-* ``results.json``: everything above as data, so one submission can be graded again
-  (``make grade ... ONLY=name.ipynb``) and the rest kept.
+* ``index.html``: the class at a glance: per exercise, its pass rate, mean points and the
+  case most often failed; per student, their total, the late flag, a verdict and points per
+  checked exercise and links to their cells for the open ones. Each verdict opens what the
+  check printed for that student (the hidden cases named: the instructor's eyes only), the
+  call judged and their cells. While the grader runs, the page shows a progress bar and
+  reloads itself every few seconds. It holds no time or timing, so a class graded in shards
+  and merged gives the same bytes as one run (tools/grade/shards.py).
+* ``results.json``: everything above as data, with the run's timings, so one student can be
+  graded again (``ONLY=``) and the rest kept, shards merged, and manual scores added later.
 
 Everything a student wrote is shown as text (escaped); a saved PNG only as an image. The
 page runs one inline script of ours (its hash is the only one the page's Content Security
-Policy allows) and loads nothing.
+Policy allows) and loads nothing. Below 600 px each student is one block, still readable
+on a phone.
 """
 
 from __future__ import annotations
 
 import base64
-import csv
+import collections
 import hashlib
 import html
-import io
 import json
 import re
-import time
+import statistics
 from pathlib import Path
 
 from tools.grade.book import Book
-from tools.grade.grade import Graded, summary_counts
+from tools.grade.gradebook import max_total, scores, total
+from tools.grade.grade import VERDICTS, Graded
 
 KIND_WORDS = {"edited": "a cell of the book, edited", "added": "a cell of their own", "book": "the book's cell",
               "install": "the install cell (not run: the grader has chapter_lib)"}
 
 
-def _safe_csv(text: str) -> str:
-    """A spreadsheet does not read a field as a formula (=, +, -, @ first)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def rows(results: list[Graded], book: Book) -> list[list[str]]:
-    out = []
-    for graded in sorted(results, key=lambda g: g.name):
-        if graded.problem:
-            out.append([graded.name, "", "error", f"cannot be read: {graded.problem}"])
-            continue
-        for exercise in book.checked:
-            verdict = graded.verdicts.get(exercise.number)
-            if verdict is None:
-                out.append([graded.name, str(exercise.number), "error", "not graded"])
-            else:
-                out.append([graded.name, str(exercise.number), verdict.verdict, " ".join(verdict.detail.split())])
-    return out
-
-
-def write_csv(path: Path, results: list[Graded], book: Book):
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", "exercise", "verdict", "detail"])
-    for row in rows(results, book):
-        writer.writerow([_safe_csv(field) for field in row])
-    _write(path, buffer.getvalue())
-
-
-def _write(path: Path, text: str):
+def write_text(path: Path, text: str):
+    """Written whole or not at all (a reader of the page never sees half of it)."""
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")
     temporary.replace(path)
 
 
 def write_json(path: Path, results: list[Graded], meta: dict):
-    _write(path, json.dumps({"meta": meta, "submissions": [g.to_json() for g in sorted(results, key=lambda g: g.name)]},
-                            indent=1))
+    write_text(path, json.dumps({"meta": meta, "submissions": [g.to_json() for g in results]}, indent=1,
+                                ensure_ascii=False))
 
 
 def read_json(path: Path) -> tuple[dict, list[Graded]]:
@@ -78,27 +52,62 @@ def read_json(path: Path) -> tuple[dict, list[Graded]]:
     return data.get("meta", {}), [Graded.from_json(g) for g in data.get("submissions", [])]
 
 
-def summary_line(results: list[Graded], book: Book, seconds: float, jobs: int) -> str:
-    counts = summary_counts(results, book)
+def ordered(results: list[Graded]) -> list[Graded]:
+    """The students in the order every output lists them: by name, then by key."""
+    return sorted(results, key=lambda g: (g.student_name.casefold(), g.key))
+
+
+def summary_counts(results: list[Graded], book: Book) -> dict[int, dict[str, int]]:
+    counts = {e.number: {v: 0 for v in VERDICTS} for e in book.checked}
+    for graded in results:
+        for number, verdict in graded.verdicts.items():
+            if number in counts:
+                counts[number][verdict.verdict] = counts[number].get(verdict.verdict, 0) + 1
+    return counts
+
+
+def summary_line(results: list[Graded], book: Book) -> str:
+    """One line, the same however the class was graded: students, and each exercise's verdicts."""
     parts = []
-    for number, by_verdict in counts.items():
+    for number, by_verdict in summary_counts(results, book).items():
         shown = ", ".join(f"{n} {v}" for v, n in by_verdict.items() if n)
         parts.append(f"ex {number}: {shown or 'none'}")
     unreadable = sum(1 for g in results if g.problem)
-    graded = len(results) - unreadable
-    each = sum(g.seconds for g in results if not g.problem) / graded if graded else 0
-    return (f"{len(results)} submissions graded in {_duration(seconds)} on {jobs} "
-            f"{'core' if jobs == 1 else 'cores'} ({each:.1f} s of sandbox each)"
-            + (f", {unreadable} unreadable" if unreadable else "") + " — " + "; ".join(parts))
+    late = sum(1 for g in results if g.late)
+    return (f"{len(results)} {'student' if len(results) == 1 else 'students'}"
+            + (f", {unreadable} unreadable" if unreadable else "") + (f", {late} late" if late else "")
+            + " — " + "; ".join(parts))
+
+
+def timing_line(results: list[Graded], seconds: float, jobs: int) -> str:
+    graded = [g for g in results if not g.problem]
+    each = sum(g.seconds for g in graded) / len(graded) if graded else 0
+    return (f"graded in {_duration(seconds)} on {jobs} {'core' if jobs == 1 else 'cores'} "
+            f"({each:.1f} s of sandbox each)")
 
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
-# ---------------------------------------------------------------------------
-# index.html
-# ---------------------------------------------------------------------------
+def by_exercise(results: list[Graded], book: Book, manual: dict) -> list[dict]:
+    """Per exercise: how many passed of those graded, mean points, and the case most often failed."""
+    rows = []
+    for number in book.exercises:
+        exercise = book.numbers.get(number)
+        values = [scores(g, book, manual).get(number) for g in results]
+        scored = [v for v in values if v is not None]
+        row = {"number": number, "worth": book.points.get(number), "checked": exercise is not None,
+               "scored": len(scored), "mean": round(statistics.mean(scored), 2) if scored else None}
+        if exercise is not None:
+            verdicts = [g.verdicts[number] for g in results if number in g.verdicts]
+            row["passed"] = sum(1 for v in verdicts if v.verdict == "pass")
+            row["graded"] = len(results)
+            failed = collections.Counter(v.failed_case for v in verdicts if v.failed_case)
+            row["most_failed"] = failed.most_common(1)[0] if failed else None
+        rows.append(row)
+    return rows
+
 
 STYLE = """
 :root { color-scheme: light; --pass: #0a6b2c; --fail: #a3121e; --na: #5b5f66; --timeout: #8a4b00; --error: #6b1a8a; }
@@ -150,6 +159,9 @@ img.saved { max-width: 100%; height: auto; border: 1px solid #e3e5e8; }
   td[data-label]::before { content: attr(data-label) " "; color: #4a4e55; font-size: .82rem; }
   details { padding: 0 6px; }
 }
+table.course td.num { text-align: right; white-space: nowrap; }
+.late { color: #8a4b00; font-weight: 600; }
+.comment { border-left: 4px solid #1a5fb4; padding: 4px 10px; background: #f3f7fc; margin: 6px 0; }
 footer { color: #4a4e55; font-size: .85rem; padding: 24px 16px; max-width: 1100px; margin: 0 auto; }
 """
 
@@ -205,16 +217,44 @@ def _students_cells(graded: Graded, number: int | None) -> list[dict]:
     return [c for c in graded.cells if c.get("exercise") == number]
 
 
-def page(results: list[Graded], book: Book, meta: dict, done: int, total: int, finished: bool) -> str:
-    ordered = sorted(results, key=lambda g: g.name)
-    ids = {g.name: f"s{i + 1}" for i, g in enumerate(ordered)}
-    head = ["<th scope=\"col\">Submission</th>"]
+def _points(value) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def _course_table(results: list[Graded], book: Book, manual: dict) -> str:
+    rows = []
+    for row in by_exercise(results, book, manual):
+        if row["checked"]:
+            rate = f'{row["passed"]} of {row["graded"]} ({100 * row["passed"] / row["graded"]:.0f}%)' \
+                if row["graded"] else "–"
+            failed = row["most_failed"]
+            most = f"{_e(failed[0])} <span class=\"count\">({failed[1]})</span>" if failed else "–"
+        else:
+            rate, most = f'open: {row["scored"]} scored by hand', "–"
+        rows.append(f'<tr><th scope="row">Exercise {row["number"]}</th><td class="num" data-label="Points:">'
+                    f'{_points(row["worth"])}</td><td data-label="Passed:">{rate}</td>'
+                    f'<td class="num" data-label="Mean points:">{_points(row["mean"])}</td>'
+                    f'<td data-label="Most often failed:">{most}</td></tr>')
+    return ('<div class="scroll"><table class="course"><caption class="meta" style="text-align:left;padding:6px 8px">'
+            "By exercise</caption><thead><tr><th scope=\"col\">Exercise</th><th scope=\"col\">Points</th>"
+            "<th scope=\"col\">Passed</th><th scope=\"col\">Mean points</th><th scope=\"col\">Case most often failed"
+            f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def page(results: list[Graded], book: Book, meta: dict, done: int, total_count: int, finished: bool,
+         manual: dict | None = None) -> str:
+    manual = manual or {}
+    students = ordered(results)
+    ids = {g.key: f"s{i + 1}" for i, g in enumerate(students)}
+    head = ['<th scope="col">Student</th>', '<th scope="col">Total</th>']
     head += [f'<th scope="col">Ex {e.number}</th>' for e in book.checked]
-    head += ['<th scope="col">Open exercises <span class="count">(their cells)</span></th>', '<th scope="col">Time</th>']
+    head += ['<th scope="col">Open exercises <span class="count">(their cells)</span></th>']
     body = []
-    for graded in ordered:
-        sid = ids[graded.name]
-        cells = [f'<th scope="row"><a href="#{sid}">{_name(graded.name)}</a></th>']
+    for graded in students:
+        sid = ids[graded.key]
+        late = ' <span class="late">late</span>' if graded.late else ""
+        cells = [f'<th scope="row"><a href="#{sid}">{_name(graded.student_name)}</a>{late}</th>',
+                 f'<td class="num" data-label="Total:">{total(graded, book, manual):g} / {max_total(book):g}</td>']
         if graded.problem:
             cells.append(f'<td colspan="{len(book.checked) + 1}">{_verdict_link(sid, "error", graded.problem)} '
                          f'cannot be read: {_e(graded.problem)}</td>')
@@ -223,41 +263,56 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total: int, f
                 verdict = graded.verdicts.get(exercise.number)
                 cells.append(f'<td data-label="Ex {exercise.number}">'
                              + (_verdict_link(f"{sid}-{exercise.number}", verdict.verdict, verdict.detail)
+                                + f' <span class="count">{_points(scores(graded, book, manual)[exercise.number])}</span>'
                                 if verdict else "") + "</td>")
             links = []
             for number in book.open:
                 mine = [c for c in _students_cells(graded, number) if c.get("kind") in ("edited", "added")]
+                given = manual.get((graded.key, number))
+                scored = f", {given.points:g} pts" if given is not None and given.points is not None else ""
                 links.append(f'<a href="#{sid}-{number}" title="{len(mine)} cell(s) of their own">{number}'
-                             f'<span class="count"> ({len(mine)})</span></a>')
+                             f'<span class="count"> ({len(mine)}{scored})</span></a>')
             cells.append(f'<td class="open" data-label="Open:">{"".join(links)}</td>')
-        cells.append(f'<td class="time" data-label="Time:">{graded.seconds:.1f} s</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     sections = []
-    for graded in ordered:
-        sid = ids[graded.name]
-        parts = [f'<section id="{sid}" aria-labelledby="{sid}-title"><h2 id="{sid}-title">{_e(graded.name)}</h2>']
+    for graded in students:
+        sid = ids[graded.key]
+        title = graded.student_name + ("" if graded.student_name == graded.name else f" — {graded.name}")
+        parts = [f'<section id="{sid}" aria-labelledby="{sid}-title"><h2 id="{sid}-title">{_e(title)}</h2>']
+        facts = [f"handed in {graded.when}" if graded.when else "", "late" if graded.late else "",
+                 f"also handed in, not counted: {', '.join(graded.superseded)}" if graded.superseded else "",
+                 f"feedback: feedback/{graded.student.get('slug', '')}.html" if graded.student.get("slug") else ""]
+        if any(facts):
+            parts.append(f'<p class="meta">{_e("; ".join(f for f in facts if f))}</p>')
         if graded.problem:
             parts.append(f"<p>This file cannot be graded: {_e(graded.problem)}</p>")
         for number in book.exercises:
             exercise = book.numbers.get(number)
             mine = _students_cells(graded, number)
+            given = manual.get((graded.key, number))
+            comment = f'<p class="comment">Your comment: {_e(given.comment)}</p>' if given and given.comment else ""
+            value = _points(scores(graded, book, manual).get(number))
+            worth = _points(book.points.get(number))
             if exercise is not None and not graded.problem:
                 verdict = graded.verdicts.get(number)
                 if verdict is None:
                     continue
-                lines = "\n".join(verdict.lines) if verdict.lines else ""
+                lines = "\n".join(verdict.lines + verdict.hidden_lines)
+                call = verdict.call or exercise.call
                 parts.append(
                     f'<details id="{sid}-{number}"><summary>Exercise {number}: '
                     f'<span class="v v-{verdict.verdict.replace(" ", "-")}">{_e(verdict.verdict)}</span> '
-                    f'<span class="detail">{_e(verdict.detail)}</span></summary>'
-                    + (f'<p class="cell-title">the grader called <code>{_e(exercise.call)}</code>; its check printed:</p>'
+                    f'{value} of {worth} points <span class="detail">{_e(verdict.detail)}</span></summary>'
+                    + (f'<p class="cell-title">the grader called <code>{_e(call)}</code>; its check printed:</p>'
                        f'<pre class="check">{_e(lines)}</pre>' if lines else
-                       f'<p class="cell-title">the grader called <code>{_e(exercise.call)}</code>; the check did not '
+                       f'<p class="cell-title">the grader called <code>{_e(call)}</code>; the check did not '
                        'finish (the line above says why)</p>')
-                    + f"<p class=\"cell-title\">their cells for exercise {number}:</p>{_cells_html(mine)}</details>")
+                    + comment + f"<p class=\"cell-title\">their cells for exercise {number}:</p>{_cells_html(mine)}"
+                    "</details>")
             elif exercise is None and not graded.problem:
-                parts.append(f'<details id="{sid}-{number}"><summary>Exercise {number} (open, not checked): '
-                             f'{len(mine)} cell(s) of their own</summary>{_cells_html(mine)}</details>')
+                parts.append(f'<details id="{sid}-{number}"><summary>Exercise {number} (open, read by you): '
+                             f'{len(mine)} cell(s) of their own, {value} of {worth} points</summary>{comment}'
+                             f'{_cells_html(mine)}</details>')
         elsewhere = _students_cells(graded, None)
         if elsewhere:
             parts.append(f'<details id="{sid}-other"><summary>Cells before the first exercise: {len(elsewhere)}'
@@ -265,10 +320,20 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total: int, f
         parts.append("</section>")
         sections.append("".join(parts))
     progress = "" if finished else (
-        f'<p class="meta" id="progress-label">Grading: {done} of {total} submissions done</p>'
-        f'<progress aria-labelledby="progress-label" max="{total}" value="{done}">{done}/{total}</progress>')
+        f'<p class="meta" id="progress-label">Grading: {done} of {total_count} students done</p>'
+        f'<progress aria-labelledby="progress-label" max="{total_count}" value="{done}">{done}/{total_count}</progress>')
     warning = "" if meta.get("isolation_complete", True) else (
         f'<p class="warning">{_e(meta.get("isolation", ""))}</p>')
+    skipped = meta.get("skipped") or []
+    skipped_html = (f'<details class="how"><summary>{len(skipped)} file(s) not graded</summary><ul class="meta">'
+                    + "".join(f"<li>{_e(s)}</li>" for s in skipped) + "</ul></details>") if skipped else ""
+    facts = [f"From <code>{_e(meta.get('submissions', ''))}</code>"]
+    if meta.get("due"):
+        facts.append(f"due {_e(meta['due'])}")
+    if meta.get("hidden"):
+        facts.append(f"with the hidden cases of <code>{_e(meta['hidden'])}</code>")
+    if meta.get("manual"):
+        facts.append(f"manual scores from <code>{_e(meta['manual'])}</code>")
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
            "base-uri 'none'; form-action 'none'")
@@ -279,23 +344,22 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total: int, f
 <meta http-equiv="Content-Security-Policy" content="{csp}">
 {refresh}<title>Grades: {_e(book.page.stem)}</title><style>{STYLE}</style></head>
 <body><header><h1>Grades: {_e(meta.get("title", book.page.stem))}</h1>
-{progress}<p class="summary">{_e(meta.get("summary", ""))}</p>
-<p class="meta">From <code>{_e(meta.get("submissions", ""))}</code>, {_e(meta.get("when", ""))}.
-Grades as CSV: <a href="grades.csv">grades.csv</a>.</p>{warning}
+{progress}<p class="summary">{_e(summary_line(results, book))}</p>
+<p class="meta">{", ".join(facts)}. As tables: <a href="grades.csv">grades.csv</a> (a row per verdict),
+<a href="gradebook.csv">gradebook.csv</a> (a row per student); each student's feedback is in
+<code>feedback/</code>.</p>{warning}{skipped_html}
 <details class="how"><summary>How these were graded</summary><p class="meta">Each verdict is the book's own
-check, the grader's copy, called on the functions the exercise's start cell names; the student's code ran in a
-sandbox ({_e(meta.get("isolation", ""))}) and the check ran outside it, on the answers their functions
-gave. Limits: {_e(meta.get("limits", ""))}.</p></details></header>
-<main><div class="scroll"><table><caption class="meta" style="text-align:left;padding:6px 8px">One row per submission:
+check, the grader's copy, called on the functions the student handed to it (their own call of the check, else
+the start cell's names); the student's code ran in a sandbox ({_e(meta.get("isolation", ""))}) and the check
+ran outside it, on the answers their functions gave. Points: the cases passed out of the cases, of what the
+exercise is worth. Limits: {_e(meta.get("limits", ""))}.</p></details></header>
+<main>{_course_table(results, book, manual)}
+<div class="scroll"><table><caption class="meta" style="text-align:left;padding:6px 8px">By student:
 each verdict opens what the check printed for that student.</caption><thead><tr>{"".join(head)}</tr></thead>
 <tbody>{"".join(body)}</tbody></table></div>
 {"".join(sections)}</main>
-<footer>Verdicts: pass, fail (the check printed FAIL), not attempted (the start cell's stub, or the function is
-missing), timeout (a limit was reached), error (the sandbox ran out of memory or stopped, or the file cannot be
-read). Written by <code>make grade</code> (tools/grade) at {_e(time.strftime("%Y-%m-%d %H:%M"))}.</footer>
+<footer>Verdicts: pass, fail (the check printed FAIL), not attempted (no cell of their own for the exercise,
+and its functions still the start cell's stubs or missing), timeout (a limit was reached), error (the sandbox ran
+out of memory or stopped, or the file cannot be read). Written by <code>make grade</code> (tools/grade).</footer>
 <script>{SCRIPT}</script></body></html>
 """
-
-
-def write_html(path: Path, results: list[Graded], book: Book, meta: dict, done: int, total: int, finished: bool):
-    _write(path, page(results, book, meta, done, total, finished))

@@ -129,16 +129,34 @@ FORBIDDEN = {"ChildProcess": "start a process", "FileSystemRead": "read a file o
              "Addon": "load a native addon"}
 
 
-def crash_reason(stderr: str) -> str:
-    """Why a sandbox's process ended by itself, in a sentence, from what Node printed."""
+# The line of Node's last words that says what went wrong: "RangeError: ...", "Error [ERR_X]: ...".
+ERROR_LINE = re.compile(r"^\s*(?:Uncaught )?[A-Za-z]*(?:Error|Exception)\b.*")
+
+
+def crash_reason(stderr: str, returncode: int | None = None) -> str:
+    """Why a sandbox's process ended by itself, in a sentence: what Node printed, and how it ended
+    (its exit status, or the signal that ended it)."""
     denied = re.search(r"permission: '(\w+)'", stderr)
     if "ERR_ACCESS_DENIED" in stderr:
         what = FORBIDDEN.get(denied.group(1) if denied else "", "do something the sandbox forbids")
         return f"its code tried to {what}; the sandbox refused, and Python stopped"
     if "out of memory" in stderr.lower() or "allocation failed" in stderr.lower():
         return "it ran out of memory"
-    lines = [line for line in stderr.strip().splitlines() if line.strip() and not line.startswith("Node.js v")]
-    return "the sandbox's process ended" + (f": {lines[-1].strip()[:300]}" if lines else "")
+    how = ""
+    if returncode is not None and returncode < 0:
+        try:
+            how = f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"killed by signal {-returncode}"
+    elif returncode:
+        how = f"exit status {returncode}"
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip() and not line.startswith("Node.js v")]
+    said = next((line for line in lines if ERROR_LINE.match(line)), None)
+    if said is None:  # else the last line that says something in words (not a brace, not a stack frame)
+        said = next((line for line in reversed(lines) if re.search(r"[A-Za-z]{3}", line)
+                     and not line.startswith("at ")), None)
+    text = "the sandbox's process ended" + (f" ({how})" if how else "")
+    return text + (f": {said[:300]}" if said else "")
 
 
 def _descendants(pid: int) -> list[int]:
@@ -280,11 +298,16 @@ class Sandbox:
                 except (ValueError, asyncio.LimitOverrunError):
                     line = b"{}"  # a line past the limit: not a message of ours
                 if not line:  # the child ended
+                    try:
+                        await asyncio.wait_for(process.wait(), 2)
+                    except asyncio.TimeoutError:
+                        pass
                     await asyncio.sleep(0.05)
                     if memory_exceeded.is_set():
                         failure = Failure("memory", f"used more than {self.limits.process_mb} MB (the sandbox's limit)")
                     else:
-                        failure = Failure("crashed", crash_reason(bytes(stderr_tail).decode("utf-8", "replace")))
+                        failure = Failure("crashed", crash_reason(bytes(stderr_tail).decode("utf-8", "replace"),
+                                                                  process.returncode))
                     if current is None and not ready:
                         run.notes.append(failure.why)
                         return "boot"

@@ -250,15 +250,25 @@ def _describe_raise(error):
 def run_check(spec_json) -> str:
     """Call the student's functions as a fresh copy of the grader's check asks, recording each call.
 
-    ``spec``: the check's module name and source (the grader's own), the check's name, and
-    the names of the student's functions the exercise's start cell gives it. Returns JSON:
-    ``missing`` names, or ``calls`` (the record the judge replays), whether the check ran to
-    its end, and what it printed here (for the report only: the judge's copy decides)."""
+    ``spec``: the check's module name and source (the grader's own), the check's name, the
+    expressions giving the student's functions (from their own call of the check, or the start
+    cell's names), and the instructor's hidden cases for it, if any. Returns JSON: ``missing``
+    names (or ``unevaluable``: an expression that raised), or ``calls`` (the record the judge
+    replays), whether the check ran to its end, and what it printed here (for the report only:
+    the judge's copy decides)."""
     spec = json.loads(spec_json)
-    missing = [name for name in spec["args"] if name not in namespace]
+    # The functions the student handed to the check: the expressions of their own call of it
+    # (``router``, ``lambda q, g: ...``), or the start cell's names, evaluated in the notebook.
+    functions, missing = [], []
+    for expression in spec["args"]:
+        try:
+            functions.append(eval(compile(expression, "<the check's call>", "eval"), namespace))
+        except NameError as error:
+            missing.append(getattr(error, "name", None) or expression)
+        except BaseException as error:
+            return json.dumps({"unevaluable": [expression, *_describe_raise(error)[:2]]})
     if missing:
         return json.dumps({"missing": missing})
-    functions = [namespace[name] for name in spec["args"]]
     module = types.ModuleType(spec["module"])
     module.__file__ = spec["filename"]
     linecache.cache[spec["filename"]] = (len(spec["source"]), None, spec["source"].splitlines(True), spec["filename"])
@@ -306,14 +316,31 @@ def run_check(spec_json) -> str:
             entry["after"] = after
 
     result = {"calls": calls, "finished": False}
+    recorders = None
     with Capture() as output:
         try:
             exec(compile(spec["source"], spec["filename"], "exec"), module.__dict__)
             check = module.__dict__[spec["check"]]
-            check(*[recorder(slot, f) for slot, f in enumerate(functions)])
+            recorders = [recorder(slot, f) for slot, f in enumerate(functions)]
+            check(*recorders)
             result["finished"] = True
         except BaseException as error:
             described = _describe_raise(error)
             result["stopped"] = f"{described[0]}: {described[1]}"
+        hidden = spec.get("hidden")
+        if hidden and recorders is not None:
+            # The instructor's hidden cases, in the order the judge replays them: after the check's own.
+            try:
+                cases_module = types.ModuleType("hidden_cases")
+                exec(compile(hidden["source"], hidden["filename"], "exec"), cases_module.__dict__)
+                cases = cases_module.__dict__[hidden["function"]](*recorders)
+                for _, case in (cases.items() if isinstance(cases, dict) else cases):
+                    try:
+                        case()
+                    except Exception:
+                        pass
+            except BaseException as error:
+                described = _describe_raise(error)
+                result["hidden_stopped"] = f"{described[0]}: {described[1]}"
     result["printed"] = output.text
     return json.dumps(result)
