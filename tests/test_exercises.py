@@ -197,7 +197,8 @@ def test_copies_of_the_chapters_code_behave_like_it():
 
 def test_a_check_that_fails_names_each_case_and_a_raising_function_fails_its_cases(capsys):
     ex.check_router(ex.route_question)
-    assert capsys.readouterr().out.startswith("PASS  exercise 6 (check_router): all 9 cases pass\n")
+    worth = book_shape.exercises()[6].points
+    assert capsys.readouterr().out.startswith(f"PASS  exercise 6 (check_router): all 9 cases pass, {worth:g} of {worth:g} points\n")
 
     def broken(text, groups):
         raise RuntimeError("not written yet")
@@ -207,7 +208,7 @@ def test_a_check_that_fails_names_each_case_and_a_raising_function_fails_its_cas
     # The verdict first, then the reader's own frames: none of the check's.
     ex.check_router(broken)
     out, err = capsys.readouterr()
-    assert out.startswith("FAIL  exercise 6 (check_router): 9 of 9 cases fail\n")
+    assert out.startswith(f"FAIL  exercise 6 (check_router): 9 of 9 cases fail, 0 of {worth:g} points\n")
     assert "Traceback" in err and "in broken" in err and 'raise RuntimeError("not written yet")' in err
     assert "chapter_lib/exercises" not in err, err
 

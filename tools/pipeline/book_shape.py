@@ -11,7 +11,9 @@ is found where Sphinx finds it:
 * its worked solution, the hidden (``hide-cell``) code cells after the start cell, the
   first of which is marked ``# @solution N`` (it becomes chapter_lib/exercises/solution_N.py);
 * its checks, the ``check_*`` functions its start cell imports (an exercise without a check
-  gets "Mark as done" in the page, tools/sphinx_ext/runner/progress.mjs).
+  gets "Mark as done" in the page, tools/sphinx_ext/runner/progress.mjs);
+* its points, the ``points:`` option of its start cell: what the check's verdict line, the
+  grader and the gradebook give for it (chapter_lib/exercises/points.py is made from them).
 
 The HTML book hands the exercises to the page's JavaScript as data written from this module
 (tools/sphinx_ext/exercises.py), and the print moves the solutions of the sections it names
@@ -71,6 +73,16 @@ class Exercise:
     def saved_solution(self):
         """The ``# @solution N`` cell (made into chapter_lib/exercises/solution_N.py), or None."""
         return next((c for c in self.code if c.source.startswith(f"# @solution {self.number}\n")), None)
+
+    @property
+    def points(self) -> float | None:
+        """What the exercise is worth: its start cell's ``points:`` option (None where it has none)."""
+        value = self.start.metadata.get("points") if self.start is not None else None
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError(f"exercise {self.number}: its start cell's `points: {value!r}` should be a positive number")
+        return value
 
     @property
     def checks(self) -> list[str]:

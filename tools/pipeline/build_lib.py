@@ -33,7 +33,8 @@ from pathlib import Path
 
 from tools.common.files import write_atomically  # noqa: F401 (stored_outputs, build_book import it from here)
 from tools.pipeline import library_imports
-from tools.pipeline.exercises_package import package_init
+from tools.pipeline import book_shape
+from tools.pipeline.exercises_package import package_init, points_module
 from tools.pipeline.pages import ROOT, BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 
 TARGET = ROOT / "chapter_lib" / "chapter15.py"
@@ -251,8 +252,16 @@ def generate() -> dict[Path, str]:
     for target, (text, origins) in rendered_modules.items():
         check_names(text, origins, target, pages)
         modules[target] = with_digest(text)
+    # What each exercise is worth, from its start cell (tools/pipeline/book_shape.py).
+    for page in book_shape.exercise_pages()[-1:]:
+        try:
+            worth = {n: e.points for n, e in book_shape.read_exercises(page).items() if e.points is not None}
+        except ValueError as error:
+            raise BookError(f"{shown(page)}: {error}") from None
+        modules[SOLUTIONS / "points.py"] = points_module(page.relative_to(ROOT), worth)
     # The package's __init__ imports every solution and check (tools/pipeline/exercises_package.py).
-    modules[SOLUTIONS / "__init__.py"] = package_init(SOLUTIONS, [t for t in targets if t != TARGET])
+    generated = [t for t in targets if t != TARGET] + [p for p in modules if p.name == "points.py"]
+    modules[SOLUTIONS / "__init__.py"] = package_init(SOLUTIONS, generated)
     return modules
 
 
