@@ -206,6 +206,22 @@ def {name}(*args, **kwargs):
     return right(number) + "\nimport os\n" + wrapped
 
 
+def renamed(number: int) -> str:
+    """The right answer under names of the student's own, handed to the check by their own call."""
+    code, names = right(number), ex(number).args
+    for name in names:
+        code = code.replace(f"{name} =", f"their_{name} =")
+    return code + f"\n{ex(number).check}({', '.join(f'their_{n}' for n in names)})\n"
+
+
+def unnamed(number: int) -> str:
+    """Functions of the student's own, never handed to the check and not under the start cell's names."""
+    return right(number).replace("my_", "unused_")
+
+
+CRASH_CELL = "import js\njs.process.exit(7)\n"
+
+
 def memory_cells(number: int) -> dict[str, str]:
     return {"python": defs(number, "    hog = []\n    while True:\n        hog.append(bytearray(10**7))\n"),
             "javascript": "import js\nhog = [js.Uint8Array.new(2**28).fill(1) for _ in range(12)]\n"}
@@ -299,7 +315,9 @@ def graded(tmp_path_factory):
     write(folder / "escaping.ipynb", minimal({BOOK.open[0]: [escaping_source(marks, listener.port)],
                                               A: [right(A)], D: [escaping_wrapper(D, marks)]}))
     hogs = memory_cells(D)
-    write(folder / "memory.ipynb", minimal({A: [right(A)], B: [right(B)], C: [hogs["javascript"]], D: [hogs["python"]]}))
+    write(folder / "memory.ipynb", minimal({A: [right(A)], B: [f"hog = bytearray(400 * 2**20)\n{right(B)}"],
+                                            C: [hogs["javascript"]], D: [hogs["python"]]}))
+    write(folder / "renamed.ipynb", minimal({A: [renamed(A)], B: [unnamed(B)], C: [CRASH_CELL]}))
     (folder / "grades.csv").write_text("submission,exercise,verdict,detail\n"
                                        + "".join(f"tampered.ipynb,{n},pass,\n" for n in CHECKED))
     corrupt = {"not-json.ipynb": b'{"cells": [', "not-a-notebook.ipynb": b"[1, 2, 3]",
@@ -331,7 +349,7 @@ def graded(tmp_path_factory):
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert again.stdout.strip().splitlines()[-2].startswith("1 graded again in "), again.stdout
     assert before_again == digest(folder), "the submissions folder changed while endless.ipynb was graded again"
-    with open(out / "grades.csv", newline="") as handle:
+    with open(out / "grades.csv", newline="", encoding="utf-8-sig") as handle:
         rows = list(csv.DictReader(handle))
     results = {s["name"]: s for s in json.loads((out / "results.json").read_text())["submissions"]}
     return {"rows": rows, "results": results, "stdout": done.stdout, "out": out, "folder": folder, "marks": marks,
@@ -405,16 +423,19 @@ def test_what_a_function_returns_reaches_the_judge_as_a_check_reads_it():
 def test_the_csv_has_a_row_per_submission_and_checked_exercise_and_the_page_a_column_per_exercise(graded):
     names = {r["submission"] for r in graded["rows"]}
     assert "grades.csv" not in names and all(n.endswith(".ipynb") for n in names)
-    assert list(graded["rows"][0]) == ["submission", "exercise", "verdict", "detail"]
+    assert list(graded["rows"][0]) == ["student", "submission", "exercise", "verdict", "points", "max_points", "detail"]
     assert {r["verdict"] for r in graded["rows"]} <= {"pass", "fail", "error", "timeout", "not attempted"}
     for name in names - {n for n in names if n.startswith("corrupt/")}:
         assert sorted(verdicts(graded, name)) == CHECKED, name
     page = (graded["out"] / "index.html").read_text()
     assert page.count('<th scope="col">Ex ') == len(CHECKED)
-    assert page.count('<tr><th scope="row">') == len(names)
+    assert page.count('<tr><th scope="row"><a href="#s') == len(names)  # a row per student (files named by path)
+    assert page.count('<tr><th scope="row">Exercise ') == len(BOOK.exercises)  # and one per exercise
     assert "http-equiv=\"refresh\"" not in page and "<progress" not in page  # finished: no reload, no bar
     # (the whole run's summary: every submission but endless.ipynb, graded again after it)
-    assert graded["stdout"].strip().splitlines()[-2].startswith(f"{len(names) - 1} submissions graded in ")
+    lines = graded["stdout"].strip().splitlines()
+    assert lines[-3].startswith(f"{len(names) - 1} students"), lines[-3:]
+    assert lines[-2].startswith("graded in "), lines[-3:]
     # The open exercises are shown as the student's own cells; each verdict opens the check's lines.
     sid = re.search(r'<a href="#(s\d+)">right\.<wbr>ipynb</a>', page).group(1)
     for number in BOOK.open:
@@ -474,7 +495,8 @@ def test_escaping_attempts_fail_and_nothing_is_written_outside_the_grades(graded
     for mark in graded["marks"]:
         assert not Path(mark).exists(), f"{mark} was written"
     assert graded["before"] == graded["after"], "the submissions folder changed"
-    assert sorted(p.name for p in graded["out"].iterdir()) == ["grades.csv", "index.html", "results.json"]
+    assert sorted(p.name for p in graded["out"].iterdir()) == ["feedback", "gradebook.csv", "grades.csv", "index.html",
+                                                               "results.json"]
     environment = next(a for a in attempts if a.startswith("JS environment"))
     assert "HOME" in environment and "PYTEST" not in environment and "VIRTUAL_ENV" not in environment
 
@@ -490,10 +512,26 @@ def test_no_network_from_the_sandbox(graded):
 
 
 def test_memory_hungry_code_gets_errors_and_the_rest_is_graded(graded):
-    assert verdicts(graded, "memory.ipynb") == expect({A: "pass", B: "pass", C: "error", D: "error"})
+    assert verdicts(graded, "memory.ipynb") == expect({A: "pass", B: "error", C: "error", D: "error"})
     detail = details(graded, "memory.ipynb")
     assert "ran out of memory (Python in the sandbox has 256 MB)" in detail[D]
     assert "used more than 1024 MB" in detail[C]
+    # A cell that ran out of memory before defining the functions: a memory error, named, not the stub's
+    # NotImplementedError.
+    assert re.fullmatch(r"cell \d+: ran out of memory \(MemoryError.*\)", detail[B]), detail[B]
+
+
+def test_the_function_the_student_hands_to_the_check_is_judged_whatever_its_name(graded):
+    """A student who renamed the start cell's function and called the check on theirs passes; one with
+    cells of their own but no function under the start cell's names fails (not "not attempted"), saying so;
+    a sandbox that dies says how and in which cell; an exercise left alone is not attempted."""
+    assert verdicts(graded, "renamed.ipynb") == expect({A: "pass", B: "fail", C: "error"})
+    detail = details(graded, "renamed.ipynb")
+    assert "not defined when the check runs" in detail[B] and ex(B).args[0] in detail[B], detail[B]
+    assert re.fullmatch(r"cell \d+: the sandbox's process ended \(exit status 7\).*", detail[C]), detail[C]
+    judged = graded["results"]["renamed.ipynb"]["verdicts"][str(A)]
+    assert judged["call"] == f"{ex(A).check}({', '.join(f'their_{n}' for n in ex(A).args)})"
+    assert judged["points"] == judged["max_points"] == ex(A).points
 
 
 def test_a_file_that_cannot_be_read_gets_one_error_row_naming_why(graded):
@@ -564,11 +602,13 @@ def test_one_verdict_everywhere(graded, tmp_path):
         # The one departure, on purpose: answers that say they equal anything pass in the page and
         # a notebook; the grader compares the values they hold (test_tampering_changes_no_verdict).
         assert page.pop().startswith("PASS") and notebook.pop().startswith("PASS")
-    grader = {}
+    grader, points = {}, {}
     for exercise in BOOK.checked:
         for j, (name, _) in enumerate(variants[exercise.number]):
             grader[(exercise.number, name)] = verdicts(graded, f"verdicts-{j + 1}.ipynb")[exercise.number]
-    seen = set()
+            points[(exercise.number, name)] = next(float(r["points"]) for r in graded["rows"] if r["submission"] ==
+                                                   f"verdicts-{j + 1}.ipynb" and int(r["exercise"]) == exercise.number)
+    seen, partial = set(), 0
     for (number, name, _), in_page, in_notebook in zip(runs, page, notebook):
         assert in_page == in_notebook, f"exercise {number}, {name}: page {in_page!r}, notebook {in_notebook!r}"
         word = in_page.split()[0]
@@ -577,7 +617,12 @@ def test_one_verdict_everywhere(graded, tmp_path):
         assert grader[(number, name)] in expected, f"exercise {number}, {name}: page {word}, grader {grader[(number, name)]}"
         if name == "untouched":
             assert grader[(number, name)] == "not attempted"
+        # The points the page's verdict line says are the points the grader gives.
+        said = re.search(r", ([\d.]+) of ([\d.]+) points$", in_page)
+        assert said and float(said.group(1)) == points[(number, name)], (number, name, in_page, points[(number, name)])
+        partial += 0 < points[(number, name)] < float(said.group(2))
         seen.add((number, word))
+    assert partial, "no variant earned part of an exercise's points"
     assert seen == {(n, w) for n in CHECKED for w in ("PASS", "FAIL")}  # each exercise passed and failed somewhere
 
 

@@ -22,7 +22,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-JAIL = Path(__file__).resolve().parent / "box" / "jail.sh"
 # Where Debian (and most distributions) keep system programs, whatever PATH says.
 SYSTEM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 NEEDED = {"unshare": "util-linux", "setpriv": "util-linux", "chroot": "coreutils"}
@@ -90,8 +89,10 @@ def probe(box: Path, node: str, env: dict, unisolated: bool = False, path: str |
                f"install Debian's {' and '.join(packages)} (apt-get install {' '.join(packages)})")
         return _refuse_or_weaken(why, unisolated)
     unshare = programs["unshare"]
-    # jail.sh runs setpriv and chroot; it is told where they are (the child's PATH is its own).
-    jail = ["sh", str(JAIL)]
+    # jail.sh runs setpriv and chroot; it is told where they are (the child's PATH is its own). It is
+    # run from the box (prepared in the grader's output folder), which the user can read even from
+    # inside a user namespace, where a repository under an unreadable home would not be.
+    jail = ["sh", str(box / "code" / "jail.sh")]
     tools_path = os.pathsep.join(sorted({str(Path(programs[n]).parent) for n in ("setpriv", "chroot")}))
     tries = []
     if os.geteuid() == 0:
@@ -108,7 +109,8 @@ def probe(box: Path, node: str, env: dict, unisolated: bool = False, path: str |
                               capture_output=True, timeout=60, env=env, text=True)
         if done.returncode == 0:
             return Isolation(prefix, layers + NODE_LAYERS, [])
-        said = " ".join(done.stderr.strip().splitlines()[-2:]) or f"exit status {done.returncode}"
+        said = " ".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-2:])
+        said = f"exit status {done.returncode}" + (f": {said}" if said else "")
         refusals.append(said[:300])
     why = f"the system refused the namespaces the sandbox needs ({refusals[-1]})"
     setting = userns_refusal()

@@ -93,7 +93,7 @@ def prepare_box(out: Path) -> Path:
     shutil.copy2(SNAPSHOT, box / "python-snapshot.bin.gz")
     if FIGURES.exists():
         shutil.copy2(FIGURES, box / "first-figure.zip")
-    for name in ("child.mjs", "harness.py", "wire.py"):
+    for name in ("child.mjs", "harness.py", "wire.py", "jail.sh"):
         shutil.copy2(BOX_CODE / name, box / "code" / name)
     for path in [box, *box.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
