@@ -44,7 +44,7 @@ LOOKUP = IMPORTS + """
 from chapter_lib.chapter15 import questions
 from chapter_lib.exercises.solution_6 import GOLD_ROUTES
 
-LEARNED = {q[1]: GOLD_ROUTES[q[0]] for q in questions()}  # the six questions the check asks, by heart
+LEARNED = {{q[1]: GOLD_ROUTES[q[0]] for q in questions()}}  # the six questions the check asks, by heart
 
 
 def {name}(text, groups):

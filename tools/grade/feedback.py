@@ -52,6 +52,13 @@ def _points(value) -> str:
     return "–" if value is None else f"{value:g}"
 
 
+def student_detail(verdict) -> str:
+    """The verdict's detail as a student may read it: a hidden case is never named."""
+    if verdict.detail.startswith("(hidden) "):
+        return "one of your instructor's hidden cases failed"
+    return verdict.detail
+
+
 def exercise_text(number: int, graded: Graded, book: Book, manual: dict[tuple[str, int], Manual]) -> list[str]:
     """What a student is told of one exercise, as lines of Markdown-free text."""
     worth = book.points.get(number)
@@ -61,7 +68,7 @@ def exercise_text(number: int, graded: Graded, book: Book, manual: dict[tuple[st
     lines = []
     if verdict is not None:
         lines.append(f"Exercise {number}: {verdict.verdict}, {_points(value)} of {_points(worth)} points")
-        lines.append(f"The grader called {verdict.call}: {verdict.detail}")
+        lines.append(f"The grader called {verdict.call}: {student_detail(verdict)}")
         if verdict.hidden:
             lines.append(f"Hidden cases (your instructor's, beyond the book's): {verdict.hidden[0]} of "
                          f"{verdict.hidden[1]} pass")
@@ -95,7 +102,7 @@ def page(graded: Graded, book: Book, manual: dict, meta: dict) -> str:
                      f'<span class="v v-{word.replace(" ", "-")}">{_e(word)}</span> '
                      f'{_points(value)} of {_points(book.points.get(number))} points</h2>')
         if verdict is not None:
-            parts.append(f"<p>The grader called <code>{_e(verdict.call)}</code>: {_e(verdict.detail)}</p>")
+            parts.append(f"<p>The grader called <code>{_e(verdict.call)}</code>: {_e(student_detail(verdict))}</p>")
             if verdict.lines:
                 parts.append(f"<p class=\"meta\">The check printed:</p><pre>{_e(chr(10).join(verdict.lines))}</pre>")
             if verdict.hidden:

@@ -66,8 +66,9 @@ def _csv(rows: list[list]) -> str:
     return BOM + buffer.getvalue()
 
 
-def read_manual(path: Path, results: list[Graded], book: Book) -> dict[tuple[str, int], Manual]:
-    """(student key, exercise) -> the instructor's points and comment."""
+def read_manual(path: Path, results: list[Graded], book: Book, strict: bool = True) -> dict[tuple[str, int], Manual]:
+    """(student key, exercise) -> the instructor's points and comment. Not ``strict`` (a shard, which
+    grades some of the class): rows of students it does not hold are left to the merge."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
@@ -93,6 +94,8 @@ def read_manual(path: Path, results: list[Graded], book: Book) -> dict[tuple[str
         keys = names.get(unicodedata.normalize("NFC", student.strip()), set())
         where = f"{path}, line {line}"
         if not keys:
+            if not strict:
+                continue
             raise ManualProblem(f"{where}: {student!r} is no student of these grades")
         if len(keys) > 1:
             raise ManualProblem(f"{where}: {student!r} names {len(keys)} students; use their submission's path")
