@@ -523,11 +523,11 @@ def test_memory_hungry_code_gets_errors_and_the_rest_is_graded(graded):
 
 def test_the_function_the_student_hands_to_the_check_is_judged_whatever_its_name(graded):
     """A student who renamed the start cell's function and called the check on theirs passes; one with
-    cells of their own but no function under the start cell's names fails (not "not attempted"), saying so;
+    cells of their own who never hands their functions to the check fails on the stubs (not "not attempted");
     a sandbox that dies says how and in which cell; an exercise left alone is not attempted."""
     assert verdicts(graded, "renamed.ipynb") == expect({A: "pass", B: "fail", C: "error"})
     detail = details(graded, "renamed.ipynb")
-    assert "not defined when the check runs" in detail[B] and ex(B).args[0] in detail[B], detail[B]
+    assert "raised NotImplementedError" in detail[B], detail[B]
     assert re.fullmatch(r"cell \d+: the sandbox's process ended \(exit status 7\).*", detail[C]), detail[C]
     judged = graded["results"]["renamed.ipynb"]["verdicts"][str(A)]
     assert judged["call"] == f"{ex(A).check}({', '.join(f'their_{n}' for n in ex(A).args)})"
@@ -638,3 +638,26 @@ def test_output_no_one_reads_any_more_stops_nothing():
                           timeout=60)
     os.close(write)
     assert (done.returncode, done.stderr) == (0, "went on\n"), done.stderr
+
+
+def test_the_call_judged_is_the_students_last_call_of_the_check_with_its_functions():
+    """By position or by the check's parameter names, any expression; a call with the wrong number of
+    functions is not one (the start cell's names are judged then); a missing function is a fail unless
+    the student left the exercise alone."""
+    import inspect
+
+    from tools.grade.grade import judged_call
+    from tools.grade.judge import judge
+    from tools.grade.notebook import Cell
+
+    exercise = BOOK.checked[0]
+    parameters = list(inspect.signature(exercise.grader_check()).parameters)
+    by_keyword = ", ".join(f"{p}=f{i}" for i, p in enumerate(parameters))
+    cells = [Cell(1, f"{exercise.check}({', '.join('old' for _ in parameters)})", exercise.number, "added"),
+             Cell(2, f"{exercise.check}({by_keyword})\n{exercise.check}()", exercise.number, "edited"),
+             Cell(3, f"{exercise.check}({', '.join('book' for _ in parameters)})", exercise.number, "book")]
+    call = judged_call(exercise, cells)
+    assert call.expressions == tuple(f"f{i}" for i in range(len(parameters))) and call.position == 2
+    assert judged_call(exercise, cells[2:]).expressions == exercise.args  # the book's own calls are not theirs
+    assert judge(exercise, {"missing": [exercise.args[0]]}, False, 256).verdict == "fail"
+    assert judge(exercise, {"missing": [exercise.args[0]]}, True, 256).verdict == "not attempted"

@@ -1,6 +1,6 @@
 """``make bench-grade``: a generated class graded as an instructor would, timed (ours).
 
-    python -m tools.grade.bench [--size 40] [--jobs N]
+    python -m tools.grade.bench [--size 40] [--jobs N] [--shards 2]
 
 Generates a class (tools/grade/fake_class.py: right, partly right, wrong, endless, broken,
 untouched and corrupt notebooks, from the book's reader notebook), grades it with
@@ -8,7 +8,10 @@ untouched and corrupt notebooks, from the book's reader notebook), grades it wit
 submission (the sandbox's wall time for each, by kind of submission), the machine's busy
 CPU-seconds while it graded (/proc/stat: every sandbox's Node counts), the sandboxes started
 and the memory they used, and whether every verdict is the one the generated answer should
-get. Writes _build/bench/grade.json; the class and its grades stay in _build/bench/grade-class/.
+get. Then the same class in ``--shards`` shards (2: one per core here), each its own grader
+process at one job, all at once as separate machines would run them, and merged: their wall
+time, CPU-seconds, and whether the merged outputs are the one run's bytes. Writes
+_build/bench/grade.json; the class and its grades stay in _build/bench/grade-class/.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.grade.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--shards", type=int, default=2, help="the sharded run's shards (0: none)")
     args = parser.parse_args(argv)
     base = OUT / "grade-class"
     shutil.rmtree(base, ignore_errors=True)
@@ -74,6 +78,8 @@ def main(argv=None) -> int:
         "verdicts_as_expected": not mismatches, "mismatches": mismatches,
         "load_average_after": os.getloadavg(),
     }
+    if args.shards:
+        report["sharded"] = sharded(base, args.shards)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "grade.json").write_text(json.dumps(report, indent=2))
     print(f"{len(plan)} submissions on {args.jobs} jobs ({os.cpu_count()} cores): {wall:.0f} s "
@@ -87,8 +93,40 @@ def main(argv=None) -> int:
           f"verdicts as expected: {'yes' if not mismatches else 'NO'}")
     for line in mismatches:
         print("   ", line)
+    if args.shards:
+        run = report["sharded"]
+        print(f"In {run['shards']} shards at once (a grader process each, one job), merged: {run['wall_seconds']:.0f} s, "
+              f"{run['busy_cpu_seconds']:.0f} busy CPU-s; merge {run['merge_seconds']:.1f} s; the one run's bytes: "
+              f"{'yes' if run['same_outputs'] else 'NO: ' + ', '.join(run['differ'][:5])}")
     print(f"-> {(OUT / 'grade.json').relative_to(ROOT)}, {(base / 'grades' / 'index.html').relative_to(ROOT)}")
-    return 0 if not mismatches else 1
+    return 0 if not mismatches and (not args.shards or report["sharded"]["same_outputs"]) else 1
+
+
+def _files(folder) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "results.json"}
+
+
+def sharded(base, shards: int) -> dict:
+    """The class graded again in ``shards`` grader processes at once, then merged and compared."""
+    root = base / "shards"
+    shutil.rmtree(root, ignore_errors=True)
+    started, cpu_before = time.monotonic(), busy_cpu_seconds()
+    processes = [subprocess.Popen([sys.executable, "-m", "tools.grade", str(base / "submissions"), "--out",
+                                   str(root / f"shard-{k}-of-{shards}"), "--shard", f"{k}/{shards}", "--jobs", "1",
+                                   "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for k in range(1, shards + 1)]
+    failed = [p.communicate()[1][-2000:] for p in processes if p.wait() != 0]
+    wall, cpu = time.monotonic() - started, busy_cpu_seconds() - cpu_before
+    merge_started = time.monotonic()
+    merged = subprocess.run([sys.executable, "-m", "tools.grade.shards", "--shards", str(root), "--out",
+                             str(root / "merged")], cwd=ROOT, capture_output=True, text=True)
+    merge_seconds = time.monotonic() - merge_started
+    one, joined = _files(base / "grades"), _files(root / "merged") if merged.returncode == 0 else {}
+    differ = sorted(n for n in set(one) | set(joined) if one.get(n) != joined.get(n))
+    return {"shards": shards, "wall_seconds": round(wall, 1), "busy_cpu_seconds": round(cpu, 1),
+            "merge_seconds": round(merge_seconds, 1), "failed": failed + ([merged.stderr] if merged.returncode else []),
+            "same_outputs": not differ and not failed and merged.returncode == 0, "differ": differ}
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ p.warning { background: #fff3cd; border: 1px solid #c9a227; padding: 6px 10px; b
 pre { background: #f6f7f9; border: 1px solid #e3e5e8; border-radius: 4px; padding: 8px; white-space: pre-wrap;
   overflow-wrap: anywhere; font-size: .84rem; line-height: 1.35; }
 .comment { border-left: 4px solid #1a5fb4; padding: 4px 10px; background: #f3f7fc; }
+code { overflow-wrap: anywhere; }
 """
 
 

@@ -140,6 +140,7 @@ details[open] { padding-bottom: 8px; }
 details:target { box-shadow: 0 0 0 3px #1a5fb4; }
 summary { cursor: pointer; padding: 8px 0; font-weight: 600; overflow-wrap: anywhere; }
 summary .detail { font-weight: 400; color: #3a3d42; }
+code { overflow-wrap: anywhere; }
 pre { background: #f6f7f9; border: 1px solid #e3e5e8; border-radius: 4px; padding: 8px; overflow-x: auto; font-size: .84rem; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
 pre.check { background: #fbfbf5; }
 .cell-title { font-size: .84rem; color: #4a4e55; margin: 10px 0 2px; }

@@ -4,7 +4,7 @@ One child process per submission (and a fresh one after each step that had to be
 Node runs the page's own Python (Pyodide 0.27.7, the files ``make assets`` serves with the
 book) on the student's cells, then calls their functions as the grader's check asks,
 recording the calls (box/child.mjs, box/harness.py). The layers around it, outermost first
-(MAINTAINING.md, "Grading a class", has the threat model and why this design):
+(docs/grading.md, has the threat model and why this design):
 
 1. **Namespaces** (``unshare``): a network namespace with no interface up (no network), a
    mount namespace whose root is a tmpfs holding only the system's programs and libraries,

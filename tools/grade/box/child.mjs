@@ -3,7 +3,7 @@
 //   node --experimental-permission --allow-fs-read=<box>/ ... child.mjs <box>/ < job.json
 //
 // tools/grade/sandbox.py starts it (in namespaces, as nobody, under Node's permission model:
-// MAINTAINING.md, "Grading a class", says which and why) with the job on stdin: the grader's
+// docs/grading.md, says which and why) with the job on stdin: the grader's
 // chapter_lib, the cells to run and the checks to drive. It answers on stdout, one JSON line
 // per event, each carrying the job's nonce:
 //   {type: "ready"}                       Python started, the grader's chapter_lib imported

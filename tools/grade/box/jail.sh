@@ -10,7 +10,7 @@
 #
 # Nothing the grader owns (the repository, the submissions, _build/grades, home folders) is
 # in that root, and nothing in it is writable. The tmpfs disappears with the namespace.
-# MAINTAINING.md, "Grading a class", has the threat model.
+# docs/grading.md, has the threat model.
 set -eu
 # JAIL_TOOLS: where the grader found setpriv and chroot (tools/grade/isolation.py).
 PATH="${JAIL_TOOLS:+$JAIL_TOOLS:}$PATH:/usr/sbin:/sbin:/usr/bin:/bin"
