@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.grade.isolation import Isolation, NotIsolated, probe
+from tools.grade.isolation import NotIsolated, probe
 from tools.pipeline.pages import ROOT
 
 BOX_CODE = Path(__file__).resolve().parent / "box"
