@@ -1,0 +1,76 @@
+"""What a newcomer waits for: `make book` in a fresh clone, its environment and npm assets included.
+
+    python -m tools.bench.first_build [--test]   # what `make bench-first-build` runs
+
+Clones the repository's committed HEAD into a scratch folder, as CI and a newcomer start,
+and times ``make book`` there (wall time, and the CPU-seconds of every process it started),
+then, with ``--test``, ``make test`` after it. pip's and npm's caches are this machine's:
+the JSON says how large they were, as a first run on a new machine also downloads them.
+Writes _build/bench/first_build.json; the README's figures come from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tools.pipeline.pages import ROOT
+
+BENCH = ROOT / "_build" / "bench"
+
+
+def _folder_mb(path: Path) -> float:
+    if not path.is_dir():
+        return 0.0
+    return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20, 1)
+
+
+def timed(command: list[str], cwd: Path) -> dict:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"command": " ".join(command), "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
+            "ok": done.returncode == 0, "tail": done.stdout[-1500:] if done.returncode else ""}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.first_build", description=__doc__.split("\n")[0])
+    parser.add_argument("--test", action="store_true", help="also time `make test` after `make book`")
+    args = parser.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="first-build-"))
+    clone = scratch / "book"
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+        report = {"commit": head, "cores": os.cpu_count(), "load_average_before": os.getloadavg(),
+                  "pip_cache_mb": _folder_mb(Path.home() / ".cache" / "pip"),
+                  "npm_cache_mb": _folder_mb(Path.home() / ".npm"), "steps": []}
+        report["steps"].append(timed(["make", "--no-print-directory", "book"], clone))
+        if args.test and report["steps"][-1]["ok"]:
+            report["steps"].append(timed(["make", "--no-print-directory", "test"], clone))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    BENCH.mkdir(parents=True, exist_ok=True)
+    (BENCH / "first_build.json").write_text(json.dumps(report, indent=2))
+    for step in report["steps"]:
+        minutes, seconds = divmod(step["wall_seconds"], 60)
+        print(f"{step['command']:<40} {int(minutes)} min {seconds:02.0f} s wall, {step['cpu_seconds']:.0f} CPU-s"
+              + ("" if step["ok"] else "  FAILED:\n" + step["tail"]))
+    print(f"(a fresh clone of {head}; {report['cores']} cores; pip's cache {report['pip_cache_mb']} MB, npm's "
+          f"{report['npm_cache_mb']} MB) -> {(BENCH / 'first_build.json').relative_to(ROOT)}")
+    return 0 if all(s["ok"] for s in report["steps"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
