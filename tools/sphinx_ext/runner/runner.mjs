@@ -147,12 +147,18 @@ function onWorkerMessage(message) {
       setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
       break;
     case "stream":
+      cell?.beforeOutput();
       if (cell) cell.output.add(message.name, message.text);
       break;
     case "display":
-      if (cell) cell.output.add("text/plain", message.plain, message.markdown);
+      cell?.beforeOutput();
+      if (cell) cell.output.addDisplay(message.data, message.metadata);
+      break;
+    case "clear":
+      if (cell) cell.clearOutput({ wait: message.wait });
       break;
     case "figure":
+      cell?.beforeOutput();
       if (cell) showFigure(cell, message);
       break;
     case "input":
