@@ -27,6 +27,7 @@ export const initialState = () => ({ fg: null, bg: null, bold: false, underline:
 // ESC \), which JupyterLab leaves as text and a terminal never shows.
 // eslint-disable-next-line no-control-regex
 const ESCAPE = /\x1b\[([0-?]*)[ -/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g;
+const LONGEST_SEQUENCE = 4096;  // (an OSC title or link; a CSI sequence is a few characters)
 // An escape sequence not yet complete at the end of what has arrived (its rest comes later).
 // eslint-disable-next-line no-control-regex
 const UNFINISHED = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?$/;
@@ -34,10 +35,11 @@ const UNFINISHED = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?$/;
 /** How much of text can be drawn now: all of it but an escape sequence still arriving.
  * @param {string} text */
 export function drawableLength(text) {
-  const last = text.lastIndexOf("\x1b");
-  if (last < 0 || last < text.length - 4096) return text.length;  // (no sequence is that long)
-  const match = UNFINISHED.exec(text.slice(last));
-  return match ? last : text.length;
+  // Only the end is read (no sequence is longer): a stream of 20 MB is not scanned each frame.
+  const from = Math.max(0, text.length - LONGEST_SEQUENCE);
+  const last = text.slice(from).lastIndexOf("\x1b");
+  if (last < 0) return text.length;
+  return UNFINISHED.test(text.slice(from + last)) ? from + last : text.length;
 }
 
 /** A 256-colour or 24-bit colour (after 38 or 48), taking its numbers from `numbers`; null

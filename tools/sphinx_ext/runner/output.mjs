@@ -14,10 +14,10 @@
 // one grows by what arrived, so a screen reader (the output area is a polite live region) hears
 // each new line once; a bounded one, redrawn whole, is not read out as it changes.
 //
-// "Show all" of a long stream (20 MB, say) draws it a piece at a time, a few milliseconds of
-// work a frame (DRAW_BUDGET_MS), each piece a <pre> of at most PIECE_CHARS that the browser lays
-// out only when it comes into view (CSS content-visibility): drawn whole at once, 20 MB held the
-// page for about 21 s.
+// "Show all" of a long stream (20 MB, say) draws it in a box that scrolls, a piece at a time, a
+// few milliseconds of work a frame (DRAW_BUDGET_MS), each piece a <pre> of at most PIECE_CHARS
+// that the browser lays out only when it comes into view (CSS content-visibility): drawn whole at
+// once, 20 MB held the page for about 21 s.
 import { drawableLength, initialState, ansiNodes } from "./ansi.mjs";
 import { button, el, saveFile } from "./dom.mjs";
 import { drawBundle, textBlock } from "./mime.mjs";
@@ -34,7 +34,9 @@ const SHOWN_CHARS = HEAD_CHARS + TAIL_CHARS + 1_000; // below this, all of it
 // "Show all": pieces of at most this many characters (cut after a newline where there is one),
 // as many a frame as this many milliseconds allow.
 export const PIECE_CHARS = 32_768;
-const DRAW_BUDGET_MS = 8;
+const DRAW_BUDGET_MS = 4;
+// The tallest "Show all" box (its content scrolls inside it).
+const SHOW_ALL_HEIGHT = "70vh";
 // A piece's height before it is laid out (content-visibility's placeholder): its lines, and one
 // more per this many characters, at the output's line height.
 const WRAP_GUESS_CHARS = 100;
@@ -267,14 +269,18 @@ export class CellOutput {
     part.drawnUpTo = upTo;
   }
 
-  // "Show all": the stream a piece at a time, a few milliseconds a frame, each piece laid out
-  // only when in view; it goes on as more arrives. The focus, on the "Show all" just replaced,
-  // moves to what it shows.
+  // "Show all": the stream in a box of its own (SHOW_ALL_HEIGHT tall at most, scrolled by
+  // keyboard too), drawn a piece at a time, a few milliseconds a frame, each piece laid out only
+  // when in view; it goes on as more arrives. The box's height is set from the text (its lines,
+  // guessed) and its layout contained (CSS contain: strict): were it to grow as it fills, each
+  // frame would lay out the whole page below it again (the editors of every later cell), about
+  // 50 ms a frame. The focus, on the "Show all" just replaced, moves to the box.
   /** @param {DrawnPart} part @param {boolean} starting */
   drawAll(part, starting) {
     if (starting || !part.all) {
-      const holder = el("div", { class: "browser-run-all", tabindex: "-1", role: "region",
+      const holder = el("div", { class: "browser-run-all", tabindex: "0", role: "region",
         "aria-label": `All of the output of ${this.label}` });
+      holder.style.height = `min(${SHOW_ALL_HEIGHT}, ${estimatedLines(part.text)}lh)`;
       part.node.setAttribute("aria-live", "off");
       part.node.replaceChildren(holder);
       part.pre = null;
@@ -298,6 +304,7 @@ export class CellOutput {
         all.offset = end;
       }
       if (all.offset < upTo) all.frame = requestAnimationFrame(step);
+      else all.holder.style.height = `min(${SHOW_ALL_HEIGHT}, ${estimatedLines(part.text)}lh)`;  // (more may have come)
     };
     if (all.frame == null) step();
   }
