@@ -6,7 +6,7 @@
    This adds the same button, from copybutton's own label and icon (copybutton.js, loaded before
    this file), when a fold opens; copybutton's clipboard handler serves every `.copybtn`, so the
    new buttons copy as the others do. Each is named by its cell, as "Run in your browser" names
-   cells ("Copy the code of cell 3"), with its exercise on the exercise page (the page's data,
+   cells ("Copy the code of cell 3", "Copy the output of cell 3"), with its exercise on the exercise page (the page's data,
    tools/sphinx_ext/exercises.py): a screen reader heard "Copy to clipboard" fifty times. */
 (() => {
   let added = 0;
@@ -26,7 +26,8 @@
     const number = cells.indexOf(cell) + 1;
     if (!number) return;
     const exercise = exerciseOf(cell);
-    button.setAttribute("aria-label", `Copy the code of cell ${number}` + (exercise ? ` (exercise ${exercise.number})` : ""));
+    const what = button.closest(".cell_output") ? "output" : "code";
+    button.setAttribute("aria-label", `Copy the ${what} of cell ${number}` + (exercise ? ` (exercise ${exercise.number})` : ""));
   };
   const addCopyButtons = (fold) => {
     for (const pre of fold.querySelectorAll("div.highlight pre")) {
