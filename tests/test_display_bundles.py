@@ -79,6 +79,12 @@ def test_a_method_that_returns_none_or_raises_leaves_its_format_out(capsys):
     assert "_repr_markdown_() raised" in capsys.readouterr().err
 
 
+def test_json_that_json_cannot_carry_is_left_out_and_said(capsys):
+    data, _ = shim.bundle(shim.JSON({"x": float("nan")}))
+    assert set(data) == {"text/plain"}
+    assert "cannot be shown" in capsys.readouterr().err
+
+
 def test_include_and_exclude_choose_formats():
     assert set(shim.bundle(Rich(), include=["text/html"])[0]) == {"text/html"}
     assert set(shim.bundle(Rich(), exclude=["text/html"])[0]) == {"text/markdown", "text/plain"}

@@ -46,8 +46,8 @@ def _as_text(mime: str, data):
     """One format's data as a notebook stores it: bytes of an image as base64, text as text."""
     if mime in BINARY and isinstance(data, (bytes, bytearray)):
         return base64.b64encode(bytes(data)).decode("ascii")
-    if mime == "application/json":
-        return json.loads(json.dumps(data))  # (what cannot travel as JSON fails here, not in the page)
+    if mime == "application/json":  # (what cannot travel as JSON, NaN among it, fails here, not in the page)
+        return json.loads(json.dumps(data, allow_nan=False))
     if isinstance(data, (bytes, bytearray)):
         return bytes(data).decode("utf-8", "replace")
     return data
