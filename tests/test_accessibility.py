@@ -1,7 +1,9 @@
 """axe-core finds no serious or critical violation on any page, in light or dark mode.
 
-Needs Debian's Chromium and the built book, like tests/test_browser.py. The planted test
-proves the audit really reports a violation, on a copy of the build with one planted.
+Needs Debian's Chromium and the built book, like tests/test_browser.py. The planted tests
+prove the audit really reports a violation, on a copy of the build with one planted: a button
+without a name, and the footer's offline controls in Bootstrap's grey (3.99:1 in dark mode),
+which the audit sees only because it audits pages with the book's service worker running.
 """
 
 from __future__ import annotations
@@ -31,3 +33,14 @@ def test_a_planted_violation_is_reported_in_both_modes(site, tmp_path):
     problems = audit_site(copy, pages=[page])
     for mode in ("light", "dark"):
         assert any(p.startswith(f"{page} ({mode}): critical button-name") for p in problems), problems
+
+
+def test_the_audit_sees_the_footers_offline_controls(site, tmp_path):
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    page = next(p for p in find_pages(copy) if p.startswith("book/"))
+    path = copy / page
+    grey = "<style>.offline-control.btn-outline-secondary { color: #6c757d !important; }</style></head>"
+    path.write_text(path.read_text().replace("</head>", grey, 1))
+    problems = audit_site(copy, pages=[page])
+    assert any(p.startswith(f"{page} (dark): serious color-contrast") and "offline" in p for p in problems), problems

@@ -64,3 +64,19 @@ test("what is shown plus what is hidden is the whole output", () => {
     assert.ok(shown.head.length + shown.tail.length < text.length);
   }
 });
+
+test("Show all's pieces: at most the piece size, cut after a newline, never inside a sequence or a pair", async () => {
+  const { pieceEnd } = await import("../../tools/sphinx_ext/runner/output.mjs");
+  const text = lines(10_000, 5);
+  assert.equal(pieceEnd(text, 0, 100, 1_000), 100);  // the rest fits
+  const end = pieceEnd(text, 0, text.length, 1_000);
+  assert.ok(end <= 1_000 && text[end - 1] === "\n", end);
+  const line = "y".repeat(999) + "\x1b[31m" + "z".repeat(100);  // no newline: cut before the sequence
+  assert.equal(pieceEnd(line, 0, line.length, 1_001), 999);
+  const emoji = "y".repeat(999) + "😀" + "z";  // the surrogate pair stays whole
+  assert.equal(pieceEnd(emoji, 0, emoji.length, 1_000), 999);
+  let at = 0;
+  const pieces = [];
+  while (at < text.length) pieces.push(text.slice(at, at = pieceEnd(text, at, text.length, 4_096)));
+  assert.equal(pieces.join(""), text);
+});

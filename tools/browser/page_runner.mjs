@@ -33,7 +33,7 @@ export const cells = () => {
 };
 
 // Cell n (1-based) has run, and what it output is drawn: the page draws a cell's output on the
-// next animation frame (output.mjs: `output.frame` is that frame's request until it is drawn),
+// next animation frame, a displayed value once its renderer has loaded (output.mjs: `drawn`),
 // and `cells` reads the images from what is drawn. A hidden page draws no frames, and is not
 // waited for them. (The same test of "drawn" is in runFinished.)
 /** @type {(n: number) => boolean} */
@@ -41,7 +41,7 @@ export const cellRan = (n) => {
     const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
     const cell = run.cells[n - 1];
     return ['done', 'error'].includes(cell.element.dataset.runState)
-        && (cell.output.frame == null || document.hidden);
+        && (cell.output.drawn || document.hidden);
 };
 
 // Python idle, no cell queued or running, and every output drawn (as in cellRan).
@@ -50,7 +50,7 @@ export const runFinished = () => {
     const run = /** @type {NonNullable<Window['browserRun']>} */ (window.browserRun);
     return document.documentElement.dataset.browserRun === 'idle'
         && run.cells.every((c) => !['queued', 'running'].includes(c.element.dataset.runState)
-                                  && (c.output.frame == null || document.hidden));
+                                  && (c.output.drawn || document.hidden));
 };
 
 // Some cell has shown an output.

@@ -21,3 +21,10 @@ export const runAxe = async () => {
 export const axeLoaded = () => {
     return typeof (/** @type {any} */ (window).axe) !== 'undefined';
 };
+
+// The footer says what the book's service worker keeps offline, with its controls
+// (offline_page.mjs), or <html data-offline> says this browser keeps nothing.
+/** @type {() => boolean} */
+export const offlineFooterShown = () => {
+    return document.documentElement.dataset.offline === 'unavailable' || !!document.querySelector('.offline-storage');
+};

@@ -7,6 +7,10 @@ Chromium; axe-core (npm, installed by `make assets`) is injected and run on the 
 document, theme chrome included, once in light mode and once after switching the page to
 dark mode the way the theme's own button does. A violation is a problem when axe rates
 its impact serious or critical (--all-impacts: every violation). Exits 1 on any problem.
+
+Each page is audited as a reader sees it: the book's service worker runs, and a page is
+audited once its footer says what is kept offline, with its controls ("Keep this book for
+offline use", "Remove the offline copy"), which offline_page.mjs draws only then.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from tools.browser.chromium import JS_DARK_THEME, VIEWPORT, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
-from tools.browser.page_state import wait_until_still
+from tools.browser.page_state import wait_until, wait_until_still
 from tools.common.page_scripts import page_function
 from tools.pipeline.pages import ROOT
 
@@ -27,6 +31,10 @@ BLOCKING_IMPACTS = {"serious", "critical"}
 # axe's violations, its experimental rules too (axe_check.mjs says why).
 JS_RUN_AXE = page_function(Path(__file__).with_suffix(".mjs"), "runAxe")
 JS_AXE_LOADED = page_function(Path(__file__).with_suffix(".mjs"), "axeLoaded")
+# The footer says what is kept offline (or that this browser keeps nothing).
+JS_OFFLINE_FOOTER_SHOWN = page_function(Path(__file__).with_suffix(".mjs"), "offlineFooterShown")
+# The first page waits for the service worker to install and activate.
+OFFLINE_FOOTER_TIMEOUT_MS = 60_000
 
 
 def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) -> list[str]:
@@ -35,6 +43,7 @@ def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) 
     page.emulate_media(color_scheme="light")
     page.goto(site.url(page_name), wait_until="load")
     wait_for_page_scripts(page)  # copy buttons and the theme's controls are audited too
+    wait_until(page, JS_OFFLINE_FOOTER_SHOWN, timeout=OFFLINE_FOOTER_TIMEOUT_MS)  # and the footer's
     for mode in ("light", "dark"):
         if mode == "dark":
             page.emulate_media(color_scheme="dark")
@@ -59,7 +68,7 @@ def audit_site(root: Path, pages: list[str] | None = None, impacts: set[str] | N
     pages = pages or [p for p in find_pages(root) if not is_redirect_page(root / p)]
     problems = []
     with LocalSite(root) as site, launch() as browser:
-        context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+        context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
         # Nothing leaves the machine (the pages request no other host; this makes sure).
         keep_on_host(context, site.origin)
         page = context.new_page()

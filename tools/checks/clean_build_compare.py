@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the package managers installed, which a copy links or copies rather than rebuilds.
-MADE_BY_MAKE = ["pyodide", "runner/editor.mjs"]
+MADE_BY_MAKE = ["pyodide", "runner/editor.mjs", "runner/markup.mjs", "runner/latex.mjs"]
 SCRATCH = ROOT / "_build" / "compare"
 # What a build leaves that the next build reads (tools/pipeline/build_steps.py): the graph's
 # record, the digest files, the made assets and the site. Not the PDF nor its print build (a

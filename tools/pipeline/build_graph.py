@@ -36,9 +36,9 @@ from doit.reporter import ConsoleReporter
 
 from tools.pipeline.build_steps import (
     BUILD, DIAGRAM_FONT, DIAGRAMS_DIGEST, EDITOR, FAILED_DIGEST, FIRST_FIGURE, LIBRARY_DIGEST, NOTEBOOKS_DIGEST, PDF,
-    PYODIDE, PYODIDE_FILES, PYODIDE_PACKAGES, SITE, SNAPSHOT, WHEEL, diagrams_as_written, diagrams_step, files, font_step,
-    html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step, pages,
-    pdf_step, site_serves_the_pdf, wheel_step,
+    OUTPUT_BUNDLES, PYODIDE, PYODIDE_FILES, PYODIDE_PACKAGES, SITE, SNAPSHOT, WHEEL, diagrams_as_written, diagrams_step,
+    files, font_step, html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step,
+    pages, pdf_step, site_serves_the_pdf, wheel_step,
 )
 from tools.pipeline.pages import ROOT
 
@@ -67,7 +67,7 @@ def book_sources() -> list[Path]:
             *sorted(p for p in (book / "_templates").rglob("*") if p.is_file()), *sphinx_extension()]
 
 def served_assets() -> list[Path]:
-    return [*PYODIDE_FILES, PYODIDE_PACKAGES, EDITOR, WHEEL, SNAPSHOT, FIRST_FIGURE, DIAGRAM_FONT]
+    return [*PYODIDE_FILES, PYODIDE_PACKAGES, EDITOR, *OUTPUT_BUNDLES, WHEEL, SNAPSHOT, FIRST_FIGURE, DIAGRAM_FONT]
 
 def task_lib():
     """book/*.md `# @save` and `# @solution N` cells -> chapter_lib/"""

@@ -35,6 +35,9 @@ WHEEL = STATIC / "runner" / "chapter_lib.whl"
 SNAPSHOT = STATIC / "runner" / "python-snapshot.bin.gz"
 FIRST_FIGURE = STATIC / "runner" / "first-figure.zip"
 EDITOR = STATIC / "runner" / "editor.mjs"
+# Bundled by Make like the editor, loaded by the page on the first output that needs them: a
+# cell's HTML and Markdown (DOMPurify, marked), its LaTeX (temml). Not in the click's download.
+OUTPUT_BUNDLES = [STATIC / "runner" / "markup.mjs", STATIC / "runner" / "latex.mjs"]
 DIAGRAM_FONT = STATIC / "fonts" / "diagram-sans.woff"
 SITE = BUILD / "html"
 PDF = BUILD / "pdf" / "chapter15.pdf"

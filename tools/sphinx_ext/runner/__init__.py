@@ -39,8 +39,9 @@ LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["boot.mjs", "runner.mjs", "cells.mjs", "output.mjs", "work.mjs", "storage.mjs", "notebook.mjs", "keys.mjs",
-          "dom.mjs", "book_exercises.mjs", "figures.mjs", "worker.mjs", "page_python.py", "runner.css", "input.mjs"]
+SERVED = ["boot.mjs", "runner.mjs", "cells.mjs", "output.mjs", "ansi.mjs", "mime.mjs", "work.mjs", "storage.mjs",
+          "notebook.mjs", "keys.mjs", "dom.mjs", "book_exercises.mjs", "figures.mjs", "worker.mjs", "page_python.py",
+          "display.py", "runner.css", "input.mjs"]
 # Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
 ON_FIRST_FIGURE = ["figures.py"]
 # Imported by the loader before the click only for a reader whose runtime is cached (Python

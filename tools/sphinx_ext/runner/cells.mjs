@@ -65,6 +65,7 @@ export class Cell {
     /** @type {HTMLElement | undefined} */ this.resetButton; // (a book cell's)
     /** @type {HTMLElement} */ this.bar;
     /** @type {CellOutput} */ this.output;
+    this.clearPending = false; // clear_output(wait=True): cleared when the cell next shows something
     div.classList.add("browser-run-cell");
     this.build(/** @type {string} */ (source ?? bookSource)); // (an added cell is given its source)
   }
@@ -101,7 +102,10 @@ export class Cell {
       this.stateText,
     ].filter(Boolean));
     const bar = this.bar = el("div", { class: "browser-run-cell-bar" }, ...controls);
-    const outputArea = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of ${this.label}` });
+    // A polite live region: what a running cell prints is read out as it arrives (output.mjs
+    // appends only what is new, and keeps a long output's redraws out of it).
+    const outputArea = el("div", { class: "browser-run-output", role: "group", "aria-label": `Output of ${this.label}`,
+      "aria-live": "polite" });
     this.output = new CellOutput(outputArea, this.label);
 
     if (this.added) {
@@ -142,17 +146,27 @@ export class Cell {
     /** @type {HTMLElement} */ (this.resetButton).hidden = !this.edited;
   }
 
-  clearOutput() {
+  // wait: clear_output(wait=True), the output cleared when the cell next shows something.
+  clearOutput({ wait = false } = {}) {
+    this.clearPending = wait;
+    if (wait) return;
     restoreFigures(this); // the stored figures back in their place, before the output goes
     if (this.stored) this.stored.hidden = true;
     this.output.clear();
   }
 
+  // The cell is about to show something: an output cleared with wait=True goes now.
+  beforeOutput() {
+    if (this.clearPending) this.clearOutput();
+  }
+
   // The outputs this page's Python gave the cell, or null if it has not run here.
+  /** @returns {import("./notebook.mjs").Output[] | null} */
   outputs() {
     if (this.generation < 0) return null;
-    return this.output.parts
-      .map(({ kind, text, markdown, png }) => ({ kind, text, markdown, png }));
+    return this.output.parts.map((part) => part.kind === "display"
+      ? { kind: part.kind, data: part.data, metadata: part.metadata }
+      : { kind: part.kind, text: part.text, png: part.kind === "image/png" ? part.png : null });
   }
 
   /** @param {RunState} runState */

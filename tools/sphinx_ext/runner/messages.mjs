@@ -44,8 +44,13 @@ export {};
  * @typedef {{type: "loaded", packages: string[]}} LoadedMessage */
 /** A cell's writes to one stream, batched.
  * @typedef {{type: "stream", id: WriterId, name: "stdout" | "stderr", text: string}} StreamMessage */
-/** A displayed value (a cell's value, display()), with its markdown form if it has one.
- * @typedef {{type: "display", id: WriterId, plain: string, markdown: string | null}} DisplayMessage */
+/** A displayed value (a cell's value, display()) as a notebook stores it: its display bundle,
+ * {MIME type: data} (text; an image's bytes as base64; application/json's data as JSON), and
+ * its metadata (an image's width and height, under its MIME type).
+ * @typedef {{type: "display", id: WriterId, data: DisplayData, metadata: Record<string, any>}} DisplayMessage */
+/** @typedef {Record<string, any>} DisplayData */
+/** clear_output(): the cell's output cleared now, or (`wait`) when it next shows something.
+ * @typedef {{type: "clear", id: WriterId, wait: boolean}} ClearMessage */
 /** A matplotlib figure as a PNG (base64), with its size in pixels.
  * @typedef {{type: "figure", id: WriterId, plain: string, png: string, width: number, height: number}} FigureMessage */
 /** The cell called input(): the page shows a field and answers through the shared buffer.
@@ -53,7 +58,7 @@ export {};
 /** The cell finished (`ok`: without an exception).
  * @typedef {{type: "done", id: CellId, ok: boolean}} DoneMessage */
 /** @typedef {TimingMessage | ProgressMessage | StatusMessage | ReadyMessage | FailedMessage | LoadedMessage
- *   | StreamMessage | DisplayMessage | FigureMessage | InputMessage | DoneMessage} FromWorker */
+ *   | StreamMessage | DisplayMessage | ClearMessage | FigureMessage | InputMessage | DoneMessage} FromWorker */
 
 /** A cell's id on the page: a book cell's number, or an added cell's string id (work.mjs).
  * @typedef {number | string} CellId */

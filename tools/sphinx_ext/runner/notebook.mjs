@@ -9,9 +9,11 @@
 // reader added follow the cell they were added below. The result opens and runs in
 // JupyterLab and Colab (tests/test_browser_work.py validates it with nbformat and runs it).
 
-/** One of our outputs (cells.mjs's outputs()): a stream's (kind "stdout", "stderr"), a value's
- * ("text/plain", with its markdown or null) or a figure's ("image/png", with its png).
- * @typedef {{kind: string, text: string, markdown?: string | null, png?: string | null}} Output */
+/** One of our outputs (cells.mjs's outputs()): a stream's (kind "stdout", "stderr", its text), a
+ * displayed value's ("display", its display bundle and metadata) or a figure's ("image/png", its
+ * text/plain as text, and its png).
+ * @typedef {{kind: string, text?: string, data?: Record<string, any>, metadata?: Record<string, any>,
+ *   png?: string | null}} Output */
 /** One of the page's cells, in page order (work.mjs): the book's code (null for an added
  * cell), the reader's code, and its outputs (null when it has not run in this page's Python).
  * @typedef {{bookSource: string | null, source: string, outputs: Output[] | null}} PageCell */
@@ -26,18 +28,19 @@
 const trimmed = (/** @type {string} */ text) => text.replace(/\n+$/, "");
 const joined = (/** @type {string | string[]} */ source) => (Array.isArray(source) ? source.join("") : source);
 
-// One of our outputs ([kind, text, markdown], and png for a figure) as a Jupyter output.
+// One of our outputs as a Jupyter output: a stream, or display data (a value's bundle as the
+// page's Python made it; a figure's text/plain and PNG).
 /** @param {Output} output @returns {JupyterOutput} */
-function jupyterOutput({ kind, text, markdown, png }) {
+function jupyterOutput({ kind, text, data, metadata, png }) {
   if (kind === "stdout" || kind === "stderr") return { output_type: "stream", name: kind, text };
+  if (kind === "display") return { output_type: "display_data", data: data || {}, metadata: metadata || {} };
   /** @type {Record<string, string>} */
-  const data = { "text/plain": text };
-  if (markdown != null) data["text/markdown"] = markdown;
-  if (png != null) data["image/png"] = png;
-  return { output_type: "display_data", data, metadata: {} };
+  const figure = { "text/plain": text || "" };
+  if (png != null) figure["image/png"] = png;
+  return { output_type: "display_data", data: figure, metadata: {} };
 }
 
-// page: [{bookSource (null for an added cell), source, outputs: [{kind, text, markdown}] | null}]
+// page: [{bookSource (null for an added cell), source, outputs: [Output] | null}]
 // in page order; outputs null when the cell has not run in this page's Python.
 /** @param {Notebook} notebook the reader's notebook as the book serves it @param {PageCell[]} page
  * @returns {Notebook} */

@@ -6,7 +6,7 @@ It runs a cell as IPython would show it (CodeRunner: the last expression's value
 IPython.display, names each cell in tracebacks as the reader sees it ("cell 3", "your cell 1
 (added)"), and says in one sentence what this page cannot do where Python alone would give a
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
-micropip, a package the page does not serve.
+micropip, a package the page does not serve, and the 32-bit page's limits of size and memory.
 """
 import builtins, importlib.util, linecache, random, re, sys, time, traceback, types
 from pyodide.code import CodeRunner, find_imports
@@ -142,35 +142,43 @@ def page_sleep(seconds):
     if _browser_input.sleep(float(seconds)):
         raise KeyboardInterrupt
 
-def show(value):
-    """Send a value the way Jupyter would: text/plain, and text/markdown if it has one."""
-    markdown = getattr(value, "_repr_markdown_", None)
-    _browser_run.display(repr(value), markdown() if callable(markdown) else None)
+# IPython.display (IPython itself is not in the browser): display.py, installed by worker.mjs as
+# _browser_display. A value is shown as a bundle of MIME types, as IPython's formatter makes it;
+# a matplotlib figure as the figure backend sends it.
+import _browser_display
 
-# A minimal stand-in for IPython.display (IPython itself is not in the browser):
-# Markdown objects repr as IPython shows them as text/plain, and display() shows values.
-class DisplayObject:
-    def __init__(self, data=None):
-        self.data = data
-    def __repr__(self):
-        return f"<IPython.core.display.{type(self).__name__} object>"
-
-class Markdown(DisplayObject):
-    def _repr_markdown_(self):
-        return self.data
-
-def display(*values):
-    for value in values:
-        show(value)
+_browser_display.publish = _browser_run.display
+_browser_display.clear = _browser_run.clear
+_browser_display.show_figure = lambda value: bool(figures and figures.show_value(value))
 
 ipython = types.ModuleType("IPython")
-ipython_display = types.ModuleType("IPython.display")
-ipython_display.Markdown, ipython_display.display = Markdown, display
-ipython_display.DisplayObject = DisplayObject
+ipython.display = _browser_display
 ipython.get_ipython = lambda: None  # as outside an IPython shell (matplotlib asks)
-ipython.display = ipython_display
-sys.modules.update({"IPython": ipython, "IPython.display": ipython_display})
-builtins.display = display
+ipython_core = types.ModuleType("IPython.core")
+ipython_core.display = _browser_display
+ipython.core = ipython_core
+sys.modules.update({"IPython": ipython, "IPython.display": _browser_display, "IPython.core": ipython_core,
+                    "IPython.core.display": _browser_display, "IPython.core.display_functions": _browser_display})
+builtins.display = _browser_display.display
+
+# The page's Python is 32-bit WebAssembly: no size or index reaches 2**31, and all of its memory
+# is at most 4 GB. Python's own words for meeting either limit say nothing of why.
+TOO_BIG_FOR_AN_INDEX = ("index-sized integer", "C ssize_t", "Py_ssize_t")
+
+def beyond_the_page(error):
+    """An OverflowError of the 2 GB index limit, or a MemoryError, with one sentence saying
+    what this page's Python can hold; any other error as it is."""
+    if isinstance(error, OverflowError) and any(words in str(error) for words in TOO_BIG_FOR_AN_INDEX):
+        text = (f"{error}: this page's Python is 32-bit (WebAssembly), so no size or index can reach "
+                f"2**31 (one object holds at most about 2 GB); {ELSEWHERE}.")
+    elif isinstance(error, MemoryError):
+        text = ((f"{error}: " if str(error) else "") + "this page's Python ran out of memory: in the browser "
+                f"(32-bit WebAssembly) it has at most 4 GB in all and about 2 GB for one object; {ELSEWHERE}.")
+    else:
+        return error
+    replaced = type(error)(text)
+    replaced.__traceback__ = error.__traceback__
+    return replaced
 
 namespace = sys.modules["__main__"].__dict__
 
@@ -196,13 +204,14 @@ async def run_cell(source, filename):
         finally:
             _browser_run.cell_code(False)
         sys.stdout.flush()
-        if value is not None and not (figures and figures.show_value(value)):
-            show(value)
+        if value is not None:
+            _browser_display.display(value)
         ok = True
     except BaseException as error:
         sys.stdout.flush()
         if isinstance(error, ModuleNotFoundError):
             error = missing_module(error)
+        error = beyond_the_page(error)
         # Drop the runner's own frames: the traceback starts in the reader's cell.
         tb = error.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != filename:

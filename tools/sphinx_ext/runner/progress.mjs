@@ -196,6 +196,8 @@ function renderPage(progress, exercises, list, summary, note) {
     /** @type {HTMLElement} */ (exercise.mark).hidden = !done;
     if (exercise.toggle) {
       exercise.toggle.textContent = done ? "Mark as not done" : "Mark as done";
+      // Named by its exercise: a screen reader's list of buttons had three "Mark as done".
+      exercise.toggle.setAttribute("aria-label", `${exercise.toggle.textContent}: exercise ${exercise.number}`);
       exercise.toggle.setAttribute("aria-pressed", String(done));
     }
   }

@@ -92,8 +92,34 @@ function setBusy(busy) {
     // Tab from the cell reaches Stop at once (not moved while it has the focus).
     if (!/** @type {HTMLElement} */ (state.floating).contains(document.activeElement))
       state.running.bar.after(/** @type {HTMLElement} */ (state.floating));
+    placeStop();
   }
 }
+
+// The Stop bar sits at the bottom of the window, except where it would cover the running
+// cell's own controls (its Run, Reset, Add a cell: a cell run near the bottom of the window,
+// and on a phone, where the bar takes the window's width): then at the top, under the header.
+// Measured again as the reader scrolls or the window changes.
+const STOP_GAP_PX = 8;
+function placeStop() {
+  const floating = /** @type {HTMLElement} */ (state.floating);
+  if (floating.hidden || !state.running) return;
+  // Where the bar is when at the bottom (runner.css: 1rem above it), whether or not it is there
+  // now (only its top changes).
+  const { left, right, height } = floating.getBoundingClientRect();
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+  const atBottom = { left, right, top: innerHeight - rem - height };
+  const covered = [...state.running.bar.children].some((control) => {
+    const box = control.getBoundingClientRect();
+    return box.width > 0 && box.bottom > atBottom.top - STOP_GAP_PX && box.top < innerHeight
+      && box.right > atBottom.left && box.left < atBottom.right;
+  });
+  floating.classList.toggle("browser-run-floating-top", covered);
+  const header = document.querySelector(".bd-header-article") || document.querySelector(".bd-header");
+  floating.style.top = covered ? `${Math.max(header ? header.getBoundingClientRect().bottom : 0, 0) + STOP_GAP_PX}px` : "";
+}
+let placing = 0;
+const placeStopSoon = () => { placing ||= requestAnimationFrame(() => { placing = 0; placeStop(); }); };
 
 const runnable = () => state.cells;  // every cell runs, the figure cells too
 const pageBytes = () => /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
@@ -147,12 +173,18 @@ function onWorkerMessage(message) {
       setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
       break;
     case "stream":
+      cell?.beforeOutput();
       if (cell) cell.output.add(message.name, message.text);
       break;
     case "display":
-      if (cell) cell.output.add("text/plain", message.plain, message.markdown);
+      cell?.beforeOutput();
+      if (cell) cell.output.addDisplay(message.data, message.metadata);
+      break;
+    case "clear":
+      if (cell) cell.clearOutput({ wait: message.wait });
       break;
     case "figure":
+      cell?.beforeOutput();
       if (cell) showFigure(cell, message);
       break;
     case "input":
@@ -457,6 +489,8 @@ export function start({ bar, status, download, notebook }) {
     state.floatingText, button("Stop", () => stop(), { label: "Stop", cls: "browser-run-stop" }),
     el("kbd", { class: "browser-run-key", title: "Stop from anywhere on the page, editors included" }, STOP_KEY));
   document.body.append(state.floating);
+  addEventListener("scroll", placeStopSoon, { passive: true });
+  addEventListener("resize", placeStopSoon);
   bar.replaceChildren(
     state.runAll,
     button("Download as notebook", () => /** @type {Work} */ (state.work).download(), { cls: "browser-run-download" }),

@@ -183,6 +183,7 @@ async function start() {
   // chapter_lib downloads while the runtime starts.
   const wheel = fetch(new URL("runner/chapter_lib.whl", STATIC));
   const pagePython = fetch(new URL("runner/page_python.py", STATIC));
+  const displayModule = fetch(new URL("runner/display.py", STATIC));
   let pyodide;
   try {
     pyodide = await startRuntime();
@@ -194,10 +195,16 @@ async function start() {
   pyodide.setStderr(streamTo("stderr"));
   pyodide.setStdin({ error: true }); // sys.stdin reads fail at once (no browser prompt())
   pyodide.registerJsModule("_browser_run", {
-    /** @param {string} plain @param {string | null | undefined} markdown */
-    display: (plain, markdown) => {
+    // A display bundle as JSON text (display.py): {data: {mime: data}, metadata}.
+    display: (/** @type {string} */ bundle) => {
       flushStreams();
-      post({ type: "display", id: currentId, plain, markdown: markdown ?? null });
+      const { data, metadata } = JSON.parse(bundle);
+      post({ type: "display", id: currentId, data, metadata });
+    },
+    // clear_output(wait): the cell's output cleared now, or when it next shows something.
+    clear: (/** @type {boolean} */ wait) => {
+      flushStreams();
+      post({ type: "clear", id: currentId, wait });
     },
     /** @param {string} plain @param {string} png @param {number} width @param {number} height */
     figure: (plain, png, width, height) => {
@@ -217,6 +224,11 @@ async function start() {
   if (!wheelFile.ok) throw new Error(`chapter_lib.whl: HTTP ${wheelFile.status}`);
   // (Unpacked again after a restore: the snapshot holds Python's memory, not its files.)
   pyodide.unpackArchive(await wheelFile.arrayBuffer(), "wheel");
+  // IPython.display's stand-in, which page_python.py imports (as _browser_display).
+  const display = await displayModule;
+  if (!display.ok) throw new Error(`display.py: HTTP ${display.status}`);
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  pyodide.FS.writeFile(`${sitePackages}/_browser_display.py`, await display.text());
   const setup = await pagePython;
   if (!setup.ok) throw new Error(`page_python.py: HTTP ${setup.status}`);
   await pyodide.runPythonAsync(await setup.text(), { filename: "<exec>" });
