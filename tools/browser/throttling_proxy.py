@@ -22,6 +22,7 @@ import http.client
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 # The issue's slow phone line: every request 400 ms late, 50 KB/s shared.
@@ -32,6 +33,15 @@ CHUNK_BYTES = 4096  # (at 50 KB/s about a dozen a second: the link's pace is smo
 # to the browser has its own.
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
 UPSTREAM_TIMEOUT_SECONDS = 300
+
+
+class Passed(NamedTuple):
+    """One answer passed on: the URL's path, the body bytes the browser got, and when (the
+    proxy's monotonic clock) it was asked for and when its last byte went."""
+    path: str
+    body_bytes: int
+    asked: float
+    ended: float
 
 
 class SharedLink:
@@ -66,6 +76,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def _pass_on(self):
         proxy = self.server.proxy
+        asked = time.monotonic()
         time.sleep(proxy.delay_seconds)
         upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port,
                                               timeout=UPSTREAM_TIMEOUT_SECONDS)
@@ -88,21 +99,23 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             self.end_headers()
             if not has_body:
                 return
-            if body is not None:
-                self._send_slowly(body)
-                return
-            while chunk := answer.read(CHUNK_BYTES):
-                self._send_slowly(chunk)
+            passed = 0
+            try:
+                chunks = [body] if body is not None else iter(lambda: answer.read(CHUNK_BYTES), b"")
+                for data in chunks:
+                    passed += self._send_slowly(data)
+            finally:
+                proxy.record(Passed(self.path, passed, asked, time.monotonic()))
         finally:
             upstream.close()
 
-    def _send_slowly(self, data: bytes) -> None:
+    def _send_slowly(self, data: bytes) -> int:
         link = self.server.proxy.link
         for start in range(0, len(data), CHUNK_BYTES):
             chunk = data[start:start + CHUNK_BYTES]
             link.carry(len(chunk))
             self.wfile.write(chunk)
-            self.server.proxy.count(len(chunk))
+        return len(data)
 
 
 class _ProxyServer(ThreadingHTTPServer):
@@ -127,7 +140,7 @@ class ThrottlingProxy:
         self.delay_seconds = delay_seconds
         self.link = SharedLink(bytes_per_second)
         self._lock = threading.Lock()
-        self._bytes_passed = 0
+        self._passed: list[Passed] = []
         self.server = _ProxyServer(("127.0.0.1", 0), _ProxyHandler)
         self.server.proxy = self
         host, port = self.server.server_address[:2]
@@ -145,12 +158,13 @@ class ThrottlingProxy:
     def url(self, page: str) -> str:
         return f"{self.origin}/{page.lstrip('/')}"
 
-    def count(self, size: int) -> None:
+    def record(self, passed: Passed) -> None:
         with self._lock:
-            self._bytes_passed += size
+            self._passed.append(passed)
 
-    def take_bytes_passed(self) -> int:
-        """Body bytes passed on to the browser since the last call."""
+    def take_passed(self) -> list[Passed]:
+        """Each answer passed on to the browser since the last call, as far as the browser read
+        it (an answer it abandoned counts what it had)."""
         with self._lock:
-            passed, self._bytes_passed = self._bytes_passed, 0
+            passed, self._passed = self._passed, []
             return passed

@@ -27,6 +27,7 @@ export class DownloadMeter {
   constructor() {
     this.bytes = 0;  // body bytes as stored on the host (a .gz counts as its own bytes)
     this.files = 0;  // files whose body has arrived whole
+    this.open = 0;  // bodies still arriving
     /** @type {number | null} */ this.firstByteAt = null;
     /** @type {Set<string>} URLs counted here (resource timing counts the others: imports) */
     this.counted = new Set();
@@ -46,10 +47,12 @@ export class DownloadMeter {
     return this.bytes / Math.max((performance.now() - this.firstByteAt) / 1000, 0.001);
   }
 
-  // Resolves once the rate means something: `enough` bytes arrived, or `seconds` since the first did.
+  // Resolves once the rate means something: `enough` bytes arrived, or `seconds` passed since
+  // the first did (or since the question, when none has: a network that brings nothing).
   /** @param {number} enough @param {number} seconds */
   async measured(enough, seconds) {
-    const deadline = () => this.firstByteAt !== null && performance.now() - this.firstByteAt >= seconds * 1000;
+    const asked = performance.now();
+    const deadline = () => performance.now() - (this.firstByteAt ?? asked) >= seconds * 1000;
     while (this.bytes < enough && !deadline()) {
       await new Promise((wake) => {
         this.waiting.push(() => wake(undefined));
@@ -62,14 +65,31 @@ export class DownloadMeter {
 // A body read through the meter: each chunk counted as it arrives, the file once it ends.
 /** @param {ReadableStream<Uint8Array>} body @param {DownloadMeter} meter */
 function counted(body, meter) {
+  meter.open += 1;
   return body.pipeThrough(new TransformStream({
     transform(chunk, controller) {
       meter.add(chunk.byteLength);
       controller.enqueue(chunk);
     },
-    flush() { meter.files += 1; },
+    flush() {
+      meter.files += 1;
+      meter.open -= 1;
+    },
   }));
 }
+
+// An answer whose body is read through the meter.
+/** @param {Response} response @param {DownloadMeter} meter */
+export function countedResponse(response, meter) {
+  if (!response.body) return response;
+  meter.counted.add(response.url);
+  return new Response(counted(response.body, meter),
+    { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+// (tsc's DOM types have DecompressionStream take any BufferSource; it is given bytes here.)
+const gunzip = () => /** @type {ReadableWritablePair<Uint8Array, Uint8Array>} */ (
+  /** @type {unknown} */ (new DecompressionStream("gzip")));
 
 // The stream inflated when it is gzip (its first two bytes say), passed on as it is otherwise.
 /** @param {ReadableStream<Uint8Array>} body @returns {ReadableStream<Uint8Array>} */
@@ -98,7 +118,7 @@ export function inflatedIfGzip(body) {
       },
       cancel(reason) { return reader.cancel(reason); },
     });
-    return (isGzip(first) ? whole.pipeThrough(new DecompressionStream("gzip")) : whole).getReader();
+    return (isGzip(first) ? whole.pipeThrough(gunzip()) : whole).getReader();
   }
   return new ReadableStream({
     async pull(controller) {
@@ -130,11 +150,7 @@ export function countingFetch(meter, plainFetch) {
         return new Response(inflatedIfGzip(counted(gzipped.body, meter)), { status: 200, headers });
       }
     }
-    const response = await plainFetch(url, init);
-    if (!response.body) return response;
-    meter.counted.add(response.url || url);
-    return new Response(counted(response.body, meter),
-      { status: response.status, statusText: response.statusText, headers: response.headers });
+    return countedResponse(await plainFetch(url, init), meter);
   }
 
   /** @param {RequestInfo | URL} input @param {RequestInit} [init] @returns {Promise<Response>} */

@@ -8,6 +8,8 @@
   // What the click downloads, summed at build time from the files themselves (the figure
   // `make bench-run` measures as "served cold"), and this page's reader's notebook.
   const DOWNLOAD_BYTES = Number("__BROWSER_RUN_BYTES__");
+  // Of which Python's snapshot, which a first visit on a slow network goes without (worker.mjs).
+  const SNAPSHOT_BYTES = Number("__BROWSER_RUN_SNAPSHOT_BYTES__");
   const NOTEBOOK = "__BROWSER_RUN_NOTEBOOK__";
   // The packages this page's cells import that Python loads on demand (matplotlib, on a page
   // with figures): loaded from the click on, while the earlier cells run. (Not for the
@@ -81,6 +83,7 @@
     const runnerFile = (/** @type {string} */ name) => new URL(root + "_static/runner/" + name, location.href).href;
     // Python starts at once (boot.mjs), while the editor and the runner load beside it.
     const booting = import(runnerFile("boot.mjs")).then((boot) => {
+      boot.showDownload(bar, { bytes: DOWNLOAD_BYTES, snapshotBytes: SNAPSHOT_BYTES });
       boot.bootPython();
       boot.preloadPackages(PRELOAD);
     });
