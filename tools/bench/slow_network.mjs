@@ -10,8 +10,8 @@ export const watchDownloadBar = (everyMs) => {
     const samples = [];
     /** @type {any} */ (window).downloadSamples = samples;
     setInterval(() => {
-        const meter = /** @type {HTMLProgressElement | null} */ (document.querySelector('.browser-run-download-meter'));
-        const text = document.querySelector('.browser-run-download-text');
+        const meter = /** @type {HTMLProgressElement | null} */ (document.querySelector('.browser-run-downloading-meter'));
+        const text = document.querySelector('.browser-run-downloading-text');
         samples.push({
             at: performance.timeOrigin + performance.now(),
             text: text ? text.textContent : null,

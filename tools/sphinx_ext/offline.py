@@ -12,7 +12,7 @@ changes in the site, and an unchanged file is never downloaded again by a new ed
 
 - ``pages``: every page and what the pages load (their stylesheets, scripts, fonts, images,
   found by reading the pages and the files they name) and the search index, kept in the
-  background after a first visit, unless the data saver is on (about 1.5 MB gzipped);
+  background after a first visit, unless the data saver is on (about 0.6 MB gzipped);
 - ``python``: Pyodide's runtime, the runner, the editor, chapter_lib and Python's snapshot,
   kept when the reader runs a page (they are fetched for that run anyway);
 - ``figures``: matplotlib's wheels and the first figure's bytecode, kept when a page draws;

@@ -97,10 +97,10 @@ export class DownloadBar {
 
   show() {
     if (this.box) return;
-    this.meter = /** @type {HTMLProgressElement} */ (el("progress", { class: "browser-run-download-meter",
+    this.meter = /** @type {HTMLProgressElement} */ (el("progress", { class: "browser-run-downloading-meter",
       "aria-label": "Python's download" }));
-    this.text = el("span", { class: "browser-run-download-text" });
-    this.box = el("div", { class: "browser-run-download" }, this.meter, " ", this.text);
+    this.text = el("span", { class: "browser-run-downloading-text" });
+    this.box = el("div", { class: "browser-run-downloading" }, this.meter, " ", this.text);
     this.bar.append(this.box);
   }
 
