@@ -195,10 +195,12 @@ test-units: env  ## the tests that need no built site (part of test-tests; quick
 test-site: env $(NPM_ASSETS) test-programs  ## the tests of the built site (part of test-tests): browser, PDF, JupyterLab, fresh environments
 	$(PY) -m pytest $(XDIST) -m site tests
 
-bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline_visits.py)
+bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline; a first visit's bytes per answer; Python on a slow network beside bare Pyodide (tools/bench/offline_visits.py, first_visit.py, slow_network.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
 	$(PY) -m tools.bench.offline_visits
+	$(PY) -m tools.bench.first_visit
+	$(PY) -m tools.bench.slow_network
 validate: env $(NPM_ASSETS)  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
 	bash tools/browser/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.checks.vnu_check _build/html

@@ -84,9 +84,11 @@ export class DownloadBar {
   // (the worker says nothing meanwhile: its thread is busy).
   /** @param {number} total */
   starting(total) {
+    this.show();
     if (this.ticking) return;
     const since = performance.now();
     const say = () => {
+      this.show();
       const seconds = Math.round((performance.now() - since) / 1000);
       /** @type {HTMLElement} */ (this.text).textContent =
         `Downloaded Python (${megabytes(total)} MB); starting it…${seconds ? ` ${seconds} s` : ""}`;
@@ -95,8 +97,12 @@ export class DownloadBar {
     this.ticking = setInterval(say, 1000);
   }
 
+  // (Shown again after the runner redraws the loader's bar with its own controls.)
   show() {
-    if (this.box) return;
+    if (this.box) {
+      if (!this.box.isConnected) this.bar.append(this.box);
+      return;
+    }
     this.meter = /** @type {HTMLProgressElement} */ (el("progress", { class: "browser-run-downloading-meter",
       "aria-label": "Python's download" }));
     this.text = el("span", { class: "browser-run-downloading-text" });

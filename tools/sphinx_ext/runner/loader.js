@@ -15,7 +15,8 @@
   // with figures): loaded from the click on, while the earlier cells run. (Not for the
   // imports of folded worked solutions alone: those load when such a cell runs.)
   const PRELOAD = JSON.parse('__BROWSER_RUN_PRELOAD__');
-  const DOWNLOAD_TEXT = `about ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
+  // "Up to": on a slow network Python starts without its snapshot, and the download is smaller.
+  const DOWNLOAD_TEXT = `up to ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
   const SERVE_HINT = "Running needs the book served over http, not opened as a file: in the " +
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
   // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
