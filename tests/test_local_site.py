@@ -30,7 +30,7 @@ def test_a_held_file_is_answered_after_the_block_and_others_at_once(tmp_path):
     assert answers == ["other", "held"]
 
 
-def test_every_answer_is_recorded_with_its_status_and_bytes_a_304_too(tmp_path):
+def test_every_answer_is_recorded_with_its_status_and_bytes_a_304_and_a_head_too(tmp_path):
     (tmp_path / "page.html").write_text("<p>page</p>")
     with LocalSite(tmp_path) as site:
         with urllib.request.urlopen(site.url("page.html"), timeout=30) as response:
@@ -40,8 +40,10 @@ def test_every_answer_is_recorded_with_its_status_and_bytes_a_304_too(tmp_path):
             urllib.request.urlopen(request, timeout=30)
         except urllib.error.HTTPError as error:
             assert error.code == 304
+        urllib.request.urlopen(urllib.request.Request(site.url("page.html"), method="HEAD"), timeout=30).close()
         assert [(r.path, r.status, r.body_bytes) for r in site.server.take_responses()] == [
-            ("/page.html", 200, len("<p>page</p>")), ("/page.html", 304, 0)]
+            ("/page.html", 200, len("<p>page</p>")), ("/page.html", 304, 0), ("/page.html", 200, 0)]
+        assert site.server.take_bytes_served() == len("<p>page</p>"), "a HEAD sends no body"
 
 
 def test_the_throttling_proxy_passes_answers_on_whole_late_and_sharing_one_link(tmp_path):

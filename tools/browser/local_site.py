@@ -53,8 +53,9 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
 
     def send_header(self, keyword, value):
         # Content-Length is exactly the body size of every file and error page
-        # http.server sends, so summing it gives the bytes a page load costs.
-        if keyword.lower() == "content-length":
+        # http.server sends, so summing it gives the bytes a page load costs (an answer to
+        # HEAD says the size and sends no body).
+        if keyword.lower() == "content-length" and self.command != "HEAD":
             self._body_bytes = int(value)
             self.server.count_bytes(int(value), unquote(urlsplit(self.path).path))
         super().send_header(keyword, value)
