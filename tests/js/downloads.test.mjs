@@ -46,11 +46,11 @@ function host(files) {
 globalThis.self = /** @type {any} */ ({ location: { href: "http://127.0.0.1/_static/runner/worker.mjs" } });
 
 test("a gzipped stream is inflated, a plain one passed on, however the bytes are split", async () => {
-  for (const size of [1, 2, 7, 100000]) {
-    const inflated = new Uint8Array(await new Response(inflatedIfGzip(trickle(gzipSync(WASM), size))).arrayBuffer());
-    assert.deepEqual(inflated, WASM, `gzip in chunks of ${size}`);
-    const passed = new Uint8Array(await new Response(inflatedIfGzip(trickle(WASM, size))).arrayBuffer());
-    assert.deepEqual(passed, WASM, `plain in chunks of ${size}`);
+  for (const [size, bytes] of [[1, WASM.subarray(0, 300)], [2, WASM.subarray(0, 300)], [1000, WASM], [100000, WASM]]) {
+    const inflated = new Uint8Array(await new Response(inflatedIfGzip(trickle(gzipSync(bytes), size))).arrayBuffer());
+    assert.deepEqual(inflated, bytes, `gzip in chunks of ${size}`);
+    const passed = new Uint8Array(await new Response(inflatedIfGzip(trickle(bytes, size))).arrayBuffer());
+    assert.deepEqual(passed, bytes, `plain in chunks of ${size}`);
   }
 });
 
