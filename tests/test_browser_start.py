@@ -12,6 +12,7 @@
 * Matplotlib loads from the click on a page whose cells import it, and never on a page
   whose cells do not, nor where only folded cells (worked solutions) do: each page's loader
   is told which, as the page's source says.
+* Through a throttled server, the download bar moves while the bytes arrive.
 
 Timings are `make bench-run`'s (tools/bench/run_in_browser.py), never asserted here.
 """
@@ -26,8 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser.page_runner import START_BUTTON, BrowserRunner
+from tools.browser.page_runner import JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
 from tools.browser.page_state import wait_until
+from tools.browser.throttling_proxy import ThrottlingProxy
 from tools.checks.run_check import compare, stored_notebook
 from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
@@ -44,6 +46,11 @@ RUNNER = re.compile(r"/_static/runner/(?!(progress|dom|book_exercises)\.mjs)")  
 MATPLOTLIB = re.compile(r"/_static/pyodide/matplotlib-.*\.whl$")
 EARLY_NOTE = ".browser-run-early"
 JS_TIMINGS = "() => (window.browserRunTimings || []).map((t) => t.step)"
+# A line slow enough that Python's download takes seconds (the test's own, not a reader's).
+THROTTLED_BYTES_PER_SECOND = 1_500_000
+# What the download bar says while bytes arrive (runner/download_bar.mjs).
+DOWNLOADING = re.compile(r"Downloading Python: \d+\.\d+ of \d+\.\d+ MB \(\d+%\), "
+                         r"(about (\d+ min )?(\d+ s )?left|working out the time left)")
 # navigator.connection.saveData, as a browser with the data saver on reports it.
 DATA_SAVER = "Object.defineProperty(navigator, 'connection', {get: () => ({saveData: true})});"
 
@@ -172,3 +179,35 @@ def test_the_click_preloads_matplotlib_where_a_cell_a_reader_sees_imports_it(sit
         html = (site / md.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
         preload = re.search(r"const PRELOAD = JSON\.parse\('(.*?)'\);", html)
         assert preload and json.loads(preload.group(1)) == expected, f"{md.name}: {preload and preload.group(1)}"
+
+
+def test_the_download_bar_moves_while_bytes_arrive_through_a_throttled_server(site):
+    """A first visit through a throttling proxy (tools/browser/throttling_proxy.py: every
+    request late, one shared link, the Python worker's fetches included): from the click the
+    page shows a determinate bar whose bytes, percent and time left change as the bytes come,
+    then says Python is starting, then goes. (Not a timing: `make bench-run` times the slow
+    network, tools/bench/slow_network.py.)"""
+    from tools.bench.slow_network import JS_DOWNLOAD_SAMPLES, JS_WATCH_DOWNLOAD_BAR
+    from tools.browser.chromium import VIEWPORT, launch
+    from tools.browser.local_site import LocalSite
+
+    with LocalSite(site, gzip=True) as served, \
+            ThrottlingProxy(served.origin, delay_seconds=0.05, bytes_per_second=THROTTLED_BYTES_PER_SECOND) as slow, \
+            launch(resolve_only_localhost=True) as browser:
+        page = browser.new_context(viewport=VIEWPORT).new_page()
+        page.goto(slow.url(NO_FIGURES), wait_until="load", timeout=120_000)
+        page.evaluate(JS_WATCH_DOWNLOAD_BAR, 100)
+        page.click(START_BUTTON)
+        wait_until(page, JS_PYTHON_IDLE, timeout=300_000)
+        samples = page.evaluate(JS_DOWNLOAD_SAMPLES)
+        assert page.locator(".browser-run-downloading").count() == 0, "the bar stays once Python is up"
+    downloading = [s for s in samples if s["text"] and s["text"].startswith("Downloading Python")]
+    assert downloading, [s["status"] for s in samples[::10]]
+    for sample in downloading:
+        assert DOWNLOADING.fullmatch(sample["text"]), sample["text"]
+        assert 0 <= sample["value"] <= sample["max"] and sample["max"] > 0, sample  # determinate
+    values = [sample["value"] for sample in downloading]
+    assert values == sorted(values), "the bar went back"
+    assert len(set(values)) >= 5 and len({s["text"] for s in downloading}) >= 5, values
+    assert any("left" in s["text"] and "working out" not in s["text"] for s in downloading), downloading[-1]
+    assert any(s["text"] and s["text"].startswith("Downloaded Python") for s in samples), "never said it was starting"

@@ -10,6 +10,7 @@ counted at the server, text gzipped as GitHub Pages sends it (tools/browser/loca
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -64,17 +65,25 @@ def served_groups(site: Path, served) -> dict[str, int]:
 
 
 def test_a_first_visit_costs_its_page_then_at_most_the_pages_and_the_search(site, gzip_context):
+    """...each file sent whole at most once (the service worker's copy of what the page loaded
+    comes from the browser's cache, or as a 304), and no TrueType font where the pages draw
+    with woff2 (tools/sphinx_ext/page_assets.py): counted answer by answer at the host."""
     served, new_context = gzip_context
     pages_group = offline.groups(site)["pages"]
     assert pages_group["bytes"] <= PAGES_BUDGET_BYTES, f"the pages and the search weigh {pages_group['bytes']} B"
+    assert not [path for path in pages_group["files"] if path.endswith((".ttf", ".otf"))], "a page's file names a TrueType font"
     page = new_context().new_page()
     served.server.take_paths_served()
+    served.server.take_responses()
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     page.wait_for_timeout(SETTLE_MS)
     by_group = served_groups(site, served)
     assert set(by_group) <= {"pages", "not a file of the book"}, by_group  # (sw.js is not a file of the list)
     assert sum(by_group.values()) <= pages_group["bytes"] + 50_000, by_group
+    whole = Counter(response.path for response in served.server.take_responses() if response.status == 200)
+    assert not {path: n for path, n in whole.items() if n > 1}, "sent whole more than once"
+    assert whole and not [path for path in whole if path.endswith((".ttf", ".otf"))], sorted(whole)
 
 
 def test_with_the_data_saver_a_first_visit_costs_its_page_alone(site, gzip_context):

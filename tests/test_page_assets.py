@@ -8,7 +8,7 @@ import pytest
 
 from tools.browser.page_state import wait_until
 from tools.sphinx_ext.page_assets import (
-    THEME_SCRIPTS, THEME_STYLESHEETS, StylesheetError, bundle, rebased, sources_of,
+    THEME_SCRIPTS, THEME_STYLESHEETS, StylesheetError, bundle, rebased, sources_of, woff2_sources_only,
 )
 
 THEME_MACROS = "static/webpack-macros.html"
@@ -23,6 +23,18 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 # -- the bundler ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("face, expected", [
+    ('@font-face{font-weight:900;src:url("fa.woff2") format("woff2"),url("fa.ttf") format("truetype")}',
+     '@font-face{font-weight:900;src:url("fa.woff2") format("woff2")}'),
+    ("@font-face { src: url(a.woff) format('woff'), url(a.woff2?v=1) format( 'woff2' ); font-style: normal }",
+     "@font-face { src:url(a.woff2?v=1) format( 'woff2' ); font-style: normal }"),
+    ('@font-face{src:url("only.ttf") format("truetype")}', None),  # no woff2: left as it is
+    ('.x{src:url("a.woff2") format("woff2"),url("a.ttf")}', None),  # not a font face
+])
+def test_a_font_face_with_a_woff2_source_keeps_only_its_woff2_sources(face, expected):
+    assert woff2_sources_only(face) == (face if expected is None else expected)
+
 
 @pytest.mark.parametrize("address, expected", [
     ("../vendor/fonts/a.woff2", "vendor/fonts/a.woff2"),

@@ -101,13 +101,15 @@ def lighthouse_flags() -> str:
 
 
 @contextlib.contextmanager
-def launch(build: str | None = None) -> Iterator:
+def launch(build: str | None = None, *, resolve_only_localhost: bool = False) -> Iterator:
     """Debian's Chromium as a Playwright Browser; every context made from it starts empty.
-    ``build``: BROWSER or HEADLESS_SHELL (default: BOOK_BROWSER's, else BROWSER)."""
+    ``build``: BROWSER or HEADLESS_SHELL (default: BOOK_BROWSER's, else BROWSER).
+    ``resolve_only_localhost``: block other hosts by name resolution (keeps the HTTP cache)."""
     from playwright.sync_api import sync_playwright
 
+    args = [*CHROMIUM_ARGS, *([ONLY_LOCALHOST_RESOLVES] if resolve_only_localhost else [])]
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(build), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(executable_path=chromium_path(build), args=args, headless=True)
         try:
             yield browser
         finally:

@@ -17,7 +17,7 @@ import sys
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 META_REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
@@ -28,8 +28,17 @@ HOLD_AT_MOST_SECONDS = 300
 
 
 
+class Response(NamedTuple):
+    """One answer of the server: the URL's path, its status and the body bytes it sent."""
+    path: str
+    status: int
+    body_bytes: int
+
+
 class _QuietCountingHandler(SimpleHTTPRequestHandler):
     """Serves files without logging, counting the body bytes it sends."""
+
+    _status, _body_bytes = 0, 0  # of the answer being sent (send_response sets them)
 
     def log_message(self, format, *args):  # noqa: A002 - signature is fixed by http.server
         pass
@@ -38,12 +47,23 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
         self.server.wait_while_held(unquote(urlsplit(self.path).path))
         super().do_GET()
 
+    def send_response(self, code, message=None):
+        self._status, self._body_bytes = code, 0
+        super().send_response(code, message)
+
     def send_header(self, keyword, value):
         # Content-Length is exactly the body size of every file and error page
-        # http.server sends, so summing it gives the bytes a page load costs.
-        if keyword.lower() == "content-length":
+        # http.server sends, so summing it gives the bytes a page load costs (an answer to
+        # HEAD says the size and sends no body).
+        if keyword.lower() == "content-length" and self.command != "HEAD":
+            self._body_bytes = int(value)
             self.server.count_bytes(int(value), unquote(urlsplit(self.path).path))
         super().send_header(keyword, value)
+
+    def end_headers(self):
+        # Every answer, a 304 to a revalidation included: what a host sent, response by response.
+        self.server.record_response(unquote(urlsplit(self.path).path), self._status, self._body_bytes)
+        super().end_headers()
 
 
 # What GitHub Pages compresses: text of every kind, scripts, JSON, SVG.
@@ -93,6 +113,7 @@ class _CountingServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self._bytes_served = 0
         self._paths_served: list[tuple[str, int]] = []
+        self._responses: list[Response] = []
         self._held: dict[str, threading.Event] = {}
 
     def hold(self, path: str) -> threading.Event:
@@ -117,6 +138,16 @@ class _CountingServer(ThreadingHTTPServer):
         with self._lock:
             self._bytes_served += n
             self._paths_served.append((path, n))
+
+    def record_response(self, path: str, status: int, body_bytes: int) -> None:
+        with self._lock:
+            self._responses.append(Response(path, status, body_bytes))
+
+    def take_responses(self) -> list[Response]:
+        """Every answer since the last call, in the order they were sent (304s included)."""
+        with self._lock:
+            responses, self._responses = self._responses, []
+            return responses
 
     def take_paths_served(self) -> list[tuple[str, int]]:
         """(URL path, body bytes) of each answer since the last call (304s are not counted)."""

@@ -12,7 +12,7 @@ changes in the site, and an unchanged file is never downloaded again by a new ed
 
 - ``pages``: every page and what the pages load (their stylesheets, scripts, fonts, images,
   found by reading the pages and the files they name) and the search index, kept in the
-  background after a first visit, unless the data saver is on (about 1.5 MB gzipped);
+  background after a first visit, unless the data saver is on (about 0.6 MB gzipped);
 - ``python``: Pyodide's runtime, the runner, the editor, chapter_lib and Python's snapshot,
   kept when the reader runs a page (they are fetched for that run anyway);
 - ``figures``: matplotlib's wheels and the first figure's bytecode, kept when a page draws;
@@ -123,7 +123,9 @@ def _normalise(path: PurePosixPath) -> str:
     return "/".join(parts)
 
 
-def group_of(relative: str, loaded_by_pages: set[str]) -> str:
+def group_of(relative: str, loaded_by_pages: set[str], files: set[str] = frozenset()) -> str:
+    if relative + ".gz" in files and relative.startswith("_static/pyodide/"):
+        return "other"  # the runtime's file fetched as its gzipped copy (runner/downloads.mjs): never this one
     if relative.startswith("_static/pyodide/") and relative.endswith(".whl"):
         return "figures"
     if relative in ("_static/runner/first-figure.zip", "_static/runner/figures.py"):
@@ -146,8 +148,9 @@ def groups(outdir: Path) -> dict[str, dict]:
     pages = [name for name in files if is_page(name)]
     loaded_by_pages = referenced(outdir, set(files), pages)
     result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
+    names = set(files)
     for relative, file_digest in files.items():
-        group = result[group_of(relative, loaded_by_pages)]
+        group = result[group_of(relative, loaded_by_pages, names)]
         group["files"][relative] = file_digest
         group["sizes"][relative] = transfer_bytes(outdir / relative)
         group["bytes"] += group["sizes"][relative]

@@ -4,7 +4,7 @@
    edition when one is ready.
 
    Data on the reader's word: after a first visit the worker keeps the pages and the search in
-   the background (about 1.5 MB), never with the data saver on (`navigator.connection.saveData`,
+   the background (about 0.6 MB), never with the data saver on (`navigator.connection.saveData`,
    Chrome's Save-Data); Python, the figures, the PDF and the notebooks only when the reader
    runs, draws, opens them, or keeps the whole book.
 

@@ -71,6 +71,20 @@ async function keep(cache, path, response) {
   }
 }
 
+/* What the reader's own use fetches through this worker right now (answer): the background
+   keeping waits while there is any, so on a slow line a page's Python or figures never share
+   it with files kept for later. */
+let readerFetches = 0;
+/** @type {(() => void)[]} */
+const whenQuiet = [];
+function readerFetchEnded() {
+  readerFetches -= 1;
+  if (readerFetches === 0) whenQuiet.splice(0).forEach((wake) => wake());
+}
+function quiet() {
+  return readerFetches > 0 ? new Promise((wake) => { whenQuiet.push(() => wake(undefined)); }) : Promise.resolve();
+}
+
 /** @param {Cache} cache @param {string} path @param {RequestInit} [init] */
 async function fetchAndKeep(cache, path, init = { cache: "no-cache" }) {
   const response = await fetch(new URL(path, SCOPE), init);
@@ -126,7 +140,9 @@ async function keepGroups(names, loaded = []) {
   const missing = names.flatMap((name) => Object.keys(GROUPS[name].files)).filter((path) => !kept.has(keyOf(path)));
   const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
     while (missing.length) {
-      const path = /** @type {string} */ (missing.pop());  // (not empty: the loop's test)
+      await quiet();
+      const path = missing.pop();
+      if (path === undefined) break;  // (another worker took the last while this one waited)
       await cache.put(keyOf(path), await thisEditionOf(path, loadedAt[path]));  // (a refusal rejects: said to the page)
     }
   });
@@ -205,8 +221,31 @@ async function offlinePage(cache) {
   return isolated(new Response(text, { status: 503, headers: { "Content-Type": "text/html; charset=utf-8" } }));
 }
 
-/** @param {Request} request @param {string} path */
-async function answer(request, path) {
+/* A file the reader asked for and this worker has not kept: answered as it arrives, and kept
+   once it has (a copy of the same body, in the background): the page's Python compiles its
+   WebAssembly while it downloads and its bar moves, where waiting for the copy to be stored
+   held every byte back until the last. A request the page abandons (its signal: the snapshot
+   a slow line goes without) is abandoned here too, and nothing is kept of it. */
+/** @param {FetchEvent} event @param {Cache} cache @param {string} path @param {RequestInit} init */
+async function fetchAndKeepAfter(event, cache, path, init) {
+  readerFetches += 1;
+  try {
+    const response = await fetch(new URL(path, SCOPE), { ...init, signal: event.request.signal });
+    if (response.ok) {
+      event.waitUntil(keep(cache, path, response.clone()).finally(readerFetchEnded));
+    } else {
+      readerFetchEnded();
+    }
+    return response;
+  } catch (error) {
+    readerFetchEnded();
+    throw error;
+  }
+}
+
+/** @param {FetchEvent} event @param {string} path */
+async function answer(event, path) {
+  const request = event.request;
   const cache = await caches.open(CACHE);
   if (path in FILES) {
     const cached = await cache.match(keyOf(path));
@@ -217,10 +256,10 @@ async function answer(request, path) {
     if (request.cache === "only-if-cached") {
       // Only what this browser already has (its HTTP cache), never the network.
       const response = await fetch(request);
-      if (response.ok) await keep(cache, path, response.clone());
+      if (response.ok) event.waitUntil(keep(cache, path, response.clone()));
       return isolated(response);
     }
-    return isolated(await fetchAndKeep(cache, path));
+    return isolated(await fetchAndKeepAfter(event, cache, path, { cache: "no-cache" }));
   } catch (error) {
     const page = request.mode === "navigate" && await offlinePage(cache);
     if (!page || !(error instanceof TypeError)) throw error;  // (TypeError: the network failed)
@@ -233,5 +272,5 @@ sw.addEventListener("fetch", (event) => {
   if (request.method !== "GET" || request.headers.has("range")) return;
   const path = pathOf(new URL(request.url));
   if (path === null) return;
-  event.respondWith(answer(request, path));
+  event.respondWith(answer(event, path));
 });

@@ -39,9 +39,9 @@ LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
 # loader, inlined; the editor's bundle entry; this glue and its README).
-SERVED = ["boot.mjs", "runner.mjs", "cells.mjs", "output.mjs", "ansi.mjs", "mime.mjs", "work.mjs", "storage.mjs",
-          "notebook.mjs", "keys.mjs", "dom.mjs", "book_exercises.mjs", "figures.mjs", "worker.mjs", "page_python.py",
-          "display.py", "runner.css", "input.mjs"]
+SERVED = ["boot.mjs", "download_bar.mjs", "runner.mjs", "cells.mjs", "output.mjs", "ansi.mjs", "mime.mjs", "work.mjs",
+          "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs", "book_exercises.mjs", "figures.mjs", "worker.mjs",
+          "downloads.mjs", "page_python.py", "display.py", "runner.css", "input.mjs"]
 # Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
 ON_FIRST_FIGURE = ["figures.py"]
 # Imported by the loader before the click only for a reader whose runtime is cached (Python
@@ -49,15 +49,18 @@ ON_FIRST_FIGURE = ["figures.py"]
 BEFORE_THE_CLICK = ["prestart.mjs"]
 # What `make assets` puts under _build/static (html_static_path) and the click fetches: the
 # editor bundle, the wheel, Python's memory snapshot (restored in place of a fresh start), and
-# the Pyodide files its runtime loads (the Makefile's
-# PYODIDE_FILES). With SERVED, the download the page announces.
+# the Pyodide files its runtime loads (the Makefile's PYODIDE_FILES), the WebAssembly as the
+# gzipped copy the worker inflates (PYODIDE_WASM_GZ: a third of its size, downloads.mjs).
+# With SERVED, the download the page announces.
 # (Keep in step with PYODIDE_FILES: a file missing here stops the build, naming it.)
-CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", "runner/python-snapshot.bin.gz", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
-                "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
+SNAPSHOT = "runner/python-snapshot.bin.gz"
+CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", SNAPSHOT, "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
+                "pyodide/pyodide.asm.wasm.gz", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
 # Loaded on every page of the HTML book after its first paint (not on the printed page):
 # the exercise page's progress, and its count beside that page in the sidebar.
 PROGRESS = "progress.mjs"
 BYTES_TOKEN = "__BROWSER_RUN_BYTES__"
+SNAPSHOT_BYTES_TOKEN = "__BROWSER_RUN_SNAPSHOT_BYTES__"
 NOTEBOOK_TOKEN = "__BROWSER_RUN_NOTEBOOK__"
 PRELOAD_TOKEN = "__BROWSER_RUN_PRELOAD__"
 # Top-level imports that mean a page draws figures: its loader has matplotlib loaded from the
@@ -108,17 +111,20 @@ def packages_to_preload(doctree) -> list[str]:
     return []
 
 
+def click_asset(app, name: str) -> Path:
+    """Where the build serves a file of CLICK_ASSETS from (html_static_path)."""
+    folders = [Path(app.confdir, folder) for folder in app.config.html_static_path]
+    found = next((folder / name for folder in folders if (folder / name).is_file()), None)
+    if found is None:
+        raise ExtensionError(f"Run in your browser: {name} is not in html_static_path ({', '.join(map(str, folders))}); "
+                             "run `make assets`")
+    return found
+
+
 def download_bytes(app) -> int:
     """Bytes of every file the click fetches, found where the build serves them from."""
     total = sum((HERE / name).stat().st_size for name in SERVED)
-    folders = [Path(app.confdir, folder) for folder in app.config.html_static_path]
-    for name in CLICK_ASSETS:
-        found = next((folder / name for folder in folders if (folder / name).is_file()), None)
-        if found is None:
-            raise ExtensionError(f"Run in your browser: {name} is not in html_static_path ({', '.join(map(str, folders))}); "
-                                 "run `make assets`")
-        total += found.stat().st_size
-    return total
+    return total + sum(click_asset(app, name).stat().st_size for name in CLICK_ASSETS)
 
 
 def reader_notebook(app, docname: str) -> Path:
@@ -133,6 +139,7 @@ def add_loader(app, pagename, templatename, context, doctree):
     announced = app.config.browser_run_bytes or download_bytes(app)  # (0: not found at start; says what is missing)
     loader = (LOADER.read_text(encoding="utf-8")
               .replace(BYTES_TOKEN, str(announced))
+              .replace(SNAPSHOT_BYTES_TOKEN, str(click_asset(app, SNAPSHOT).stat().st_size if announced else 0))
               .replace(NOTEBOOK_TOKEN, f"_sources/{pagename}.ipynb")
               .replace(PRELOAD_TOKEN, json.dumps(packages_to_preload(doctree))))
     app.add_js_file(None, body=loader, id=LOADER_ID)

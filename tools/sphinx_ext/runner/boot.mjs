@@ -9,6 +9,10 @@
 //
 // The worker's "timing" messages (a step and when it ended) are kept in
 // window.browserRunTimings beside the loader's "click": `make bench-run` reads them.
+//
+// From the click on, the download is shown here (download_bar.mjs), before the runner and
+// the editor have arrived: on a slow network they are seconds of download themselves.
+import { DownloadBar } from "./download_bar.mjs";
 
 const WORKER = new URL("./worker.mjs", import.meta.url);
 // Where a reader who has run code in this book is remembered (the loader reads it: Python
@@ -21,6 +25,8 @@ const STARTED_BEFORE = "browser-run:v1:python-started";
 /** @type {Started | null} */
 let waiting = null; // started, not yet taken by the runner
 let clicked = false; // the reader clicked: an early start that comes later starts nothing
+/** @type {DownloadBar | null} the download, shown once the reader asked for Python */
+let downloadBar = null;
 
 const now = () => performance.timeOrigin + performance.now();
 /** @param {string} step @param {number} [at] */
@@ -48,6 +54,8 @@ function newWorker(onMessage) {
   worker.addEventListener("message", (event) => {
     const message = /** @type {FromWorker} */ (event.data);  // (worker.mjs posts only these)
     if (message.type === "timing") timing(message.step, message.at);
+    if (message.type === "progress" && downloadBar) downloadBar.update(message);
+    if ((message.type === "ready" || message.type === "failed") && downloadBar) downloadBar.finish();
     if (message.type === "ready") {
       rememberStarted();
       keepForOffline(["python"]);
@@ -63,6 +71,13 @@ function newWorker(onMessage) {
     if (started.onMessage) started.onMessage(message);
   });
   return started;
+}
+
+// The download of every Python this page starts from now on, shown in the loader's bar (the
+// click; an early start, from the cache, shows none).
+/** @param {HTMLElement} bar @param {import("./download_bar.mjs").Announced} announced */
+export function showDownload(bar, announced) {
+  downloadBar ||= new DownloadBar(bar, announced);
 }
 
 // Start Python now unless it is already starting. onMessage: told each message until the

@@ -8,12 +8,15 @@
   // What the click downloads, summed at build time from the files themselves (the figure
   // `make bench-run` measures as "served cold"), and this page's reader's notebook.
   const DOWNLOAD_BYTES = Number("__BROWSER_RUN_BYTES__");
+  // Of which Python's snapshot, which a first visit on a slow network goes without (worker.mjs).
+  const SNAPSHOT_BYTES = Number("__BROWSER_RUN_SNAPSHOT_BYTES__");
   const NOTEBOOK = "__BROWSER_RUN_NOTEBOOK__";
   // The packages this page's cells import that Python loads on demand (matplotlib, on a page
   // with figures): loaded from the click on, while the earlier cells run. (Not for the
   // imports of folded worked solutions alone: those load when such a cell runs.)
   const PRELOAD = JSON.parse('__BROWSER_RUN_PRELOAD__');
-  const DOWNLOAD_TEXT = `about ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
+  // "Up to": on a slow network Python starts without its snapshot, and the download is smaller.
+  const DOWNLOAD_TEXT = `up to ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
   const SERVE_HINT = "Running needs the book served over http, not opened as a file: in the " +
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
   // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
@@ -81,6 +84,7 @@
     const runnerFile = (/** @type {string} */ name) => new URL(root + "_static/runner/" + name, location.href).href;
     // Python starts at once (boot.mjs), while the editor and the runner load beside it.
     const booting = import(runnerFile("boot.mjs")).then((boot) => {
+      boot.showDownload(bar, { bytes: DOWNLOAD_BYTES, snapshotBytes: SNAPSHOT_BYTES });
       boot.bootPython();
       boot.preloadPackages(PRELOAD);
     });

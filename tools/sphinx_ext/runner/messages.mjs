@@ -32,8 +32,11 @@ export {};
 /** A step of the start or of the first figure ended, at `at` ms since the epoch (boot.mjs
  * keeps them in window.browserRunTimings for `make bench-run`).
  * @typedef {{type: "timing", step: string, at: number}} TimingMessage */
-/** The runtime's files fetched so far: how many, and their bytes.
- * @typedef {{type: "progress", files: number, bytes: number}} ProgressMessage */
+/** What Python's start has downloaded so far (every PROGRESS_MS while it starts): files whole,
+ * and bytes as they arrive, as the files are stored on the host; `downloading`: bytes are still
+ * on their way (false once the runtime's files are in: Python then starts); `snapshot`: whether
+ * this start fetches Python's snapshot (false: it starts afresh without it; null: not decided yet).
+ * @typedef {{type: "progress", files: number, bytes: number, downloading: boolean, snapshot: boolean | null}} ProgressMessage */
 /** A sentence for the page's status line.
  * @typedef {{type: "status", text: string}} StatusMessage */
 /** Python is up (`version`: Python's own).

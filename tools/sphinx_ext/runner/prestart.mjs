@@ -18,8 +18,9 @@ import { button, el } from "./dom.mjs";
 
 // "no": the reader asked not to start Python early (the loader reads it too).
 export const EARLY = "browser-run:v1:start-early";
-// Pyodide's files the worker loads before Python is up (the Makefile's PYODIDE_FILES).
-const RUNTIME = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+// Pyodide's files the worker loads before Python is up (the Makefile's PYODIDE_FILES; the
+// WebAssembly as its gzipped copy, downloads.mjs).
+const RUNTIME = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm.gz", "python_stdlib.zip", "pyodide-lock.json"];
 // The editor and the runner: compiled now, so the click only has to draw the cells.
 const RUNNER = "./runner.mjs";
 

@@ -122,10 +122,6 @@ let placing = 0;
 const placeStopSoon = () => { placing ||= requestAnimationFrame(() => { placing = 0; placeStop(); }); };
 
 const runnable = () => state.cells;  // every cell runs, the figure cells too
-const pageBytes = () => /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
-  .filter((entry) => entry.name.includes("/_static/runner/"))
-  .reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
-const megabytes = (/** @type {number} */ bytes) => (bytes / 1e6).toFixed(1);
 
 // ---------------------------------------------------------------------------
 // The worker
@@ -151,13 +147,8 @@ function startWorker() {
 function onWorkerMessage(message) {
   const cell = state.cells.find((c) => c.id === /** @type {{id?: unknown}} */ (message).id);  // (undefined: a message of no cell)
   switch (message.type) {
-    case "progress": {
-      // The worker counts what it fetched; the page already has the runner and the editor.
-      const total = /** @type {Download} */ (state.download).bytes;
-      const loaded = Math.min(message.bytes + pageBytes(), total);
-      if (message.bytes) setStatus(`Downloading Python: ${megabytes(loaded)} of ${megabytes(total)} MB…`);
+    case "progress":  // shown by boot.mjs's download bar, from the click on
       break;
-    }
     case "status":
       setStatus(message.text);
       break;

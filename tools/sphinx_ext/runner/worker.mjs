@@ -5,6 +5,7 @@
 // so nothing is fetched from another host. The messages in and out are listed in this
 // folder's README.md.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
+import { DownloadMeter, countedResponse, countingFetch, inflatedIfGzip } from "./downloads.mjs";
 
 // Types (tsc, tsconfig.worker.json: a worker's globals, strict): the messages are
 // messages.mjs's, Pyodide's API its own pyodide.d.ts (tools/pipeline/pyodide_module.d.ts).
@@ -67,13 +68,34 @@ function streamTo(name) {
   };
 }
 
-// Download progress: the worker's own resource timing entries (one per file fetched,
-// when it has arrived), every PROGRESS_MS while Pyodide loads. The page knows the total.
+// Download progress, every PROGRESS_MS while Python starts: the bytes of every fetch counted as
+// they arrive (downloads.mjs: Pyodide's own fetches go through the same counter), and the
+// files only resource timing sees (the modules this worker imports), once each has arrived.
+// Bytes as the files are stored on the host, so the page's total is the build's sum of them.
 const PROGRESS_MS = 250;
+const meter = new DownloadMeter();
+const plainFetch = self.fetch.bind(self);
+const downloads = countingFetch(meter, plainFetch);
+self.fetch = downloads.fetch;
+/** @type {boolean | null} the snapshot is fetched for this start (null: not decided yet) */
+let snapshotFetched = null;
+// The runtime's files are in once its WebAssembly is compiled (the largest of them, compiled as
+// it arrives): Python then starts, and the bar says so.
+let runtimeCompiled = false;
+const compileAsItArrives = WebAssembly.instantiateStreaming;
+WebAssembly.instantiateStreaming = /** @type {typeof WebAssembly.instantiateStreaming} */ (
+  (source, imports) => compileAsItArrives(source, imports).then((compiled) => {
+    if (!runtimeCompiled) mark("runtime's WebAssembly compiled");
+    runtimeCompiled = true;
+    reportDownloads();  // (said now: the interpreter's start then holds this thread for seconds)
+    return compiled;
+  }));
 function reportDownloads() {
-  const entries = /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"));
-  const bytes = entries.reduce((sum, entry) => sum + (entry.encodedBodySize || 0), 0);
-  post({ type: "progress", files: entries.length, bytes });
+  const entries = /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
+    .filter((entry) => !meter.counted.has(entry.name));
+  const bytes = entries.reduce((sum, entry) => sum + (entry.decodedBodySize || 0), meter.bytes);
+  post({ type: "progress", files: meter.files + entries.length, bytes, downloading: !runtimeCompiled || meter.open > 0,
+         snapshot: snapshotFetched });
 }
 
 // The Python run once in the interpreter before any cell: page_python.py, beside this file
@@ -150,40 +172,81 @@ async function loadMissing(pyodide, missing) {
 // fresh start is the interpreter initialising, which the snapshot skips. Without a snapshot,
 // or with one Pyodide refuses (it checks the snapshot was made by this very build), Python
 // starts afresh, as it did before snapshots.
+//
+// The snapshot (5 MB) is worth its download only where it arrives sooner than the fresh start
+// it saves takes: always when this browser has it already (a returning reader: the HTTP cache
+// or the book's offline copy), on a first visit only on a fast network. There the runtime's
+// own files come first, and the snapshot is asked for once their rate is known: on a slow
+// phone line it would double the wait (its bytes shared the line with the runtime's), so
+// Python starts afresh instead, from the files already on their way (a second loadPyodide
+// reads the same downloads: downloads.mjs).
 async function startRuntime() {
   const indexURL = new URL("pyodide/", STATIC).href;
-  const snapshot = await fetch(new URL("runner/python-snapshot.bin.gz", STATIC)).catch(() => null);
-  if (snapshot && snapshot.ok) {
-    try {
-      // (Its body still downloads while Pyodide fetches and compiles its own files.)
-      const pyodide = await loadPyodide({ indexURL, _loadSnapshot: inflated(snapshot) });
-      mark("runtime restored from its snapshot");
-      return pyodide;
-    } catch (error) {
-      mark("snapshot refused: starting afresh");
-    }
+  const snapshot = snapshotWorthFetching().then((response) => {
+    snapshotFetched = Boolean(response);
+    if (!response) throw new SnapshotNotFetched();
+    return inflated(response);
+  });
+  snapshot.catch(() => {});  // (loadPyodide awaits it; a refusal here is not an unhandled one)
+  try {
+    const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot });
+    mark("runtime restored from its snapshot");
+    return pyodide;
+  } catch (error) {
+    mark(error instanceof SnapshotNotFetched ? "snapshot not fetched: starting afresh" : "snapshot refused: starting afresh");
   }
   const pyodide = await loadPyodide({ indexURL });
   mark("runtime started afresh");
   return pyodide;
 }
 
-// The snapshot is stored gzipped (python_snapshot.mjs). A server may have sent it with
-// Content-Encoding: gzip, which the browser has already undone: only gzip's magic bytes say.
+class SnapshotNotFetched extends Error {}
+
+// What a fresh start costs beyond a restore (the interpreter initialising, chapter_lib
+// imported): about 2-3 s of a laptop's CPU (`make bench-run`'s breakdown of the bare runtime).
+const FRESH_START_SECONDS = 2;
+// The rate is known once this much has arrived, or this long after the first byte.
+const RATE_KNOWN_BYTES = 1e6;
+const RATE_KNOWN_SECONDS = 1.5;
+const SNAPSHOT = new URL("runner/python-snapshot.bin.gz", STATIC);
+
+/** @returns {Promise<Response | null>} the snapshot's answer, or null: start afresh */
+async function snapshotWorthFetching() {
+  const kept = await plainFetch(SNAPSHOT, { cache: "only-if-cached", mode: "same-origin" }).catch(() => null);
+  if (kept && kept.ok) return countedResponse(kept, meter);
+  await meter.measured(RATE_KNOWN_BYTES, RATE_KNOWN_SECONDS);
+  // Its size, asked without its body (a GET abandoned midway would still be read whole by the
+  // book's service worker, which keeps what passes through it).
+  const head = await plainFetch(SNAPSHOT, { method: "HEAD" }).catch(() => null);
+  const size = head && head.ok ? Number(head.headers.get("Content-Length")) || Infinity : Infinity;
+  if (size / meter.bytesPerSecond() > FRESH_START_SECONDS) return null;
+  const answer = await plainFetch(SNAPSHOT).catch(() => null);
+  return answer && answer.ok ? countedResponse(answer, meter) : null;  // (none: Python starts afresh, as before snapshots)
+}
+
+// The snapshot is stored gzipped (python_snapshot.mjs); a server that sent it with
+// Content-Encoding: gzip sent it inflated already (inflatedIfGzip reads the first bytes).
 /** @param {Response} response */
 async function inflated(response) {
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+  const body = /** @type {ReadableStream<Uint8Array>} */ (response.body);  // (an ok answer has one)
+  return new Uint8Array(await new Response(inflatedIfGzip(body)).arrayBuffer());
+}
+
+/** A file of _static, whole, or an error naming it. @param {string} name */
+async function fetchWhole(name) {
+  const response = await fetch(new URL(name, STATIC));
+  if (!response.ok) throw new Error(`${name.split("/").pop()}: HTTP ${response.status}`);
+  return response.arrayBuffer();
 }
 
 async function start() {
   const progress = setInterval(reportDownloads, PROGRESS_MS);
-  // chapter_lib downloads while the runtime starts.
-  const wheel = fetch(new URL("runner/chapter_lib.whl", STATIC));
-  const pagePython = fetch(new URL("runner/page_python.py", STATIC));
-  const displayModule = fetch(new URL("runner/display.py", STATIC));
+  // chapter_lib downloads while the runtime starts (read at once: its bytes are then counted in,
+  // not left waiting in the answer until Python is up).
+  const wheel = fetchWhole("runner/chapter_lib.whl");
+  const pagePython = fetchWhole("runner/page_python.py");
+  const displayModule = fetchWhole("runner/display.py");
+  [wheel, pagePython, displayModule].forEach((file) => file.catch(() => {}));  // (a failure is said where it is awaited)
   let pyodide;
   try {
     pyodide = await startRuntime();
@@ -191,6 +254,7 @@ async function start() {
     clearInterval(progress);
     reportDownloads();
   }
+  downloads.endSharing();
   pyodide.setStdout(streamTo("stdout"));
   pyodide.setStderr(streamTo("stderr"));
   pyodide.setStdin({ error: true }); // sys.stdin reads fail at once (no browser prompt())
@@ -220,18 +284,12 @@ async function start() {
     },
   });
   post({ type: "status", text: "Loading chapter_lib…" });
-  const wheelFile = await wheel;
-  if (!wheelFile.ok) throw new Error(`chapter_lib.whl: HTTP ${wheelFile.status}`);
   // (Unpacked again after a restore: the snapshot holds Python's memory, not its files.)
-  pyodide.unpackArchive(await wheelFile.arrayBuffer(), "wheel");
+  pyodide.unpackArchive(await wheel, "wheel");
   // IPython.display's stand-in, which page_python.py imports (as _browser_display).
-  const display = await displayModule;
-  if (!display.ok) throw new Error(`display.py: HTTP ${display.status}`);
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
-  pyodide.FS.writeFile(`${sitePackages}/_browser_display.py`, await display.text());
-  const setup = await pagePython;
-  if (!setup.ok) throw new Error(`page_python.py: HTTP ${setup.status}`);
-  await pyodide.runPythonAsync(await setup.text(), { filename: "<exec>" });
+  pyodide.FS.writeFile(`${sitePackages}/_browser_display.py`, new TextDecoder().decode(await displayModule));
+  await pyodide.runPythonAsync(new TextDecoder().decode(await pagePython), { filename: "<exec>" });
   mark("runner set up");
   // Imported now (already, when restored), so the first cell that uses it does not wait (a
   // cell's output is the same: importing chapter_lib prints nothing and defines nothing in
