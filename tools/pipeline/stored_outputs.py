@@ -107,7 +107,30 @@ def normalized(nb, digest: str, language_info: dict | None = None, itemized: dic
             cell.outputs = merged_streams(cell.outputs)
             for output in cell.outputs:
                 output.get("metadata", {}).pop("execution", None)
+                svg = output.get("data", {}).get("image/svg+xml")
+                if svg is not None:
+                    output["data"]["image/svg+xml"] = stable_svg_ids("".join(svg) if isinstance(svg, list) else svg)
     return nb
+
+
+# matplotlib names an SVG's clip paths, markers and hatches by a hash of their geometry's floats
+# as `str()` writes them (backend_svg._make_id): a last-digit difference between two CPUs' float
+# arithmetic (numpy's SIMD paths differ between machines) renames an element while every drawn
+# coordinate, written at fewer digits, stays the same. Each such id is named again from the
+# figure's text without its ids and the element's rank in it: the same figure gets the same
+# bytes on any machine, and two figures never share a name (the print inlines them together).
+SVG_ID = re.compile(r'(?<=id=")([a-z])([0-9a-f]{10})(?=")')
+
+
+def stable_svg_ids(svg: str) -> str:
+    found = list(dict.fromkeys(m.group(0) for m in SVG_ID.finditer(svg)))
+    if not found:
+        return svg
+    skeleton = re.sub("|".join(map(re.escape, found)), "@", svg)
+    figure = hashlib.sha256(skeleton.encode()).hexdigest()
+    renamed = {old: old[0] + hashlib.sha256(f"{figure}:{rank}".encode()).hexdigest()[:10]
+               for rank, old in enumerate(found)}
+    return re.sub("|".join(map(re.escape, found)), lambda m: renamed[m.group(0)], svg)
 
 
 def sources_digest(nb) -> str:
