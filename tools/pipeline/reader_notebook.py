@@ -163,17 +163,18 @@ def served_wheel(root: Path = ROOT) -> str:
     return f"{SERVED_WHEELS}/{edition.library_digest(root)[:16]}/{wheel_name(edition.version(root))}"
 
 
-def library_needed(published: edition.Edition | None = None, wheel_sha256: str | None = None) -> Needed:
+def library_needed(published: edition.Edition | None = None, wheel_sha256: str | None = None,
+                   root: Path = ROOT) -> Needed:
     """Where a notebook installs chapter_lib from: for the committed notebook (``published``
     None), the site's wheel and the release tag that holds this library; for the copy the site
     publishes, the site's wheel with its sha256 (pip checks it) and the edition's commit."""
-    version = edition.version()
+    version = edition.version(root)
     site, sources = site_url(), []
     if site:
         checked = f"#sha256={wheel_sha256}" if wheel_sha256 else ""
-        sources.append(("the book's site", f"chapter-lib @ {site}/{served_wheel()}{checked}"))
+        sources.append(("the book's site", f"chapter-lib @ {site}/{served_wheel(root)}{checked}"))
     if published is None:
-        tag = edition.released_tag()
+        tag = edition.released_tag(root)
         if tag:
             sources.append((f"the book's repository at release {tag}", f"chapter-lib @ git+{repository_url()}@{tag}"))
     elif published.commit:
@@ -219,15 +220,17 @@ def install_cell(needed: dict[str, Needed], named: str, version: str):
     return nbformat.v4.new_code_cell(source, metadata={"tags": ["setup", INSTALL_TAG]})
 
 
-def page_install_cell(nb, published: edition.Edition | None = None, wheel_sha256: str | None = None):
+def page_install_cell(nb, published: edition.Edition | None = None, wheel_sha256: str | None = None,
+                      root: Path = ROOT):
     """The install cell for a page with code (None for a page without): the committed
-    notebook's, or with ``published`` the one of the copy the site publishes."""
+    notebook's, or with ``published`` the one of the copy the site publishes (``root``: the
+    repository whose library it installs)."""
     if not any(c.cell_type == "code" and not is_added_cell(c) for c in nb.cells):
         return None
-    needed = {"chapter_lib": library_needed(published, wheel_sha256)}
+    needed = {"chapter_lib": library_needed(published, wheel_sha256, root)}
     if draws_figures(nb):
         needed["matplotlib"] = figures_needed()
-    version = edition.version()
+    version = edition.version(root)
     named = published.line if published is not None else f"Edition {version} (the commit you opened this notebook at)"
     cell = install_cell(needed, named, version)
     # `make outputs` runs it first in the kernel that makes the outputs (stored_outputs.py):
@@ -238,13 +241,13 @@ def page_install_cell(nb, published: edition.Edition | None = None, wheel_sha256
     return cell
 
 
-def published_notebook(reader, published: edition.Edition, wheel_sha256: str | None):
+def published_notebook(reader, published: edition.Edition, wheel_sha256: str | None, root: Path = ROOT):
     """The reader's notebook as the site publishes it: its install cell names the edition and
     installs its library from the site's wheel (sha256 checked) or the edition's commit."""
     reader = copy.deepcopy(reader)
     for index, cell in enumerate(reader.cells):
         if INSTALL_TAG in cell.metadata.get("tags", []):
-            reader.cells[index].source = page_install_cell(reader, published, wheel_sha256).source
+            reader.cells[index].source = page_install_cell(reader, published, wheel_sha256, root).source
     return reader
 
 
