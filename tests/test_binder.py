@@ -52,7 +52,7 @@ from built_artefacts import require_built
 from fresh_environment import MARKER, code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
 from tools.pipeline import book_shape, edition
 from tools.pipeline.build_steps import WHEEL
-from tools.pipeline.reader_notebook import library_needed, repository_url, served_wheel, site_url
+from tools.pipeline.install_cell import library_needed, repository_url, served_wheel, site_url
 from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_page
 from tools.pipeline.stored_outputs import stored_path
 from tools.browser.chromium import keep_on_host, open_context

@@ -37,9 +37,8 @@ from tools.browser.local_site import find_pages
 from tools.pipeline import edition
 from tools.pipeline.build_steps import PDF, WHEEL
 from tools.pipeline.pages import ROOT, notebook_pages
-from tools.pipeline.reader_notebook import (
-    INSTALL_TAG, SERVED_WHEELS, published_notebook, repository_url, served_wheel, site_url,
-)
+from tools.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, site_url
+from tools.pipeline.reader_notebook import published_notebook
 from tools.pipeline.stored_outputs import stored_path
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "init.defaultBranch=main"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.pipeline import book_shape
+from tools.pipeline import book_shape, install_cell
 from tools.pipeline import myst_to_notebook as convert
 from tools.pipeline import reader_notebook as assemble
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
@@ -189,8 +189,8 @@ def run_install_cell(needed: dict[str, list[str]], version: str | None = None,
             return subprocess.CompletedProcess(command, 0, "", "")
         return subprocess.CompletedProcess(command, 1, "", "ERROR: could not reach the repository")
 
-    cell = assemble.install_cell(
-        {module: assemble.Needed(module, tuple((f"source {n}", r) for n, r in enumerate(requirements, start=1)))
+    cell = install_cell.install_cell(
+        {module: install_cell.Needed(module, tuple((f"source {n}", r) for n, r in enumerate(requirements, start=1)))
          for module, requirements in needed.items()},
         "Edition 0 (a test's)", version or importlib.metadata.version("chapter-lib"))
     namespace = {}

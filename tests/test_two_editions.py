@@ -32,9 +32,8 @@ import pytest
 from fresh_environment import code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
 from tools.pipeline import edition
 from tools.pipeline.pages import ROOT
-from tools.pipeline.reader_notebook import (
-    INSTALL_TAG, page_install_cell, published_notebook, repository_url, served_wheel, site_url,
-)
+from tools.pipeline.install_cell import INSTALL_TAG, repository_url, served_wheel, site_url
+from tools.pipeline.reader_notebook import page_install_cell, published_notebook
 from tools.release.release import with_release_record
 
 pytestmark = pytest.mark.long

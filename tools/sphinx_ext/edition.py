@@ -43,9 +43,8 @@ from sphinx.errors import ExtensionError
 from tools.pipeline import edition
 from tools.pipeline.pages import BookError
 from tools.pipeline.stored_outputs import DIGEST_KEY, sources_digest
-from tools.pipeline.reader_notebook import (
-    INSTALL_TAG, SERVED_WHEELS, published_notebook, repository_url, served_wheel, wheel_name,
-)
+from tools.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, wheel_name
+from tools.pipeline.reader_notebook import published_notebook
 
 EDITION_CLASS = "book-edition"
 LINKING_BUILDERS = {"html", "dirhtml"}
