@@ -9,7 +9,8 @@
   be a second `make test`): one commit, chapter_lib's version bumped, the library the release
   holds recorded, CHANGELOG.md's entries under the version and today's date with an empty
   Unreleased section above, every reader's notebook naming the version and installing from
-  the release's tag, the tag on the commit, and a clean tree.
+  the release's tag, the tag on the commit, and a clean tree. A release whose last step
+  fails leaves the commit, the files and the tags as they were.
 * CHANGELOG.md's move, and pyproject.toml's edits, as functions.
 """
 
@@ -122,6 +123,25 @@ def test_a_release_is_one_commit_and_its_tag_naming_the_version(checkout):
         text = (path / notebook).read_text()
         if "chapter-lib @" in text:
             assert f"Edition {version} " in text and f'@v{version}\\"' in text, f"{notebook} does not install v{version}"
+
+
+# As above, and the tag cannot be made (a stand-in for any step that fails after the first write).
+RELEASE_WHOSE_TAG_FAILS = RELEASE_WITH_TESTS_PASSED.replace("sys.exit(", """real_git = release.git
+def git(*arguments, check=True):
+    if arguments[0] == "tag":
+        raise release.subprocess.CalledProcessError(128, "git tag", stderr="fatal: no tag today")
+    return real_git(*arguments, check=check)
+release.git = git
+sys.exit(""")
+
+
+def test_a_release_that_fails_midway_leaves_the_tree_as_it_found_it(checkout):
+    path = checkout.path
+    before = state(path)
+    done = checkout.run("-c", RELEASE_WHOSE_TAG_FAILS, next_version(), check=False)
+    assert done.returncode == 1 and "the files it had changed are restored" in done.stderr, done.stderr
+    assert "fatal: no tag today" in done.stderr
+    assert state(path) == before, "a failed release left a commit, a file or a tag behind"
 
 
 def test_the_changelogs_unreleased_entries_move_under_the_version():

@@ -16,7 +16,8 @@ from tools.release.changelog import ChangelogError, released
 
 CHANGELOG = ROOT / "CHANGELOG.md"
 PYPROJECT = ROOT / "pyproject.toml"
-# What a release rewrites, and restores if a later step fails: nothing is left half-released.
+# What a release rewrites and commits (a step that fails restores the commit it started from:
+# nothing is left half-released).
 REWRITTEN = ["pyproject.toml", "CHANGELOG.md", "book"]
 RECORD_TABLE = "[tool.editions]"
 RECORD_COMMENT = """\
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as refusal:
         print(f"make release: refused, nothing was changed: {refusal}.", file=sys.stderr)
         return 1
+    before = git("rev-parse", "HEAD").stdout.strip()
     try:
         rewrite(number)
         git("add", "--", *REWRITTEN)
@@ -125,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         git("tag", "--annotate", f"v{number}", "-m", f"Edition {number}")
     except (RuntimeError, Refused, ChangelogError, subprocess.CalledProcessError) as error:
         said = getattr(error, "stderr", "") or ""
-        git("reset", "--quiet", "--", *REWRITTEN, check=False)
-        git("checkout", "--quiet", "--", *REWRITTEN, check=False)
+        # The tree was clean before (checked): back to that commit and those files, nothing kept.
+        git("reset", "--quiet", "--hard", before, check=False)
         print(f"make release: stopped, and the files it had changed are restored: {error} {said}".rstrip(),
               file=sys.stderr)
         return 1

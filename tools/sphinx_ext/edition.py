@@ -22,7 +22,7 @@ Sphinx writes every page again, and the print build sets its title page again.
    the very bytes the page's Python runs, ``_static/runner/chapter_lib.whl``), and the
    notebook each page's ".ipynb" download serves (copied there by the runner's glue) is
    published with an install cell that names the edition and installs its library from
-   that wheel (sha256 checked by pip) or the edition's commit (tools/pipeline/reader_notebook.py
+   that wheel (sha256 checked by pip) or the edition's commit (tools/pipeline/install_cell.py
    says why those). Written when the build finishes, after the runner's copy and before the
    offline worker lists the site's files with their digests; a wheel folder of an earlier
    library is removed, so an incremental build serves what a clean one does.
