@@ -52,6 +52,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 
 .PHONY: help env lib outputs assets html book test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench bench-tests bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
+.PHONY: release bench-launch
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -213,7 +214,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-modules bench-browsers bench-first-build  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, its modules, the tests' browser
+bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-modules bench-browsers bench-launch bench-first-build  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, its modules, the tests' browser, the launch environment, a fresh clone's first build
+bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (tools/bench/launch_environment.py)
+	$(PY) -m tools.bench.launch_environment
 bench-first-build: env  ## a fresh clone's first `make book` (TEST=1: and `make test`), environment and npm assets included: wall and CPU seconds (tools/bench/first_build.py)
 	$(PY) -m tools.bench.first_build $(if $(TEST),--test)
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
@@ -235,12 +238,27 @@ lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as noteb
 
 # A package added to requirements.in is pinned without moving the others: today's pins are
 # constraints (minus the editable chapter_lib), unless UPGRADE=1 re-pins everything afresh.
-requirements:  ## pin requirements.txt from requirements.in in a scratch environment (UPGRADE=1: every pin afresh)
+# Then the launch environment (binder/: what Binder installs beyond its own JupyterLab and
+# kernel) is pinned from binder/requirements.in with the new pins as constraints: the same
+# versions, so a notebook launched there prints and draws what the book stores.
+LAUNCH_PINS := binder/requirements.txt
+requirements:  ## pin requirements.txt from requirements.in, then binder/requirements.txt (Binder's launch environment) at its versions, in scratch environments (UPGRADE=1: every pin afresh)
 	rm -rf _build/pin-env && python3 -m venv _build/pin-env
 	grep -v '^-e ' requirements.txt > _build/pin-constraints.txt
 	_build/pin-env/bin/pip install --quiet -r requirements.in $(if $(UPGRADE),,-c _build/pin-constraints.txt)
 	{ head -n 2 requirements.txt; _build/pin-env/bin/pip freeze --all --exclude-editable --exclude pip; echo "-e ."; } > requirements.txt.new
-	mv requirements.txt.new requirements.txt && rm -rf _build/pin-env _build/pin-constraints.txt
+	mv requirements.txt.new requirements.txt && rm -rf _build/pin-env
+	grep -v '^-e ' requirements.txt > _build/pin-constraints.txt
+	python3 -m venv _build/pin-env
+	_build/pin-env/bin/pip install --quiet -r binder/requirements.in -c _build/pin-constraints.txt
+	{ head -n 3 $(LAUNCH_PINS); _build/pin-env/bin/pip freeze --exclude-editable; } > $(LAUNCH_PINS).new
+	mv $(LAUNCH_PINS).new $(LAUNCH_PINS) && rm -rf _build/pin-env _build/pin-constraints.txt
+
+# A new edition (tools/release; docs/publishing.md): refuses a dirty tree, a red `make test`
+# (which it runs first), a version not above the current one; then one commit and its tag.
+release: env  ## a new edition, VERSION=x.y.z: refuses a dirty tree or a red `make test`; bumps chapter_lib's version, dates CHANGELOG.md's Unreleased section, commits, tags v<VERSION> (publishing: the workflow)
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z" >&2; exit 2; }
+	$(PY) -m tools.release $(VERSION)
 
 clean:  ## remove built files (not the environment)
 	rm -rf _build

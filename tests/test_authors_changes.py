@@ -93,7 +93,10 @@ def test_three_accepted_changes_in_a_row_each_leave_the_fidelity_checks_passing(
     run("-m", "tools.pipeline.build_lib")  # writes solution_N and the package's imports of it
     assert (copy / "chapter_lib" / "exercises" / f"solution_{n}.py").exists()
     assert f"from chapter_lib.exercises.solution_{n} import *" in (copy / "chapter_lib" / "exercises" / "__init__.py").read_text()
-    run("-m", "tools.pipeline.stored_outputs", "sync", str(page))  # executes the exercises page alone
+    # `make outputs`: executes the exercises page alone (no other page uses the new solution);
+    # every other notebook is written again, its install cell naming the library that now holds it.
+    synced = run("-m", "tools.pipeline.stored_outputs", "sync").stdout
+    assert synced.count("executed  ") == 1 and f"executed  book/{page.stem}.ipynb" in synced, synced
     accepted = run("-m", "tools.pipeline.accept").stdout
     assert f"+ ## Exercise {n}" in accepted and departures_said(accepted) == (departures, []), accepted
     run("-m", "tools.pipeline.accept", "--check")

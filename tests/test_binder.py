@@ -1,17 +1,19 @@
 """A Binder session, played locally without Binder.
 
-Binder builds an image from requirements.txt (and runtime.txt), copies the repository
-into the home directory and opens JupyterLab there; a launch link then names the
-notebook to open. The commonest failures are a link that 404s (wrong branch or path),
-a MyST .md page that opens as plain text, and a chapter_lib that will not import.
-These tests check each of those here:
+Binder builds an image from binder/ (its requirements.txt on top of its own JupyterLab and
+kernel, then postBuild installs the commit's chapter_lib; tests/test_launch_environment.py
+builds that environment and runs every notebook in it), copies the repository into the home
+directory and opens JupyterLab there; a launch link then names the commit and the notebook
+to open. The commonest failures are a link that 404s (wrong commit or path), a MyST .md
+page that opens as plain text, and a chapter_lib that will not import. These tests check
+each of those here:
 
 * the environment running the tests (.venv, built by `make env`) holds exactly the
-  pins of requirements.txt, so it *is* the Binder environment, and chapter_lib imports
-  from any folder with its Python;
-* every launch link of the built HTML points at a committed notebook on branch
-  `main`, derived from `repository.url` in _config.yml, and the notebooks the links
-  open are exactly the ones nbval executes in `make test-notebooks` (in their own
+  pins of requirements.txt, and chapter_lib imports from any folder with its Python;
+* every launch link of the built HTML opens the edition's commit (the branch for a
+  preview build, which no commit holds yet: tools/sphinx_ext/edition.py), derived from
+  `repository.url` in _config.yml, and a notebook that commit holds; the notebooks the
+  links open are exactly the ones nbval executes in `make test-notebooks` (in their own
   folder, with a kernel of this environment), so they are not executed again here;
 * a JupyterLab server of this environment, started the way Binder starts it (the
   repository copied into a temporary home directory, which therefore holds the
@@ -46,7 +48,11 @@ import pytest
 import yaml
 from playwright.sync_api import expect
 
-from tools.pipeline import book_shape
+from built_artefacts import require_built
+from fresh_environment import MARKER, code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
+from tools.pipeline import book_shape, edition
+from tools.pipeline.build_steps import WHEEL
+from tools.pipeline.install_cell import library_needed, repository_url, served_wheel, site_url
 from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_page
 from tools.pipeline.stored_outputs import stored_path
 from tools.browser.chromium import keep_on_host, open_context
@@ -117,6 +123,15 @@ def tracked_files() -> set[str] | None:
     return set(filter(None, listing.stdout.split("\0")))
 
 
+def committed_files(commit: str) -> set[str]:
+    """The files a commit holds."""
+    listing = subprocess.run(
+        ["git", "-c", f"safe.directory={ROOT}", "ls-tree", "-r", "-z", "--name-only", commit],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    return set(filter(None, listing.stdout.split("\0")))
+
+
 def nbval_notebooks() -> list[Path]:
     """The notebooks `make test-notebooks` hands to nbval, by the glob in the Makefile."""
     recipe = [line for line in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in line]
@@ -173,8 +188,8 @@ def test_the_environment_is_requirements_txt_alone():
 
 
 def test_the_environment_runs_binders_python():
-    """runtime.txt (Binder), the publishing workflow and this environment agree."""
-    runtime = (ROOT / "runtime.txt").read_text().strip()
+    """binder/runtime.txt (Binder), the publishing workflow and this environment agree."""
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
     match = re.fullmatch(r"python-(\d+)\.(\d+)", runtime)
     assert match, f"runtime.txt should read python-X.Y, not {runtime!r}"
     version = tuple(map(int, match.groups()))
@@ -183,6 +198,7 @@ def test_the_environment_runs_binders_python():
     )
     workflow = WORKFLOW.read_text()
     assert f"python:{version[0]}.{version[1]}-" in workflow, f"{WORKFLOW} does not use Python {runtime}"
+    assert not (ROOT / "runtime.txt").exists(), "runtime.txt at the root: Binder reads binder/runtime.txt alone"
 
 
 def test_chapter_lib_imports_from_any_folder(tmp_path):
@@ -200,12 +216,17 @@ def test_chapter_lib_imports_from_any_folder(tmp_path):
 # --------------------------------------------------------------------------
 
 
-def test_launch_links_open_committed_notebooks_on_main(site):
+def test_launch_links_open_the_editions_commit_and_its_notebooks(site):
+    """Binder and Colab open the commit the site's edition names (a notebook that commit
+    holds); a preview, which no commit holds, opens the branch. JupyterHub (nbgitpuller) pulls
+    the branch."""
     url, owner, name, branch = repository()
     assert branch == "main", f"_config.yml repository.branch is {branch!r}; readers' links need 'main'"
     assert urlsplit(url).netloc == "github.com", f"Binder and Colab links below assume GitHub, not {url}"
     assert {"binderhub_url", "colab_url"} <= set(LAUNCH_HOSTS), f"launch_buttons lacks Binder or Colab: {LAUNCH_HOSTS}"
-    tracked = tracked_files()
+    named = edition.Edition.from_json(edition.RECORD.read_text())
+    ref = named.commit or branch
+    held = committed_files(named.commit) if named.commit else tracked_files()
     problems, opened = [], set()
 
     def check_path(page: str, what: str, path: str, expected: str) -> None:
@@ -216,8 +237,8 @@ def test_launch_links_open_committed_notebooks_on_main(site):
             problems.append(f"{page}: {what} opens {path}, not a notebook (Colab needs the .ipynb)")
         elif not (ROOT / path).is_file():
             problems.append(f"{page}: {what} opens {path}, which does not exist")
-        elif tracked is not None and path not in tracked:
-            problems.append(f"{page}: {what} opens {path}, which is not committed")
+        elif held is not None and path not in held:
+            problems.append(f"{page}: {what} opens {path}, which is not committed{f' at {ref}' if named.commit else ''}")
 
     executable = {page_html(md).relative_to(site).as_posix(): md for md in notebook_pages()}
     for page in find_pages(site):
@@ -232,17 +253,17 @@ def test_launch_links_open_committed_notebooks_on_main(site):
                 problems.append(f"{page}: expected one {key} link, found {links.get(key, [])}")
         for link in links.get("binderhub_url", []):
             parts, query = urlsplit(link), parse_qs(urlsplit(link).query)
-            if parts.path != f"/v2/gh/{owner}/{name}/{branch}":
-                problems.append(f"{page}: Binder link is not for {owner}/{name} at {branch}: {link}")
+            if parts.path != f"/v2/gh/{owner}/{name}/{ref}":
+                problems.append(f"{page}: Binder link is not for {owner}/{name} at {ref}: {link}")
             urlpath = query.get("urlpath", [""])[0]
             if not urlpath.startswith("lab/tree/"):
                 problems.append(f"{page}: Binder link does not open JupyterLab: {link}")
             check_path(page, "Binder", urlpath.removeprefix("lab/tree/"), expected_path)
         for link in links.get("colab_url", []):
-            prefix = f"/github/{owner}/{name}/blob/{branch}/"
+            prefix = f"/github/{owner}/{name}/blob/{ref}/"
             path = urlsplit(link).path
             if not path.startswith(prefix):
-                problems.append(f"{page}: Colab link is not for {owner}/{name} at {branch}: {link}")
+                problems.append(f"{page}: Colab link is not for {owner}/{name} at {ref}: {link}")
             check_path(page, "Colab", path.removeprefix(prefix), expected_path)
         for link in links.get("jupyterhub_url", []):
             query = parse_qs(urlsplit(link).query)
@@ -555,74 +576,47 @@ FRESH_PAGE = "book/15_03_agentic_loop.ipynb"  # runs on chapter_lib alone (no fi
 
 @pytest.fixture(scope="module")
 def new_venv(tmp_path_factory) -> Path:
-    """A venv made from the interpreter .venv was made from (as Colab's Python is outside this
-    environment), never used: each test gets a copy (fresh_environment). Made once: making
-    one installs pip into it, a copy costs next to nothing."""
-    made = tmp_path_factory.mktemp("new-venv") / "venv"
-    base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    subprocess.run([str(base_python), "-m", "venv", str(made)], check=True)
-    return made
-
-
-def fresh_environment(new_venv: Path, tmp_path: Path) -> Path:
-    """A copy of the new venv (it finds its prefix from where its python is, so a copy is a venv
-    of its own; pip is run as `python -m pip`): no chapter_lib in it. Returns its python."""
-    shutil.copytree(new_venv, tmp_path / "venv", symlinks=True)
-    return tmp_path / "venv" / "bin" / "python"
-
-
-def run_as_kernel(python: Path, cells: list[str], cwd: Path, marker: str):
-    """Run code cells in one process as a kernel would (a marker printed between cells)."""
-    program = f"\nprint({marker!r})\n".join(cells)
-    (cwd / "notebook.py").write_text(program)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run([str(python), "notebook.py"], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return made_venv(tmp_path_factory)
 
 
 def test_a_readers_notebook_runs_in_a_fresh_environment(new_venv, tmp_path):
-    """The first cell installs chapter_lib from the repository (here a local stand-in for
-    repository.url at main) and the page then prints what the stored notebook shows."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", repo)
-    shutil.copytree(ROOT / "chapter_lib", repo / "chapter_lib", ignore=shutil.ignore_patterns("__pycache__"))
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "init.defaultBranch=main"]
-    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "stand-in for the repository"]):
-        subprocess.run(git + command, cwd=repo, check=True, capture_output=True)
-    url, _, _, branch = repository()
+    """The committed notebook's first cell installs chapter_lib from the book's site (here a
+    local stand-in that serves the wheel the build made where the site serves it), and the
+    page then prints what the stored notebook shows."""
+    site = tmp_path / "site"
+    served = site / served_wheel()
+    served.parent.mkdir(parents=True)
+    shutil.copyfile(require_built(WHEEL, "assets"), served)
     notebook = json.loads((ROOT / FRESH_PAGE).read_text())
-    cells = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    assert f"git+{url}@{branch}" in cells[0], cells[0]
+    cells = code_of(notebook)
+    assert f'"chapter-lib @ {site_url()}/{served_wheel()}"' in cells[0], cells[0]
     # file://localhost/: pip before 24 rejects a file URL without a host in `name @ url`.
-    cells[0] = cells[0].replace(f"git+{url}@{branch}", f"git+file://localhost{repo}@{branch}")
-    marker = "--- next cell ---"
-    run = run_as_kernel(fresh_environment(new_venv, tmp_path), cells, tmp_path, marker)
+    cells[0] = cells[0].replace(f"{site_url()}/", f"file://localhost{site}/")
+    python = fresh_environment(new_venv, tmp_path)
+    run = run_as_kernel(python, cells, tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert list((tmp_path / "venv").glob("lib/python*/site-packages/chapter_lib/__init__.py")), "nothing installed"
-    printed = run.stdout.split(marker + "\n")
-    stored = ["".join("".join(output["text"]) for output in cell["outputs"]
-                      if output["output_type"] == "stream" and output["name"] == "stdout")
-              for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    assert printed == stored
+    assert installed_from(python).get("url") == f"file://localhost{served}", "not installed from the site's wheel"
+    assert run.stdout.split(MARKER + "\n") == stored_stdout(notebook)
 
 
 def test_a_failed_install_stops_in_the_install_cell_saying_what_to_do(new_venv, tmp_path):
-    """Without a reachable repository (a test double: a URL with no repository behind it),
-    the install cell raises in its own cell, with pip's words and what to do; the page's
-    first cell never runs, so no ModuleNotFoundError appears one cell later."""
-    url, _, _, branch = repository()
+    """Without a reachable site or repository (test doubles: URLs with nothing behind them),
+    the install cell raises in its own cell, in one sentence naming the edition's library and
+    where it looked, then pip's words and what to do; the page's first cell never runs, so no
+    ModuleNotFoundError appears one cell later."""
     notebook = json.loads((ROOT / FRESH_PAGE).read_text())
-    cells = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    missing = tmp_path / "no-repository-here"
-    cells[0] = cells[0].replace(f"git+{url}@{branch}", f"git+file://localhost{missing}@{branch}")
-    marker = "--- next cell ---"
-    run = run_as_kernel(fresh_environment(new_venv, tmp_path), cells[:2], tmp_path, marker)
-    assert run.returncode != 0 and marker not in run.stdout
+    cells = code_of(notebook)
+    missing = tmp_path / "nothing-here"
+    cells[0] = (cells[0].replace(f"{site_url()}/", f"file://localhost{missing}/")
+                .replace(f"git+{repository_url()}@", f"git+file://localhost{missing}@"))
+    run = run_as_kernel(fresh_environment(new_venv, tmp_path), cells[:2], tmp_path)
+    assert run.returncode != 0 and MARKER not in run.stdout
     last = run.stderr.strip().splitlines()
-    error = next(i for i, line in enumerate(last) if line.startswith("RuntimeError: Could not install chapter_lib,"))
+    error = next(i for i, line in enumerate(last) if line.startswith("RuntimeError: "))
+    wheres = " or ".join(where for where, _ in library_needed().sources)
+    assert last[error] == (f"RuntimeError: Could not install chapter_lib {edition.version()}, this edition's library, "
+                           f"which this notebook needs, from {wheres}."), last[error]
     message = "\n".join(last[error:])
-    assert "which this notebook needs (chapter-lib @ git+" in message, message
     assert "pip said:" in message and "What to do:" in message
     assert "ModuleNotFoundError" not in run.stderr
 
@@ -639,10 +633,10 @@ def test_with_only_matplotlib_missing_the_install_cell_names_it_and_installs_onl
     install = "".join(next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")["source"])
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # a test double for an unreachable index
     monkeypatch.setenv("FORCE_COLOR", "1")  # as a notebook front end may ask; the message has none
-    run = run_as_kernel(fresh_environment(new_venv, tmp_path), [install], tmp_path, "--- next cell ---")
+    run = run_as_kernel(fresh_environment(new_venv, tmp_path), [install], tmp_path)
     assert run.returncode != 0
     message = run.stderr[run.stderr.index("RuntimeError: "):]
-    assert message.startswith("RuntimeError: Could not install matplotlib, which this notebook needs (matplotlib)."), message
+    assert message.startswith("RuntimeError: Could not install matplotlib, which this notebook needs, from the package index."), message
     assert "chapter-lib" not in message and "git+" not in message, message
     assert "\x1b[" not in message, "pip's colour codes reached the message"
     said = message.split("pip said:\n", 1)[1].split("\nWhat to do:", 1)[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.pipeline import book_shape
+from tools.pipeline import book_shape, install_cell
 from tools.pipeline import myst_to_notebook as convert
 from tools.pipeline import reader_notebook as assemble
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
@@ -171,18 +171,28 @@ def test_an_error_names_the_cell_by_its_rank_in_the_md():
         assemble.reader_cells(PAGE, notebook(*cells))
 
 
-def run_install_cell(requirements: dict[str, str]) -> tuple[list, BaseException | None]:
+def run_install_cell(needed: dict[str, list[str]], version: str | None = None,
+                     works: set[str] = frozenset()) -> tuple[list, BaseException | None]:
     """The cell's own logic, with pip replaced by a stand-in (the fresh-environment runs
-    are in tests/test_binder.py); returns pip's invocations and what the cell raised."""
+    are in tests/test_binder.py and tests/test_editions.py): ``needed`` maps a module to its
+    requirements, each a source of its own; pip succeeds for those in ``works`` only. Returns
+    pip's invocations and what the cell raised. ``version``: chapter_lib's in the edition (by
+    default the one installed here)."""
+    import importlib.metadata
     import subprocess
 
     calls = []
 
     def fake_run(command, **kwargs):
         calls.append(command)
+        if command[-1] in works:
+            return subprocess.CompletedProcess(command, 0, "", "")
         return subprocess.CompletedProcess(command, 1, "", "ERROR: could not reach the repository")
 
-    cell = assemble.install_cell(requirements)
+    cell = install_cell.install_cell(
+        {module: install_cell.Needed(module, tuple((f"source {n}", r) for n, r in enumerate(requirements, start=1)))
+         for module, requirements in needed.items()},
+        "Edition 0 (a test's)", version or importlib.metadata.version("chapter-lib"))
     namespace = {}
     real_run = subprocess.run
     subprocess.run = fake_run
@@ -195,25 +205,42 @@ def run_install_cell(requirements: dict[str, str]) -> tuple[list, BaseException 
     return calls, None
 
 
-LIBRARY = "chapter-lib @ git+file:///nowhere@main"
+LIBRARY = "chapter-lib @ git+file:///nowhere@0123456789abcdef"
 
 
 def test_the_install_cell_installs_only_what_is_missing():
-    calls, error = run_install_cell({"chapter_lib": "x"})
+    calls, error = run_install_cell({"chapter_lib": ["x"]})
     assert calls == [] and error is None, "chapter_lib is installed here: nothing may be installed"
     # chapter_lib is there, the figure module is not (a stand-in name for matplotlib): only it.
-    calls, error = run_install_cell({"chapter_lib": LIBRARY, "not_a_module_xyz": "plotting-package"})
+    calls, error = run_install_cell({"chapter_lib": [LIBRARY], "not_a_module_xyz": ["plotting-package"]})
     assert [command[6:] for command in calls] == [["plotting-package"]], calls
     assert calls[0][1:6] == ["-m", "pip", "install", "--quiet", "--no-color"]
-    assert str(error).startswith("Could not install not_a_module_xyz, which this notebook needs (plotting-package).")
+    assert str(error).startswith("Could not install not_a_module_xyz, which this notebook needs, from source 1.")
+
+
+def test_another_editions_chapter_lib_is_replaced_by_this_ones():
+    """chapter_lib imports, but its installed version is not the edition's: it is installed."""
+    calls, error = run_install_cell({"chapter_lib": [LIBRARY]}, version="0.0.1", works={LIBRARY})
+    assert [command[6:] for command in calls] == [[LIBRARY]] and error is None, (calls, error)
+
+
+def test_the_install_cell_takes_its_sources_in_order_and_stops_at_the_first_that_works():
+    first, second, third = "site-wheel", LIBRARY, "never-asked"
+    # (chapter_lib of another version, so that it is installed, and imports once "installed")
+    calls, error = run_install_cell({"chapter_lib": [first, second, third]}, version="0.0.1", works={second})
+    assert [command[6:] for command in calls] == [[first], [second]] and error is None, (calls, error)
 
 
 def test_a_failed_install_stops_in_the_install_cell_with_what_to_do():
-    _, error = run_install_cell({"not_a_module_xyz": LIBRARY})
+    _, error = run_install_cell({"not_a_module_xyz": ["site-wheel", LIBRARY]})
     assert isinstance(error, RuntimeError), error
     message = str(error)
-    assert message.startswith(f"Could not install not_a_module_xyz, which this notebook needs ({LIBRARY}).")
-    assert "ERROR: could not reach the repository" in message and "What to do:" in message and "Binder" in message
+    # One sentence says what could not be installed, and from where.
+    first_line = message.splitlines()[0]
+    assert first_line == "Could not install not_a_module_xyz, which this notebook needs, from source 1 or source 2."
+    assert message.count("ERROR: could not reach the repository") == 2  # each source's error, once
+    assert "(source 1) ERROR" in message and "(source 2) ERROR" in message
+    assert "What to do:" in message and "Binder" in message
 
 
 # --------------------------------------------------------------------------

@@ -42,8 +42,8 @@ def test_stored_notebooks_carry_no_run_or_machine_noise(md):
     for noise in ('"execution":', "iopub", "/work/", "/tmp/", "/root/"):
         assert noise not in text, f"{md.stem}.ipynb contains {noise!r}"
     # One version only: language_info's, the Python that made the outputs (JupyterLab
-    # marks a notebook unsaved when it lacks it), of the series Binder runs (runtime.txt).
-    runtime = (ROOT / "runtime.txt").read_text().strip().removeprefix("python-")
+    # marks a notebook unsaved when it lacks it), of the series Binder runs (binder/runtime.txt).
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip().removeprefix("python-")
     versions = re.findall(r'"version": "(3\.[^"]*)"', text)
     assert len(versions) == 1 and versions[0].startswith(runtime + "."), versions
     assert stored(md).metadata.language_info.version == versions[0]

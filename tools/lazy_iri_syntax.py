@@ -16,7 +16,7 @@ first import of jsonschema: ``tools/__init__.py`` runs it for every ``python -m 
 and pyproject.toml's pytest ``addopts`` loads this module first (``-p``), before the
 plugins (nbval) that import nbformat. Processes that start elsewhere (JupyterLab, a bare
 ``jupyter-book build``) pay the import as before. The environment itself is untouched: it
-is requirements.txt alone, as Binder builds it.
+is requirements.txt alone.
 """
 
 from __future__ import annotations

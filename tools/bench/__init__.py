@@ -4,4 +4,5 @@
 ``page_weight``     bytes on the wire and requests per page; Lighthouse with --lighthouse
 ``rebuild``         `make book` after a prose edit against `jupyter-book build .`
 ``pdf_build``       `make pdf`'s two steps, pages and bytes (`make bench-pdf`)
+``launch_environment``  Binder's launch environment beside the development one (`make bench-launch`)
 """

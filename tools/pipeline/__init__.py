@@ -7,6 +7,8 @@
               --draw_diagrams [diagrams]--> book/_diagrams/*.svg
               --build_book [book, html]--> _build/html (Sphinx, through tools.sphinx_ext)
               --print_pdf [pdf]--> _build/pdf/chapter15.pdf
+    git --edition--> _build/edition.json (which build this is: every page, the PDF and the
+                     published notebooks name it; install_cell: where a notebook's chapter_lib comes from)
 
 ``pages`` is what they share: where the pages are, in table-of-contents order, and how a
 code cell is named in messages.

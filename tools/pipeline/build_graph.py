@@ -11,6 +11,7 @@ The arrows (each a doit task; doit runs them in this order, in this one process)
         │                 └──────────────outputs──▶ book/*.ipynb ─┬─html─▶ _build/html ◀──────┘
         └──diagrams──▶ book/_diagrams/*.svg ──────────────────────┤         ▲
                                                                   └─pdf──▶ _build/pdf ─(copy)┘
+    git (the commit, uncommitted changes) ─edition─▶ _build/edition.json ─▶ html, pdf
 
 Why doit and not Make alone: Make compares timestamps, and an artefact that a step rewrites
 with the same bytes, or a file restored by `git checkout` with an older time, fools it;
@@ -40,6 +41,7 @@ from tools.pipeline.build_steps import (
     files, font_step, html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step,
     pages, pdf_step, site_serves_the_pdf, wheel_step,
 )
+from tools.pipeline import edition
 from tools.pipeline.pages import ROOT
 
 DOIT_CONFIG = {
@@ -96,9 +98,10 @@ def task_outputs():
     """chapter_lib/ + book/*.md -> book/*.ipynb (executing only the pages whose inputs changed)"""
     force = bool(os.environ.get("FORCE"))
     return {"actions": [(outputs_step, [], {"force": force})],
-            # (the .bib too: a reader's notebook lists the works its page cites, with their titles)
+            # (the .bib too: a reader's notebook lists the works its page cites, with their titles;
+            # and pyproject.toml: its install cell names chapter_lib's version and release)
             "file_dep": [ROOT / "_config.yml", ROOT / "_toc.yml", *pages(), *files(ROOT / "book", "*.bib"),
-                         LIBRARY_DIGEST, *pipeline_sources()],
+                         ROOT / "pyproject.toml", LIBRARY_DIGEST, *pipeline_sources()],
             "task_dep": ["diagrams"],  # a broken diagram stops the build before a notebook is rewritten
             "targets": [NOTEBOOKS_DIGEST, FAILED_DIGEST], "uptodate": [no_failed_page, notebooks_as_written, not force],
             "verbosity": 2}
@@ -111,6 +114,13 @@ def task_diagrams():
             "task_dep": ["lib"],  # a book whose library does not build rewrites nothing
             "targets": [DIAGRAMS_DIGEST], "uptodate": [diagrams_as_written], "verbosity": 2}
 
+def task_edition():
+    """the working tree's commit and state -> _build/edition.json (what every page, the PDF and
+    the published notebooks name; tools/pipeline/edition.py)"""
+    # After the steps that can rewrite tracked files: the edition is the tree they leave.
+    return {"actions": [edition.record_step], "targets": [edition.RECORD], "uptodate": [edition.as_recorded],
+            "task_dep": ["outputs", "diagrams"], "verbosity": 2}
+
 def task_html():
     """everything above -> _build/html"""
     pdf = [PDF] if PDF.is_file() else []
@@ -118,7 +128,7 @@ def task_html():
     # tools/sphinx_ext/exercises.py)
     return {"actions": [html_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, FAILED_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *pdf,
-                         *pipeline_sources()],
+                         *pipeline_sources(), edition.RECORD],
             "uptodate": [site_serves_the_pdf], "targets": [SITE / "index.html"], "verbosity": 2}
 
 def task_pdf():
@@ -131,7 +141,7 @@ def task_pdf():
                 *(path for folder in ("browser", "checks", "common") for pattern in ("*.py", "*.mjs")
                   for path in sorted((ROOT / "tools" / folder).glob(pattern)))]
     return {"actions": [pdf_step],
-            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing],
+            "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing, edition.RECORD],
             "targets": [PDF], "verbosity": 2}
 
 def task_diagram_font():
@@ -150,7 +160,7 @@ def task_assets():
 
 def task_book():
     """`make book`: everything, for what changed (the PDF too, once an author has made one)"""
-    steps = ["lib", "assets", "diagrams", "outputs", *(["pdf"] if PDF.is_file() else []), "html"]
+    steps = ["lib", "assets", "diagrams", "outputs", "edition", *(["pdf"] if PDF.is_file() else []), "html"]
     return {"actions": None, "task_dep": steps}
 
 # ---- running it --------------------------------------------------------------------------

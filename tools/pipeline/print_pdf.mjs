@@ -15,8 +15,8 @@ export const openDetails = () => {
     return all.length;
 };
 
-// A contents list after the chapter title: one entry per section (the <h2> of each inlined
-// page), linking to it (the link works inside the PDF). It replaces the theme's print-only
+// A contents list after the chapter title and its edition: one entry per section (the <h2> of
+// each inlined page), linking to it (the link works inside the PDF). It replaces the theme's print-only
 // list (#jb-print-toc), which has neither links nor page numbers. Page numbers are filled in
 // on a second pass (setContentsPages), once the first print has shown where each section
 // starts. Styled by book/_static/chapter.css. Returns the sections' titles.
@@ -54,6 +54,10 @@ export const addContents = () => {
     } else {
         title.after(nav);
     }
+    // The edition (tools/sphinx_ext/edition.py puts it under the chapter's own title, which
+    // print hides behind the theme's print-only one): under the printed title, above the list.
+    const edition = article.querySelector('p.book-edition');
+    if (edition) nav.before(edition);
     return sections.map((section) => section.title);
 };
 

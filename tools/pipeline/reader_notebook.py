@@ -19,9 +19,10 @@ citations anywhere on the page              a References cell at the end (author
 ==========================================  ==================================================
 
 The install cell installs what the page needs and the kernel lacks (Colab, a bare Jupyter):
-``chapter_lib`` from ``repository.url``, matplotlib (the ``figures`` extra) where the page
-draws a figure, each only when missing; when that install fails it stops in that cell,
-saying what was missing, what pip said (once) and what to do. It exists only in the
+this edition's ``chapter_lib`` (never the repository's newest: tools/pipeline/install_cell.py),
+matplotlib (the ``figures`` extra) where the page draws a figure, each only when missing;
+when that install fails it stops in that cell, saying in one sentence what it could not
+install and from where, what pip said (once) and what to do. It exists only in the
 notebook: the HTML page is rendered from the .md, which does not need it. `make outputs`
 runs it as the kernel's first cell, so the notebook's execution counts start at 1 with it.
 """
@@ -29,19 +30,20 @@ runs it as the kernel's first cell, so the notebook's execution counts start at 
 from __future__ import annotations
 
 import copy
-import tomllib
 from pathlib import Path
 
 import nbformat
 
+from tools.pipeline import edition
+from tools.pipeline.install_cell import INSTALL_TAG, edition_install_cell
 from tools.pipeline.pages import ROOT
 from tools.pipeline.myst_to_notebook import (
-    CONFIG, REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
+    REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
     entry_markdown, figure_numbers, reference_anchor,
 )
 
-# Tags of the cells this module adds, so tools can tell them from the .md's cells.
-INSTALL_TAG = "install"  # with "setup": our first cell, not the chapter's code
+# Tags of the cells this module adds, so tools can tell them from the .md's cells (and
+# INSTALL_TAG, the install cell's: tools/pipeline/install_cell.py).
 CAPTION_TAG = "caption"
 REFERENCES_TAG = "references"
 SECTION_TAG = "folded-section"  # the heading above a worked solution, collapsed
@@ -53,85 +55,34 @@ FOLDED = {  # MyST-NB's tags -> JupyterLab's fold state (the HTML shows a "show"
 }
 
 
-
-
-def repository_requirement(extras: str = "") -> str:
-    """pip's name for the package at the head of the repository's published branch."""
-    url = CONFIG["repository"]["url"].rstrip("/")
-    branch = CONFIG["repository"].get("branch", "main")
-    return f"chapter-lib{extras} @ git+{url}@{branch}"
-
-
 def draws_figures(nb) -> bool:
-    return any("matplotlib" in c.source for c in nb.cells if c.cell_type == "code")
+    return any("matplotlib" in c.source for c in nb.cells if c.cell_type == "code" and not is_added_cell(c))
 
 
-# The install cell's code; NEEDED and MODULES are filled in by install_cell.
-INSTALL_CELL = """\
-# Setup (ours, not the chapter's code): lets this notebook run where it opens.
-# Where the book's environment is installed (Binder, `make lab`) this installs nothing;
-# elsewhere (Colab, a bare Jupyter) it installs what is missing, and only that.
-import importlib, importlib.util
-
-needed = {  # module: what pip installs it from
-NEEDED
-}
-missing = {module: pip_name for module, pip_name in needed.items() if importlib.util.find_spec(module) is None}
-if missing:
-    import os, re, subprocess, sys
-
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-color", *missing.values()],
-                         capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
-    if pip.returncode != 0:
-        said = re.sub(r"\\x1b\\[[0-9;]*m", "", pip.stderr).strip()  # no colour codes
-        # pip tells a failed subprocess's error twice; the first telling ends with a "note:" line.
-        end = said.find("\\n", said.find("note: ")) if "note: " in said else -1
-        said = said[:end] if end > 0 else said
-        raise RuntimeError(
-            f"Could not install {' and '.join(missing)}, which this notebook needs "
-            f"({'; '.join(missing.values())}).\\npip said:\\n{said[-1500:]}\\n"
-            "What to do: check that this machine can reach the package index and the book's "
-            "repository, or install it yourself with `pip install` and the requirement above, "
-            "or open the notebook from the book's Binder button, where it is installed."
-        ) from None
-    importlib.invalidate_caches()
-import MODULES"""
-
-
-def figures_requirement() -> str:
-    """What chapter_lib's `figures` extra asks for (pyproject.toml): matplotlib."""
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
-    (requirement,) = extras["figures"]
-    return requirement
-
-
-def install_cell(requirements: dict[str, str]):
-    """Our first cell: make the notebook run where it opens. ``requirements`` maps each module
-    the page needs to what pip installs it from. Installs nothing where they all import
-    (Binder, `make lab`); in Colab or a bare Jupyter it installs exactly the missing ones
-    (matplotlib alone where chapter_lib is there), and when pip fails it raises in this cell,
-    naming what was missing, with pip's error once (pip repeats a failed subprocess's error
-    after its output) and no colour codes, and what to do, instead of letting the next cell
-    fail with a ModuleNotFoundError."""
-    needed = "".join(f'    "{module}": "{requirement}",\n' for module, requirement in requirements.items())
-    source = INSTALL_CELL.replace("NEEDED\n", needed).replace("MODULES", ", ".join(requirements))
-    return nbformat.v4.new_code_cell(source, metadata={"tags": ["setup", INSTALL_TAG]})
-
-
-def page_install_cell(nb):
-    """The install cell for a page with code (None for a page without)."""
-    if not any(c.cell_type == "code" for c in nb.cells):
+def page_install_cell(nb, published: edition.Edition | None = None, wheel_sha256: str | None = None,
+                      root: Path = ROOT):
+    """The install cell for a page with code (None for a page without): the committed
+    notebook's, or with ``published`` the one of the copy the site publishes
+    (tools/pipeline/install_cell.py)."""
+    if not any(c.cell_type == "code" and not is_added_cell(c) for c in nb.cells):
         return None
-    requirements = {"chapter_lib": repository_requirement()}
-    if draws_figures(nb):
-        requirements["matplotlib"] = figures_requirement()
-    cell = install_cell(requirements)
+    cell = edition_install_cell(draws_figures(nb), published, wheel_sha256, root)
     # `make outputs` runs it first in the kernel that makes the outputs (stored_outputs.py):
     # then the page's first code cell was execution 2, and this one execution 1.
-    first = next(c for c in nb.cells if c.cell_type == "code")
+    first = next(c for c in nb.cells if c.cell_type == "code" and not is_added_cell(c))
     if first.get("execution_count") == 2:
         cell.execution_count = 1
     return cell
+
+
+def published_notebook(reader, published: edition.Edition, wheel_sha256: str | None, root: Path = ROOT):
+    """The reader's notebook as the site publishes it: its install cell names the edition and
+    installs its library from the site's wheel (sha256 checked) or the edition's commit."""
+    reader = copy.deepcopy(reader)
+    for index, cell in enumerate(reader.cells):
+        if INSTALL_TAG in cell.metadata.get("tags", []):
+            reader.cells[index].source = page_install_cell(reader, published, wheel_sha256, root).source
+    return reader
 
 
 def is_added_cell(cell) -> bool:

@@ -14,6 +14,8 @@ module                    what it does, and why
 ``runner``                "Run in your browser": the inline loader, the runner's files
 ``exercises``             the exercises (tools/pipeline/book_shape.py) as data every page reads
 ``pdf``                   the singlehtml page `make pdf` prints; the header's "Chapter PDF"
+``edition``               the edition in every footer and on the PDF's title page; launch links
+                          at its commit; the published notebooks install its chapter_lib
 ``diagrams``              mermaid diagrams as inline SVG drawn at build time (no mermaid.js)
 ``icons``                 the theme's icon fonts subset to the glyphs used (no fontawesome.js)
 ``valid_markup``          hidden-cell prompts and bibliography markup that pass vnu and axe
@@ -31,12 +33,12 @@ says which does what).
 from __future__ import annotations
 
 from tools.sphinx_ext import (
-    citations, clean_pages, diagrams, exercises, icons, navigation, obsolete_pages, offline, page_assets, page_head,
-    page_outputs, pdf, runner, valid_markup,
+    citations, clean_pages, diagrams, edition, exercises, icons, navigation, obsolete_pages, offline, page_assets,
+    page_head, page_outputs, pdf, runner, valid_markup,
 )
 
-PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, diagrams, icons, valid_markup, page_head, page_assets,
-         obsolete_pages, navigation, offline]
+PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, edition, diagrams, icons, valid_markup, page_head,
+         page_assets, obsolete_pages, navigation, offline]
 
 
 def setup(app):

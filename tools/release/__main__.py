@@ -1,0 +1,5 @@
+import sys
+
+from tools.release.release import main
+
+sys.exit(main())
