@@ -43,6 +43,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
+from markers import needs
 import yaml
 from playwright.sync_api import expect
 
@@ -373,6 +374,7 @@ def test_md_pages_open_as_notebooks_by_default(lab):
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def browser(lab):
     """Debian's Chromium with a fresh profile, logged in to the JupyterLab server."""
     with open_context(viewport=VIEWPORT) as context:

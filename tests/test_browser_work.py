@@ -41,6 +41,7 @@ import shutil
 
 import nbformat
 import pytest
+from markers import needs
 from nbclient import NotebookClient
 
 from tools.browser.chromium import JS_DARK_THEME
@@ -148,6 +149,7 @@ def site_copy(site, tmp_path):
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def runner(site):
     with BrowserRunner(site) as browser_runner:
         yield browser_runner

@@ -26,7 +26,7 @@ import pytest
 
 from tools.checks.clean_build_compare import already_in, built_copy, differing, sources_copy
 
-pytestmark = [pytest.mark.site, pytest.mark.long]
+pytestmark = [pytest.mark.site, pytest.mark.browser, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parent.parent
 # Files whose bytes may differ between two builds of the same sources, and why: none. (The
