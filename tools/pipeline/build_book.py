@@ -215,6 +215,8 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
     if filtered.held:
         print(f"({filtered.held} reference(s) to figures of the failed page(s) were not resolved: "
               f"they follow from the failure, and resolve once the page runs.)", file=sys.stderr)
+    if isinstance(result, KeyboardInterrupt):  # (Sphinx's handler returns it): the build was interrupted
+        raise result
     if isinstance(result, BaseException):  # Sphinx has printed it (its handler), with the cause
         return 1
     if result and filtered.held and not filtered.passed:
@@ -232,10 +234,25 @@ def run_graph(arguments: list[str], doit) -> int:
     RESULT.outputs_done = False
     status = doit(arguments)
     if RESULT.outputs_done:  # last, so Sphinx's lines do not scroll it away
-        print(change_report.report(RESULT.runs, stored_outputs.stored_path, len(notebook_pages())))
+        runs = stored_outputs.with_unreported_runs(RESULT.runs)
+        print(change_report.report(runs, stored_outputs.stored_path, len(notebook_pages())))
+        change_report.forget_unreported()
     for _, failure in RESULT.failures:
         print(f"error: {failure}", file=sys.stderr)
     if RESULT.failures:
         print("Every other page was built; the failed pages' stored notebooks were kept as they were "
               "(the HTML shows the error in place). Fix the cell, then run `make book` again.", file=sys.stderr)
     return 1 if RESULT.failures or status else 0
+
+
+def interrupted(finished_steps: list[str]) -> str:
+    """The one line an interrupted build ends with: what it kept, and what to run."""
+    written = [run.page.stem for run in RESULT.runs if run.status in ("executed", "updated")]
+    kept = []
+    if finished_steps:
+        kept.append(f"the steps it finished ({', '.join(finished_steps)})")
+    if written and "outputs" not in finished_steps:
+        kept.append(f"the notebooks it wrote ({', '.join(written)})")
+    what = " and ".join(kept) if kept else "nothing: it had finished no step"
+    return (f"Interrupted. Kept {what}; each file is whole, as it was or as rewritten. "
+            f"Run `make book` to finish: its change report includes what this run changed.")

@@ -41,7 +41,7 @@ import yaml
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from tools.pipeline import change_report
+from tools.pipeline import change_report, kernel_interrupts
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.change_report import PageRun
 from tools.pipeline.page_inputs import inputs, inputs_digest
@@ -254,7 +254,8 @@ def execute(md: Path, nb, twice: bool = True) -> None:
     install = page_install_cell(nb)
     second = copy.deepcopy(nb) if twice else None
     runs = [run for run in (nb, second) if run is not None]
-    outcomes = asyncio.run(_execute_all(md, runs, install))
+    with kernel_interrupts.stopped_on_ctrl_c():
+        outcomes = asyncio.run(_execute_all(md, runs, install))
     error = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
     if error is not None:
         raise error
@@ -284,7 +285,8 @@ def page_failed(md: Path, nb, where: str, traceback: str = "") -> BookError:
 
 
 async def _execute_all(md: Path, runs: list, install) -> list:
-    return await asyncio.gather(*(_execute_one(md, nb, install) for nb in runs), return_exceptions=True)
+    with kernel_interrupts.listening(asyncio.get_running_loop()):
+        return await asyncio.gather(*(_execute_one(md, nb, install) for nb in runs), return_exceptions=True)
 
 
 # A kernel that never answers at its start (nbclient: "Kernel didn't respond in 60 seconds", seen
@@ -313,11 +315,12 @@ async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> N
     client = NotebookClient(
         nb, timeout=timeout_s(), kernel_name="python3", record_timing=False,
         resources={"metadata": {"path": str(md.parent)}}, extra_arguments=KERNEL_ARGUMENTS,
-        on_cell_execute=lambda cell, cell_index: started.append(cell_index),
+        on_cell_execute=lambda cell, cell_index: (kernel_interrupts.check(), started.append(cell_index)),
         # Past the limit the cell is interrupted, so its traceback says which line it was on.
         interrupt_on_timeout=True,
     )
     client.log.setLevel(logging.CRITICAL)  # its own report of a dead kernel; ours names the page
+    kernel_interrupts.watch(client)
     try:
         try:
             # The kernel process's own stderr (not the cells': theirs comes as outputs) carries
@@ -429,12 +432,34 @@ def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
     text = reader_text(md, fresh, python_version(fresh if why else stored))
     run = PageRun(md, "executed" if why else "updated", why)
     if why:
-        run.output_diff = outputs_changed(md, stored, fresh)
+        # Against the notebook as last reported: a run stopped before its report may have
+        # rewritten it since (change_report.UNREPORTED).
+        last_reported = change_report.unreported().get(md.stem)
+        before = nbformat.read(last_reported[0], as_version=4) if last_reported and last_reported[0] else (
+            None if last_reported else stored)
+        run.output_diff = outputs_changed(md, before, fresh)
     if target.exists() and target.read_text() == text:
         run.status = "executed" if why else "unchanged"
         return run
+    if run.output_diff:
+        change_report.remember_unreported(md, target.read_text() if target.exists() else None, why)
     write_atomically(target, text)
     return run
+
+
+def with_unreported_runs(runs: list[PageRun]) -> list[PageRun]:
+    """``runs``, with the pages a run stopped before its report rewrote (Ctrl-C, a crash), which
+    this run found up to date: each as executed then, its outputs against the last report's."""
+    pending = change_report.unreported()
+    merged = []
+    for run in runs:
+        if run.page.stem in pending and run.status in ("unchanged", "updated"):
+            last_reported, why = pending[run.page.stem]
+            before = nbformat.read(last_reported, as_version=4) if last_reported else None
+            now = nbformat.read(stored_path(run.page), as_version=4)
+            run = PageRun(run.page, "executed", why, outputs_changed(run.page, before, now), unreported=True)
+        merged.append(run)
+    return merged
 
 
 def outputs_changed(md: Path, stored, executed) -> list[str]:
@@ -518,7 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     except BookError as err:  # ConversionError too: it names page and cell
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(change_report.report(runs, stored_path, len(notebook_pages())))
+    print(change_report.report(with_unreported_runs(runs), stored_path, len(notebook_pages())))
+    change_report.forget_unreported([run.page for run in runs])
     return 0
 
 
