@@ -74,6 +74,7 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
         try:
             run = stored_outputs.sync_page(md, force=force)
             failed_path(md).unlink(missing_ok=True)
+            failed_path(md).with_suffix(".txt").unlink(missing_ok=True)
             print(f"{run.status:>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
         except BookError as error:
             executed = getattr(error, "notebook", None)
@@ -85,6 +86,7 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
             print(f"   FAILED  {shown(stored_outputs.stored_path(md))} (kept as it was)", flush=True)
             run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))
             failures.append((md, getattr(error, "where", None) or str(error).split("\n")[0]))
+            write_atomically(failed_path(md).with_suffix(".txt"), failures[-1][1] + "\n")  # (what `make accept` says)
         if runs is not None:
             runs.append(run)
     return failures

@@ -186,7 +186,8 @@ def remember_unreported(page: Path, last_reported: str | None, why: list[str]) -
         previous = []
     else:
         previous = json.loads(reasons.read_text())["reasons"]
-    write_atomically(reasons, json.dumps({"page": shown(page), "reasons": previous + why}) + "\n")
+    reasons_now = previous + [reason for reason in why if reason not in previous]
+    write_atomically(reasons, json.dumps({"page": shown(page), "reasons": reasons_now}) + "\n")
 
 
 def unreported() -> dict[str, tuple[Path | None, list[str]]]:

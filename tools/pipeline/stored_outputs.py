@@ -41,7 +41,7 @@ import yaml
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from tools.pipeline import change_report, kernel_interrupts
+from tools.pipeline import change_report, exercise_contract, kernel_interrupts
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.change_report import PageRun
 from tools.pipeline.page_inputs import inputs, inputs_digest
@@ -239,13 +239,15 @@ def reader_text(md: Path, executed, version: str, digest: str | None = None) -> 
     return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version}, itemized)) + "\n"
 
 
-def execute(md: Path, nb, twice: bool = True) -> None:
+def execute(md: Path, nb, twice: bool = True, after: str | None = None) -> str | None:
     """Run the page top to bottom in its own folder, as a reader's kernel would; twice at
     once (two kernels, one per core), and stop if the two runs print different outputs.
 
     The reader's notebook's install cell runs first, in the same kernel (it installs
     nothing here), so the page's cells are executions 2, 3, ... and the notebook's
     counts read naturally from its first cell; the install cell itself is not kept in nb.
+    ``after``: code the kernel runs after the page's cells (the exercises' contract,
+    tools/pipeline/exercise_contract.py), never kept in nb; returns what it printed.
     """
     if draws_figures(nb):
         # On a new machine matplotlib builds its font cache at first import and says so on
@@ -255,7 +257,7 @@ def execute(md: Path, nb, twice: bool = True) -> None:
     second = copy.deepcopy(nb) if twice else None
     runs = [run for run in (nb, second) if run is not None]
     with kernel_interrupts.stopped_on_ctrl_c():
-        outcomes = asyncio.run(_execute_all(md, runs, install))
+        outcomes = asyncio.run(_execute_all(md, runs, install, after))
     error = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
     if error is not None:
         raise error
@@ -263,6 +265,7 @@ def execute(md: Path, nb, twice: bool = True) -> None:
         difference = first_difference(md, nb, second)
         if difference:
             raise page_failed(md, nb, difference)
+    return outcomes[0]
 
 
 def past_the_time_limit() -> str:
@@ -284,9 +287,9 @@ def page_failed(md: Path, nb, where: str, traceback: str = "") -> BookError:
     return error
 
 
-async def _execute_all(md: Path, runs: list, install) -> list:
+async def _execute_all(md: Path, runs: list, install, after: str | None) -> list:
     with kernel_interrupts.listening(asyncio.get_running_loop()):
-        return await asyncio.gather(*(_execute_one(md, nb, install) for nb in runs), return_exceptions=True)
+        return await asyncio.gather(*(_execute_one(md, nb, install, after) for nb in runs), return_exceptions=True)
 
 
 # A kernel that never answers at its start (nbclient: "Kernel didn't respond in 60 seconds", seen
@@ -295,10 +298,10 @@ async def _execute_all(md: Path, runs: list, install) -> list:
 KERNEL_STARTS = 2
 
 
-async def _execute_one(md: Path, nb, install) -> None:
+async def _execute_one(md: Path, nb, install, after: str | None = None) -> str | None:
     for start in range(1, KERNEL_STARTS + 1):
         try:
-            return await _execute_in_a_new_kernel(md, nb, install, last_start=start == KERNEL_STARTS)
+            return await _execute_in_a_new_kernel(md, nb, install, last_start=start == KERNEL_STARTS, after=after)
         except _KernelDidNotStart:
             continue
 
@@ -307,10 +310,10 @@ class _KernelDidNotStart(Exception):
     """The kernel did not answer at its start, and it may be started again (_execute_one)."""
 
 
-async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> None:
+async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool, after: str | None = None) -> str | None:
     page_cells = nb.cells
-    if install is not None:
-        nb.cells = [install, *page_cells]
+    after_cell = nbformat.v4.new_code_cell(after) if after is not None else None
+    nb.cells = [*([install] if install is not None else []), *page_cells, *([after_cell] if after_cell else [])]
     started = []  # the index (in nb.cells) of each cell as it starts: the one a time limit stopped
     client = NotebookClient(
         nb, timeout=timeout_s(), kernel_name="python3", record_timing=False,
@@ -348,6 +351,9 @@ async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> N
         what = (past_the_time_limit() if isinstance(err, (CellTimeoutError, TimeoutError))
                 else f"its kernel stopped ({in_one_line(err)})")
         raise page_failed(md, nb, f"{place}: {what}") from None
+    if after_cell is None:
+        return None
+    return "".join(o.get("text", "") for o in after_cell.outputs if o.get("output_type") == "stream")
 
 
 def first_difference(md: Path, first, second) -> str | None:
@@ -425,7 +431,14 @@ def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
     why = stale_reasons(md, fresh, stored, force)
     if why:
         try:
-            execute(md, fresh, twice=twice)
+            contract = exercise_contract.kernel_cell(md)
+            printed = execute(md, fresh, twice=twice, after=contract)
+            if contract is not None:
+                since = change_report.reasons(stored.metadata.get(DIGEST_KEY, {}).get("inputs") if stored else None,
+                                              inputs(fresh))
+                problems = exercise_contract.broken(md, fresh, printed, since)
+                if problems:
+                    raise page_failed(md, fresh, "\n".join(problems))
         except BookError as error:
             error.reasons = why
             raise
