@@ -44,8 +44,8 @@ EDITOR := _build/static/runner/editor.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
-.PHONY: help env lib outputs assets html book test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
-.PHONY: bench bench-tests bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
+.PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
+.PHONY: bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -120,6 +120,36 @@ graph-status: env  ## is every artefact up to date with its inputs (by content)?
 accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
 	$(PY) -m tools.pipeline.accept
 
+# `make check`: the quick loop while you work, after `make book` (`make bench-check` times it
+# beside `make test`). Two lanes at once: the sources (the JavaScript linted, type-checked and
+# unit-tested, each tool's cache in _build/check/ so that unchanged files are not read again;
+# the generated files what the book makes; the book what its author accepted), and one pytest
+# session: the tests that need no built site, browser, whole-book build, namespace, kernel or
+# Sphinx build (the markers, tests/markers.py; CHECK_SELECTION names every need there is) with,
+# under nbval, the pages not checked as they are now (tools/checks/changed_pages.py records
+# each that passes).
+# `make test` runs every check; this runs what a minute allows.
+CHECK_SELECTION := not site and not browser and not whole_book and not netns and not kernel and not sphinx
+TS_PROJECTS := tsconfig.json tsconfig.page.json tsconfig.worker.json tsconfig.node.json
+check: env $(NPM_ASSETS)  ## the quick loop while you work, after `make book`: sources, library in sync, the tests that need no whole-book build, changed pages under nbval
+	@$(MAKE) --no-print-directory -j2 --output-sync=target check-sources check-tests
+	@echo "make check passed: what a minute allows (make test runs every check, as CI does)"
+check-sources:
+	@mkdir -p _build/check
+	node_modules/.bin/eslint --cache --cache-strategy content --cache-location _build/check/eslint-cache $(JS_SOURCES)
+	@for project in $(TS_PROJECTS); do echo "tsc -p $$project"; \
+	  node_modules/.bin/tsc -p $$project --incremental --tsBuildInfoFile _build/check/$$project.tsbuildinfo || exit 1; done
+	node --test --test-reporter=dot tests/js/*.test.mjs
+	$(PY) -m tools.pipeline.build_lib --check
+	$(PY) -m tools.pipeline.stored_outputs check
+	$(PY) -m tools.pipeline.draw_diagrams check
+	$(PY) -m tools.pipeline.accept --check
+check-tests:
+	@pages="$$($(PY) -m tools.checks.changed_pages)" || exit 1; \
+	echo "pages under nbval (changed since the last check): $${pages:-none}" | tr '\n' ' '; echo; \
+	$(PY) -m pytest -n 2 --dist loadscope -q -p tools.checks.changed_pages -m "$(CHECK_SELECTION)" \
+	  $${pages:+--nbval --nbval-current-env} tests $$pages
+
 # `make test`'s stages, in order; `make bench-tests` times each of them. The PDF is printed
 # first, then the HTML is built once, linking and publishing it, for the site tests: one
 # stage, the graph's `pdf` and `html` steps in its own order. The pytest tests then run in one
@@ -185,7 +215,7 @@ test-programs:
 XDIST := -n 3 --dist loadscope --no-loadscope-reorder
 test-tests: env $(NPM_ASSETS) test-programs  ## every test of tests/ (unit and site) in one parallel session
 	$(PY) -m pytest $(XDIST) tests
-test-units: env  ## the tests that need no built site (part of test-tests; quick to run alone)
+test-units: env  ## the tests that need no built site (part of test-tests): whole-book builds and the grader among them, minutes; `make check` is the quick loop
 	$(PY) -m pytest $(XDIST) -m "not site" tests
 test-site: env $(NPM_ASSETS) test-programs  ## the tests of the built site (part of test-tests): browser, PDF, JupyterLab, fresh environments
 	$(PY) -m pytest $(XDIST) -m site tests
@@ -203,7 +233,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-modules bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, its modules, the tests' browser
+bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser
+bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again: seconds, its CPU, beside executing every page once and `make test` (tools/bench/check_loop.py; after bench-tests)
+	$(PY) -m tools.bench.check_loop
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
 bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/test_stages.py, cpu_by_process.py)

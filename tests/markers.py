@@ -7,7 +7,13 @@ The markers (declared in pyproject.toml):
 * ``whole_book``: the book itself built or executed (the build graph's steps, the book's
   pages run in a kernel, a copy of the repository built): what `make check` leaves to `make test`;
 * ``netns``: Linux namespaces (``unshare``): the grader's sandbox;
+* ``kernel``: a Jupyter kernel started (a scratch page executed, nbval on a scratch notebook);
+* ``sphinx``: a book built by Sphinx (a scratch book: tests/scratch_book.py);
 * ``long``: a module that takes the better part of a minute, started first (tests/conftest.py).
+
+`make check` runs the tests that need none of these (CHECK_SELECTION in the Makefile: a kernel
+or a Sphinx build costs seconds of CPU a test, more than a quick loop can hold); `make test`
+runs them all.
 
 Most are derived, not written on each test: a fixture says what it needs (``@needs(...)``
 under ``@pytest.fixture``), and every test that requests it, however indirectly, gets those
@@ -31,7 +37,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-NEEDS = ("site", "browser", "whole_book", "netns")
+NEEDS = ("site", "browser", "whole_book", "netns", "kernel", "sphinx")
 
 
 def needs(*markers: str):
@@ -92,10 +98,15 @@ def need_of_command(argv: list[str], cwd) -> tuple[str, str] | None:
         return "whole_book", f"runs the build graph ({line})"
     if "tools.pipeline.stored_outputs" in line and "sync" in words:
         return "whole_book", "executes pages (stored_outputs sync)"
-    if program == "make" and not {"-n", "--dry-run", "--just-print"} & set(words):
+    targets = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+    if program == "make" and not {"-n", "--dry-run", "--just-print"} & set(words) and targets != ["help"]:
         return "whole_book", f"runs `{line}`"
     if "--nbval" in words and any(in_the_book(Path(cwd or ".") / word) for word in words if word.endswith(".ipynb")):
         return "whole_book", "executes the book's pages under nbval"
+    if "--nbval" in words or module == "ipykernel_launcher":
+        return "kernel", "starts a Jupyter kernel"
+    if module in ("tools.jupyter_book", "sphinx") or program in ("jupyter-book", "sphinx-build"):
+        return "sphinx", f"builds a book with Sphinx ({line})"
     if program in ("chromium", "chromium-headless-shell") or "tools.pipeline.print_pdf" in line:
         return "browser", f"starts Chromium ({program or line})"
     if program == "unshare" or module == "tools.grade":
@@ -138,6 +149,8 @@ def the_repository(path, *args, **kwargs) -> bool:
 def needs_are_marked(request, monkeypatch):
     """Hold the test to its markers while it runs (see the module's docstring)."""
     marks = {mark.name for mark in request.node.iter_markers()}
+    if "whole_book" in marks:  # (building the book starts kernels and Sphinx)
+        marks |= {"kernel", "sphinx"}
     if "whole_book" not in marks:
         from tools.checks import clean_build_compare
         from tools.pipeline import build_book, build_graph, stored_outputs
@@ -156,6 +169,17 @@ def needs_are_marked(request, monkeypatch):
                 "whole_book", "copies the repository to build it", getattr(clean_build_compare, name), the_repository))
         monkeypatch.setattr(shutil, "copytree", refusing(
             "whole_book", "copies the repository", shutil.copytree, the_repository))
+    if "kernel" not in marks:
+        import nbclient
+
+        for name in ("async_execute", "async_start_new_kernel"):
+            monkeypatch.setattr(nbclient.NotebookClient, name, refusing(
+                "kernel", "starts a Jupyter kernel (nbclient)", getattr(nbclient.NotebookClient, name)))
+    if "sphinx" not in marks:
+        import jupyter_book.sphinx
+
+        monkeypatch.setattr(jupyter_book.sphinx, "build_sphinx", refusing(
+            "sphinx", "builds a book with Sphinx", jupyter_book.sphinx.build_sphinx))
     if "browser" not in marks:
         import playwright.sync_api
 

@@ -682,6 +682,7 @@ def test_clear_my_edits_returns_the_page_to_the_book(page_started):
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.kernel  # (the downloaded notebook run by nbclient)
 def test_the_downloaded_notebook_is_valid_and_runs(page_started, tmp_path):
     runner, page = page_started, page_started.page
     book = cell(runner, 4)["source"]

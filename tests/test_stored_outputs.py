@@ -118,6 +118,7 @@ def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
     assert repr(changed) in str(error.value)
 
 
+@pytest.mark.kernel
 def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
     """The guard `make test` relies on, shown on a one-cell notebook (no chapter page re-run)."""
     nb = nbformat.v4.new_notebook()
