@@ -80,15 +80,16 @@ def test_asks_make_only_for_its_help():
 '''
 
 
-def planted_run(tmp_path, *options: str) -> subprocess.CompletedProcess:
+def planted_run(tmp_path) -> subprocess.CompletedProcess:
     (tmp_path / "test_planted.py").write_text(PLANTED)
     return subprocess.run([sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
-                           "-p", "markers", "-q", "-rA", *options, str(tmp_path / "test_planted.py")],
+                           "-p", "markers", "-q", "-rA", str(tmp_path / "test_planted.py")],
                           cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT / 'tests'}:{ROOT}"})
 
 
 def test_a_test_that_reaches_for_a_whole_book_build_without_its_marker_fails_naming_it(tmp_path):
+    """(test_marked_through_its_fixture passes only if its fixture's need became its marker.)"""
     done = planted_run(tmp_path)
     outcomes = {name: outcome for outcome, name in re.findall(r"^(PASSED|FAILED) \S+::(\w+)", done.stdout, re.M)}
     assert outcomes == {
@@ -101,11 +102,6 @@ def test_a_test_that_reaches_for_a_whole_book_build_without_its_marker_fails_nam
         "test_runs_the_graph": "whole_book", "test_runs_the_graph_as_a_program": "whole_book",
         "test_makes_the_book": "whole_book", "test_executes_a_page_of_the_book": "whole_book",
         "test_runs_the_books_pages_under_nbval": "whole_book", "test_starts_a_browser": "browser"}, done.stdout
-
-
-def test_a_fixtures_needs_select_the_tests_that_request_it(tmp_path):
-    done = planted_run(tmp_path, "--collect-only", "-m", "whole_book")
-    assert re.findall(r"::(\w+)", done.stdout) == ["test_marked_by_hand", "test_marked_through_its_fixture"], done.stdout
 
 
 def test_make_check_leaves_out_every_need_and_make_help_lists_it():

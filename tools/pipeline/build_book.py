@@ -167,12 +167,26 @@ def figure_labels(md: Path) -> set[str]:
 
 class ConsequenceFilter:
     """Holds back Sphinx's warnings about labels that a failed page did not draw (its
-    figures come after the error), counting them instead: they are consequences, not causes."""
+    figures come after the error), counting them instead: they are consequences, not causes.
+    And Sphinx's "Interrupted!" with the blank lines around it (print() writes a line's text
+    and its end apart): after Ctrl-C the build says in its own one line what it kept."""
 
     def __init__(self, stream, labels: set[str]):
         self.stream, self.labels, self.held, self.passed = stream, labels, 0, 0
+        self.line_ends = ""  # bare line ends, written once the next text shows they are not Sphinx's interrupt's
+        self.swallow_line_end = False
 
     def write(self, text: str) -> int:
+        if text == "\n":
+            if self.swallow_line_end:
+                self.swallow_line_end = False
+            else:
+                self.line_ends += text
+            return len(text)
+        if text.strip() == "Interrupted!":
+            self.line_ends, self.swallow_line_end = "", not text.endswith("\n")
+            return len(text)
+        self.release()
         label = re.search(r"undefined label: '?([\w:-]+)'?", text)
         if label and label.group(1) in self.labels:
             self.held += 1
@@ -180,7 +194,13 @@ class ConsequenceFilter:
         self.passed += bool(re.search(r"WARNING|ERROR|Exception", text))
         return self.stream.write(text)
 
+    def release(self) -> None:
+        if self.line_ends:
+            self.stream.write(self.line_ends)
+            self.line_ends = ""
+
     def flush(self) -> None:
+        self.release()
         self.stream.flush()
 
     def __getattr__(self, name):
@@ -203,11 +223,14 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
     overrides = {"external_toc_path": str(book / "_toc.yml"), "nitpicky": True, "latex_individualpages": False}
     stderr, filtered = sys.stderr, ConsequenceFilter(sys.stderr, labels)
     sys.stderr = filtered
+    result = None
     try:
         result = build_sphinx(book, book / "_build" / "html", noconfig=True, path_config=str(book / "_config.yml"),
                               confoverrides=overrides, freshenv=fresh, **SPHINX_OPTIONS)
     finally:
         sys.stderr = stderr
+        if not isinstance(result, KeyboardInterrupt):
+            filtered.release()
     if result:
         # Sphinx warns about a page only when it reads it, and the next build would not read
         # the pages that warned (unchanged since): it would pass. Without the environment
@@ -218,6 +241,8 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
         print(f"({filtered.held} reference(s) to figures of the failed page(s) were not resolved: "
               f"they follow from the failure, and resolve once the page runs.)", file=sys.stderr)
     if isinstance(result, KeyboardInterrupt):  # (Sphinx's handler returns it): the build was interrupted
+        forget_interrupted_build(book / "_build")
+        HTML_EXTENSION_DIGEST.unlink(missing_ok=True)  # (and every page is written again)
         raise result
     if isinstance(result, BaseException):  # Sphinx has printed it (its handler), with the cause
         return 1
@@ -227,6 +252,15 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
         print("error: the HTML build stopped at the warnings above (warnings are errors in this book)",
               file=sys.stderr)
     return int(result)
+
+
+def forget_interrupted_build(build: Path) -> None:
+    """After Ctrl-C in a Sphinx build: its environment and build info may be half-written (the
+    next build then warned "build info file is broken" and stopped, warnings being errors), and
+    its pages half-rewritten. Without them, the next build reads and writes every page again."""
+    (build / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
+    for info in build.glob("*/.buildinfo"):
+        info.unlink()
 
 
 def run_graph(arguments: list[str], doit) -> int:
@@ -256,5 +290,5 @@ def interrupted(finished_steps: list[str]) -> str:
     if written and "outputs" not in finished_steps:
         kept.append(f"the notebooks it wrote ({', '.join(written)})")
     what = " and ".join(kept) if kept else "nothing: it had finished no step"
-    return (f"Interrupted. Kept {what}; each file is whole, as it was or as rewritten. "
+    return (f"Interrupted. Kept {what}; what it was in the middle of is made again. "
             f"Run `make book` to finish: its change report includes what this run changed.")

@@ -67,14 +67,17 @@ def listening(loop):
         yield
         return
     add, remove = loop.add_signal_handler, loop.remove_signal_handler
-    add(signal.SIGINT, _CURRENT.on_ctrl_c)
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # (a background job's: it stays so)
+    if not ignored:
+        add(signal.SIGINT, _CURRENT.on_ctrl_c)
     loop.add_signal_handler = lambda signum, *args: None if signum == signal.SIGINT else add(signum, *args)
     loop.remove_signal_handler = lambda signum: False if signum == signal.SIGINT else remove(signum)
     try:
         yield
     finally:
         del loop.add_signal_handler, loop.remove_signal_handler  # (the loop's own methods again)
-        remove(signal.SIGINT)  # (and Python's default handler back)
+        if not ignored:
+            remove(signal.SIGINT)  # (and Python's default handler back)
 
 
 @contextlib.contextmanager
