@@ -50,8 +50,8 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (build_graph.py).
 
-.PHONY: help env lib outputs assets html book test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
-.PHONY: bench-first-build bench bench-tests bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
+.PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
+.PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch
 
 help:  ## list the targets
@@ -129,6 +129,40 @@ graph-status: env  ## is every artefact up to date with its inputs (by content)?
 accept: env  ## record the book's text and printed outputs as the fidelity tests' reference (tests/book_as_accepted/)
 	$(PY) -m tools.pipeline.accept
 
+# `make check`: the quick loop while you work, after `make book` (`make bench-check` times it
+# beside `make test`). Two lanes at once: the sources (the JavaScript linted, type-checked and
+# unit-tested, each tool's cache in _build/check/ so that unchanged files are not read again;
+# the generated files what the book makes; the book what its author accepted), and one pytest
+# session: the tests that need no built site, browser, whole-book build, namespace, kernel or
+# Sphinx build (the markers, tests/markers.py; CHECK_SELECTION names every need there is) with,
+# under nbval, the pages not checked as they are now (tools/checks/changed_pages.py records
+# each that passes).
+# `make test` runs every check; this runs what a minute allows.
+CHECK_SELECTION := not site and not browser and not whole_book and not netns and not kernel and not sphinx
+# The loop keeps Python's compiled modules and pytest's rewritten tests (in __pycache__, ignored
+# by git) from one run to the next: with PYTHONDONTWRITEBYTECODE set, every run compiled them
+# all again, a third of its time.
+check check-sources check-tests: export PYTHONDONTWRITEBYTECODE =
+TS_PROJECTS := tsconfig.json tsconfig.page.json tsconfig.worker.json tsconfig.node.json
+check: env $(NPM_ASSETS)  ## the quick loop while you work, after `make book`: sources, library in sync, the tests that need no whole-book build, changed pages under nbval
+	@$(MAKE) --no-print-directory -j2 --output-sync=target check-sources check-tests
+	@echo "make check passed: what a minute allows (make test runs every check, as CI does)"
+check-sources:
+	@mkdir -p _build/check
+	node_modules/.bin/eslint --cache --cache-strategy content --cache-location _build/check/eslint-cache $(JS_SOURCES)
+	@for project in $(TS_PROJECTS); do echo "tsc -p $$project"; \
+	  node_modules/.bin/tsc -p $$project --incremental --tsBuildInfoFile _build/check/$$project.tsbuildinfo || exit 1; done
+	node --test --test-reporter=dot tests/js/*.test.mjs
+	$(PY) -m tools.pipeline.build_lib --check
+	$(PY) -m tools.pipeline.stored_outputs check
+	$(PY) -m tools.pipeline.draw_diagrams check
+	$(PY) -m tools.pipeline.accept --check
+check-tests:
+	@pages="$$($(PY) -m tools.checks.changed_pages)" || exit 1; \
+	echo "pages under nbval (changed since the last check): $${pages:-none}" | tr '\n' ' '; echo; \
+	$(PY) -m pytest -n 2 --dist loadscope -q -p tools.checks.changed_pages -m "$(CHECK_SELECTION)" \
+	  $${pages:+--nbval --nbval-current-env} tests $$pages
+
 # `make test`'s stages, in order; `make bench-tests` times each of them. The PDF is printed
 # first, then the HTML is built once, linking and publishing it, for the site tests: one
 # stage, the graph's `pdf` and `html` steps in its own order. The pytest tests then run in one
@@ -194,7 +228,7 @@ test-programs:
 XDIST := -n 3 --dist loadscope --no-loadscope-reorder
 test-tests: env $(NPM_ASSETS) test-programs  ## every test of tests/ (unit and site) in one parallel session
 	$(PY) -m pytest $(XDIST) tests
-test-units: env  ## the tests that need no built site (part of test-tests; quick to run alone)
+test-units: env  ## the tests that need no built site (part of test-tests): whole-book builds and the grader among them, minutes; `make check` is the quick loop
 	$(PY) -m pytest $(XDIST) -m "not site" tests
 test-site: env $(NPM_ASSETS) test-programs  ## the tests of the built site (part of test-tests): browser, PDF, JupyterLab, fresh environments
 	$(PY) -m pytest $(XDIST) -m site tests
@@ -214,7 +248,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-modules bench-browsers bench-launch bench-first-build  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, its modules, the tests' browser, the launch environment, a fresh clone's first build
+bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build
+bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again: seconds, its CPU, beside executing every page once and `make test` (tools/bench/check_loop.py; after bench-tests)
+	$(PY) -m tools.bench.check_loop
 bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (tools/bench/launch_environment.py)
 	$(PY) -m tools.bench.launch_environment
 bench-first-build: env  ## a fresh clone's first `make book` (TEST=1: and `make test`), environment and npm assets included: wall and CPU seconds (tools/bench/first_build.py)

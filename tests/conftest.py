@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from built_artefacts import require_built
+from markers import derive_markers, needs, needs_are_marked  # noqa: F401 (an autouse fixture: tests/markers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -20,14 +21,17 @@ SITE = ROOT / "_build" / "html"
 os.environ.setdefault("BOOK_BROWSER", "chromium-headless-shell")
 
 
+@pytest.hookimpl(tryfirst=True)  # (the markers each test's fixtures declare, before `-m` selects by them)
 def pytest_collection_modifyitems(items):
-    """Modules marked `long` first, the others in file order: with pytest-xdist's scheduling by
+    """Each test gets the markers its fixtures declare (tests/markers.py). Modules marked `long` first, the others in file order: with pytest-xdist's scheduling by
     module (the Makefile's XDIST), a long module started last holds every other worker idle
     until it ends. (A stable sort: each module's tests stay together and in order.)"""
+    derive_markers(items)
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(scope="session")
+@needs("site")
 def site() -> Path:
     """The built HTML. `make test` builds it first; a bare `pytest -m site` may not have."""
     require_built(SITE / "index.html", "html")
@@ -35,6 +39,7 @@ def site() -> Path:
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def served_site_and_browser(site):
     """The built site served on 127.0.0.1 and Debian's Chromium, once per test module (each
     runs on one pytest-xdist worker): launching a browser costs more than most tests that use
@@ -98,12 +103,14 @@ class ScratchRepository:
 
 
 @pytest.fixture
+@needs("whole_book")
 def scratch_run():
     """ScratchRepository for a folder the test prepares itself."""
     return ScratchRepository
 
 
 @pytest.fixture
+@needs("whole_book")
 def scratch_repository(tmp_path) -> ScratchRepository:
     copy = tmp_path / "repository"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(

@@ -15,7 +15,7 @@ import pytest
 from tools.checks.axe_check import audit_site
 from tools.browser.local_site import find_pages
 
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 
 def test_no_serious_or_critical_axe_violation_on_any_page(site):

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from markers import needs
 
 from tools.browser.local_site import find_pages
 from tools.checks.site_check import BrowserChecker, all_problems, write_report
@@ -34,6 +35,7 @@ LOCAL_IMG_SRC = re.compile(r'<img\b[^>]*\bsrc="(?!https?:|//|data:)([^"]+)"')
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def checker():
     """One Chromium for the whole module: launching it is the slow part."""
     with BrowserChecker() as browser_checker:

@@ -23,6 +23,7 @@ import re
 
 import nbformat
 import pytest
+from markers import needs
 
 from tools.browser.chromium import JS_DARK_THEME
 from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
@@ -52,6 +53,7 @@ AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!(progress|dom|book_exercises
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def runner(site):
     """One Chromium, one profile: Python is downloaded once and cached for every page."""
     with BrowserRunner(site) as browser_runner:

@@ -35,7 +35,7 @@ from tools.pipeline import book_shape
 from tools.pipeline.pages import ROOT, notebook_pages, read_page
 from tools.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
 
-pytestmark = pytest.mark.site
+pytestmark = [pytest.mark.site, pytest.mark.browser]
 
 NO_FIGURES = "book/15_01_corpus_and_search_stub.html"
 ALSO_NO_FIGURES = "book/15_02_one_shot_rag.html"

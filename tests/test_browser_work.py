@@ -41,6 +41,7 @@ import shutil
 
 import nbformat
 import pytest
+from markers import needs
 from nbclient import NotebookClient
 
 from tools.browser.chromium import JS_DARK_THEME
@@ -148,6 +149,7 @@ def site_copy(site, tmp_path):
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def runner(site):
     with BrowserRunner(site) as browser_runner:
         yield browser_runner
@@ -680,6 +682,7 @@ def test_clear_my_edits_returns_the_page_to_the_book(page_started):
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.kernel  # (the downloaded notebook run by nbclient)
 def test_the_downloaded_notebook_is_valid_and_runs(page_started, tmp_path):
     runner, page = page_started, page_started.page
     book = cell(runner, 4)["source"]

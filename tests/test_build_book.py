@@ -13,6 +13,8 @@ from scratch_book import MYST_NOTEBOOK_HEADER
 
 from tools.pipeline import build_book, stored_outputs
 
+pytestmark = pytest.mark.kernel  # (scratch pages executed, as `make outputs` executes them)
+
 PAGE = MYST_NOTEBOOK_HEADER.replace("{", "{{").replace("}", "}}") + """
 # A page
 

@@ -1,5 +1,7 @@
 """`make book`'s messages name the cause: the page and line of a duplicate label, the keys an
 unknown citation key may have meant; its normal output is its steps, not configuration dumps.
+And the mistakes an author makes in the book's own files get one line each, no traceback: a
+`_toc.yml` entry for a missing page, a broken `.bib`, a `{numref}` or `{cite}` to nothing.
 
 The build is tools/pipeline/build_book.py's (quiet_html_build), on a scratch book
 (tests/scratch_book.py) with the parts of our extension these messages come from:
@@ -9,6 +11,7 @@ stored_outputs (the pages MyST-NB reads, with their line map) and citations.
 import re
 
 import nbformat
+import pytest
 
 from scratch_book import NOTEBOOK_PAGE, scratch_book
 from tools.pipeline.build_book import quiet_html_build
@@ -35,6 +38,7 @@ def line_of(text: str, line: str, occurrence: int) -> int:
     return [number for number, each in enumerate(text.splitlines(), start=1) if each == line][occurrence - 1]
 
 
+@pytest.mark.sphinx
 def test_each_warning_names_the_page_and_its_line_and_the_output_is_quiet(tmp_path, capfd):
     book = tmp_path / "book"
     scratch_book(book, [], ["page_outputs", "citations"],
@@ -81,3 +85,76 @@ def test_closest_keys():
     assert closest_keys("asai2025", keys) == ["asai2024selfrag"]
     assert closest_keys("liu2024lots", keys) == ["liu2024lost"]
     assert closest_keys("zzz", keys) == []
+
+
+# ---- the mistakes an author makes in the book's own files: one line each, no traceback ----
+
+def test_a_toc_entry_for_a_missing_page_names_toc_its_line_and_the_path(tmp_path, monkeypatch, capsys):
+    from tools.pipeline import build_graph, pages
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "index.md").write_text("# Home\n")
+    (tmp_path / "book" / "a.md").write_text("# A\n")
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("# The reading order.\nformat: jb-book\nroot: book/index\nchapters:\n"
+                   "  - file: book/a\n  - file: book/15_99_missing\n")
+    monkeypatch.setattr(pages, "ROOT", tmp_path)
+    monkeypatch.setattr(pages, "TOC", toc)
+    expected = ("_toc.yml, line 6: its entry `book/15_99_missing` names book/15_99_missing.md, which does not "
+                "exist. Create the page, or take the entry out.")
+    with pytest.raises(pages.BookError) as raised:
+        pages.pages_in_toc_order()
+    assert str(raised.value) == expected
+    # The graph says it before any step runs (here its `status`, which reads every step's inputs).
+    assert build_graph.main(["status"]) == 1
+    out, err = capsys.readouterr()
+    assert err == f"error: {expected}\n" and out == ""
+
+
+BROKEN_BIB = """% Two works.
+
+@misc{first2024,
+  title = {{The First}},
+  author = {One, Author},
+  year = {2024},
+
+@misc{second2024,
+  title = {{The Second}},
+  author = {Two, Author},
+  year = {2024},
+}
+"""
+
+
+@pytest.mark.parametrize("fault, line, entry, hint", [
+    ("", 8, "first2024", "is its closing brace missing?"),  # the first entry never closed
+    ("  year   {2024},", 6, "first2024", ""),  # a field without its '='
+], ids=["unclosed entry", "field without ="])
+def test_a_broken_bib_names_the_file_the_line_and_the_entry(tmp_path, monkeypatch, fault, line, entry, hint):
+    from tools.pipeline import myst_to_notebook
+
+    bib = tmp_path / "references.bib"
+    bib.write_text(BROKEN_BIB if not fault else BROKEN_BIB.replace("  year = {2024},\n\n", f"{fault}\n}}\n\n", 1))
+    monkeypatch.setattr(myst_to_notebook, "BIBFILE", bib)
+    myst_to_notebook.bibliography.cache_clear()
+    try:
+        with pytest.raises(myst_to_notebook.BookError) as raised:
+            myst_to_notebook.bibliography()
+    finally:
+        myst_to_notebook.bibliography.cache_clear()
+    message = str(raised.value)
+    assert message.startswith(f"{bib}, line {line}: '=' expected, in the entry `{entry}` (@misc, line 3)"), message
+    assert message.endswith(hint) and "\n" not in message
+
+
+@pytest.mark.parametrize("role, content", [("numref", "fig-missing"), ("cite:p", "nobody2099")])
+def test_a_reference_to_nothing_in_a_readers_notebook_names_the_page_and_line(tmp_path, role, content):
+    """The reader's notebook resolves {numref} and {cite} itself (tools/pipeline/myst_to_notebook.py)."""
+    from tools.pipeline import myst_to_notebook
+
+    page = tmp_path / "page.md"
+    page.write_text(NOTEBOOK_PAGE.format(title="Page") + f"\nAs {{{role}}}`{content}` shows.\n")
+    line = line_of(page.read_text(), f"As {{{role}}}`{content}` shows.", 1)
+    with pytest.raises(myst_to_notebook.ConversionError) as raised:
+        myst_to_notebook.convert_role(role, content, myst_to_notebook.Context(page, 3))
+    assert str(raised.value).startswith(f"{page}, line {line} (cell 3): {{{role}}}`{content}`")

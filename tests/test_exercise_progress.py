@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from markers import needs
 
 from student_answers import EXERCISE_3_RIGHT
 
@@ -65,6 +66,7 @@ def test_every_page_carries_the_exercises_as_book_shape_reads_them(site):
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def runner(site):
     with BrowserRunner(site) as browser_runner:
         yield browser_runner

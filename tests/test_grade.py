@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from student_answers import EXERCISE_3_RIGHT
+from markers import needs
 
 from tools.grade import book as grade_book
 from tools.grade.fake_class import IMPORTS, answers, notebook_with, write
@@ -298,6 +299,7 @@ def ensure_assets():
 
 
 @pytest.fixture(scope="module")
+@needs("netns", "whole_book")  # (the sandbox; and `make assets` where they are missing)
 def graded(tmp_path_factory):
     """One grader run over every crafted submission: its CSV rows, results, output and the checks
     of what it must not have touched."""

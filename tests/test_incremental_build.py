@@ -2,7 +2,9 @@
 
 In a scratch copy of the repository and of what its last build left (its `_build`: an author's
 checkout; `make test` builds it first), a sequence of author edits (saved code, prose, a
-`.bib` entry, a figure's caption, a page added then removed, a revert), each followed by
+`.bib` entry, a figure's caption, a page added then removed, a revert; and two mistakes, a
+`_toc.yml` entry for a missing page and an unclosed `.bib` entry, each stopping the build with
+one line, after which nothing is remade), each followed by
 `make book`'s graph, some alone and some together, as an author makes several changes
 before a build (edits of different pages and files; each of them reaches artefacts of its
 own), and after each build the graph's own check (`build_graph status`: every
@@ -20,13 +22,14 @@ suite's longest test all the same.)
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from tools.checks.clean_build_compare import already_in, built_copy, differing, sources_copy
 
-pytestmark = [pytest.mark.site, pytest.mark.long]
+pytestmark = [pytest.mark.site, pytest.mark.browser, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parent.parent
 # Files whose bytes may differ between two builds of the same sources, and why: none. (The
@@ -55,6 +58,14 @@ def graph(repository, *steps: str) -> str:
     return built
 
 
+def stopped(repository, *steps: str) -> str:
+    """`build_graph STEPS` that must stop: what it said on stderr."""
+    done = repository.run("-m", "tools.pipeline.build_graph", *steps, check=False)
+    assert done.returncode == 1, f"build_graph {' '.join(steps)} did not stop:\n{done.stdout[-3000:]}"
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
+    return done.stderr
+
+
 def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{path}: {old!r} not found"
@@ -70,6 +81,26 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     edit(book / "15_01_corpus_and_search_stub.md", "# @save\nfrom dataclasses import dataclass\n",
          "# @save\nfrom dataclasses import dataclass\n" + PROBE)
     assert "15_01_corpus_and_search_stub: executed" in graph(incremental, "book")
+    # An author's mistakes stop the build with one line each, and what they stopped is not
+    # remade once they are mended: a `_toc.yml` entry for a missing page (before `lib`), the
+    # first `.bib` entry left open (at `outputs`, which reads it). The next build (the edits
+    # below) makes none of the wheel, the snapshot, the first figure and the font again.
+    toc = incremental.path / "_toc.yml"
+    listed = toc.read_text()
+    toc.write_text(listed.replace("  - file: book/references\n", "  - file: book/15_99_missing\n  - file: book/references\n"))
+    line = toc.read_text().splitlines().index("  - file: book/15_99_missing") + 1
+    assert stopped(incremental, "book") == (f"error: _toc.yml, line {line}: its entry `book/15_99_missing` names "
+                                            "book/15_99_missing.md, which does not exist. Create the page, or take "
+                                            "the entry out.\n")
+    toc.write_text(listed)
+    bib = book / "references.bib"
+    works = bib.read_text()
+    first_closing = works.index("\n}\n")
+    bib.write_text(works[:first_closing] + works[first_closing + 2:])
+    said = stopped(incremental, "book")
+    assert re.search(r"^error: book/references\.bib, line \d+: '=' expected, in the entry `\w+` \(@\w+, line \d+\), "
+                     r"still open where the next entry begins: is its closing brace missing\?$", said, re.M), said
+    bib.write_text(works)
     # Together: prose, a page's title (in every page's navigation), a figure (its caption)
     # and a .bib entry.
     page = book / "15_05_self_correcting_retrieval.md"
@@ -79,7 +110,7 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     edit(book / "15_04_quality_and_cost.md", "Accuracy versus documents pulled into context.",
          "Accuracy against documents pulled into context.")
     edit(book / "references.bib", "{{Don't Do RAG:", "{{Do Not Do RAG:")
-    graph(incremental, "book")
+    assert "making" not in graph(incremental, "book"), "an artefact after the mistakes was made again"
     # The reader's notebook of the page that cites it lists the work with its new title.
     assert "Do Not Do RAG" in (book / "15_08_long_context_rag_cache.ipynb").read_text()
     # Together: the prose edit reverted, and a page added (then, alone, removed).

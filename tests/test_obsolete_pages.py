@@ -21,6 +21,7 @@ def site_pages(html: Path) -> set[str]:
             if not path.relative_to(html).parts[0].startswith("_")} - {"genindex", "search"}
 
 
+@pytest.mark.sphinx
 @pytest.mark.parametrize("options", [(), ("--all",)], ids=["incremental", "fresh environment"])
 def test_a_page_removed_from_the_toc_leaves_no_file_behind(tmp_path, options):
     book = tmp_path / "book"

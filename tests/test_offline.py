@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from markers import needs
 import yaml
 
 from tools.browser.page_runner import (
@@ -38,6 +39,7 @@ def toc_pages() -> list[str]:
 
 
 @pytest.fixture
+@needs("browser")
 def served_context(site):
     """A served copy of the site (a test may rebuild it) and a context that allows service workers;
     every request that is not for the local server is recorded."""

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from markers import needs
 
 from tools.browser.page_runner import JS_RUN_FINISHED  # (idle, and every output drawn: it is read next)
 from tools.browser.page_state import JS_OFFLINE_STATE, wait_until
@@ -33,6 +34,7 @@ PAGES_BUDGET_BYTES = 2_000_000
 
 
 @pytest.fixture
+@needs("browser")
 def gzip_context(site):
     from tools.browser.chromium import VIEWPORT, launch
     from tools.browser.local_site import LocalSite

@@ -31,6 +31,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from markers import needs
 from pypdf import PdfReader
 
 from bs4 import BeautifulSoup
@@ -552,6 +553,7 @@ def test_the_html_book_links_the_tested_pdf(pdf, site):
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def printer():
     with ChapterPrinter() as chapter_printer:
         yield chapter_printer

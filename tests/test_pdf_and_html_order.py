@@ -11,6 +11,8 @@ no longer exists.
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from scratch_book import build, scratch_book
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +38,7 @@ def test_make_pdf_updates_a_built_site_and_make_html_an_existing_pdf(tmp_path):
     assert dry_run("html", pdf, site).endswith(" pdf html"), "an existing PDF is not brought up to date first"
 
 
+@pytest.mark.sphinx
 def test_the_site_links_and_serves_the_pdf_only_while_it_exists(tmp_path):
     pdf = tmp_path / "chapter.pdf"
     pdf.write_bytes(b"%PDF- the chapter")

@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from markers import needs
 
 from tools.browser.page_runner import JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_PYTHON_IDLE
 from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
@@ -39,6 +40,7 @@ STORAGE_REFUSED = """for (const name of ['localStorage', 'sessionStorage']) {
 
 
 @pytest.fixture
+@needs("browser")
 def browser_at(site):
     """(served site, new_context(**options)) for a folder; contexts block service workers
     unless asked."""

@@ -118,6 +118,7 @@ def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
     assert repr(changed) in str(error.value)
 
 
+@pytest.mark.kernel
 def test_nbval_fails_on_an_output_changed_by_hand(tmp_path):
     """The guard `make test` relies on, shown on a one-cell notebook (no chapter page re-run)."""
     nb = nbformat.v4.new_notebook()
@@ -184,6 +185,7 @@ def reexecuted(md) -> str:
     return stored_outputs.reader_text(md, fresh, stored_outputs.python_version(committed))
 
 
+@pytest.mark.whole_book  # (each page executed: nbval's run in `make test`, or here)
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
 def test_re_executing_an_unchanged_page_reproduces_its_stored_notebook_byte_for_byte(md):
     """What `make outputs FORCE=1` does to a page: nothing, when its code did not change
@@ -192,6 +194,7 @@ def test_re_executing_an_unchanged_page_reproduces_its_stored_notebook_byte_for_
         f"re-executing {md.name} changed {stored_outputs.stored_path(md).name}"
 
 
+@pytest.mark.whole_book
 def test_a_stored_figure_changed_by_hand_fails_the_byte_check():
     """nbval skips images (root conftest.py); a figure's SVG edited by hand in a stored
     notebook is caught by the byte comparison above (planted in memory, on the first page

@@ -271,6 +271,34 @@ def accept(files: dict[str, str]) -> list[str]:
     return report
 
 
+def failed_pages() -> list[str]:
+    """The pages whose last run failed (`make book` keeps the failed run in _build/failed/, with why)."""
+    from tools.pipeline.pages import FAILED_RUNS
+
+    found = []
+    for md in pages_in_toc_order():
+        why = FAILED_RUNS / f"{md.stem}.txt"
+        if (FAILED_RUNS / f"{md.stem}.ipynb").is_file():
+            found.append(why.read_text().strip() if why.is_file() else f"{shown(md)} failed its last build")
+    return found
+
+
+def broken_contracts() -> list[str]:
+    """Worked solutions whose stored outputs do not show them passing their check
+    (tools/pipeline/exercise_contract.py; a stored notebook holds what its page printed)."""
+    import nbformat
+
+    from tools.pipeline import book_shape, exercise_contract
+
+    pages = book_shape.exercise_pages()
+    if not pages:
+        return []
+    from chapter_lib.exercises.common import VERDICT_HEADING  # (the one definition of a verdict's line)
+
+    return [problem for md in pages for problem in exercise_contract.solution_failures(
+        md, nbformat.read(md.with_suffix(".ipynb"), as_version=4), VERDICT_HEADING)]
+
+
 def stale_notebooks() -> list[str]:
     """Pages whose committed reader's notebook is not what the page makes (read by accept)."""
     from tools.pipeline.stored_outputs import pairing_problems  # heavy: only when accepting
@@ -283,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail when the book differs from the reference")
     args = parser.parse_args(argv)
     if args.check:
-        found = problems(current_reference())
+        found = problems(current_reference()) + broken_contracts()
         for problem in found:
             print(problem, file=sys.stderr)
         if found:
@@ -291,6 +319,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"The book is what its author accepted ({shown(REFERENCE)}).")
         return 0
+    refused = failed_pages() + broken_contracts()
+    if refused:
+        print("`make accept` recorded nothing: it records a book whose every page builds and whose worked solutions "
+              "pass their checks, and here\n" + "\n".join(f"  {problem}" for problem in refused)
+              + "\nFix the page (or the library), run `make book`, then `make accept`.", file=sys.stderr)
+        return 1
     stale = stale_notebooks()
     if stale:
         print("\n".join(stale) + "\nRun `make outputs` (or `make book`) first: `make accept` records "

@@ -74,6 +74,7 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
         try:
             run = stored_outputs.sync_page(md, force=force)
             failed_path(md).unlink(missing_ok=True)
+            failed_path(md).with_suffix(".txt").unlink(missing_ok=True)
             print(f"{run.status:>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
         except BookError as error:
             executed = getattr(error, "notebook", None)
@@ -85,6 +86,7 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
             print(f"   FAILED  {shown(stored_outputs.stored_path(md))} (kept as it was)", flush=True)
             run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))
             failures.append((md, getattr(error, "where", None) or str(error).split("\n")[0]))
+            write_atomically(failed_path(md).with_suffix(".txt"), failures[-1][1] + "\n")  # (what `make accept` says)
         if runs is not None:
             runs.append(run)
     return failures
@@ -165,12 +167,26 @@ def figure_labels(md: Path) -> set[str]:
 
 class ConsequenceFilter:
     """Holds back Sphinx's warnings about labels that a failed page did not draw (its
-    figures come after the error), counting them instead: they are consequences, not causes."""
+    figures come after the error), counting them instead: they are consequences, not causes.
+    And Sphinx's "Interrupted!" with the blank lines around it (print() writes a line's text
+    and its end apart): after Ctrl-C the build says in its own one line what it kept."""
 
     def __init__(self, stream, labels: set[str]):
         self.stream, self.labels, self.held, self.passed = stream, labels, 0, 0
+        self.line_ends = ""  # bare line ends, written once the next text shows they are not Sphinx's interrupt's
+        self.swallow_line_end = False
 
     def write(self, text: str) -> int:
+        if text == "\n":
+            if self.swallow_line_end:
+                self.swallow_line_end = False
+            else:
+                self.line_ends += text
+            return len(text)
+        if text.strip() == "Interrupted!":
+            self.line_ends, self.swallow_line_end = "", not text.endswith("\n")
+            return len(text)
+        self.release()
         label = re.search(r"undefined label: '?([\w:-]+)'?", text)
         if label and label.group(1) in self.labels:
             self.held += 1
@@ -178,7 +194,13 @@ class ConsequenceFilter:
         self.passed += bool(re.search(r"WARNING|ERROR|Exception", text))
         return self.stream.write(text)
 
+    def release(self) -> None:
+        if self.line_ends:
+            self.stream.write(self.line_ends)
+            self.line_ends = ""
+
     def flush(self) -> None:
+        self.release()
         self.stream.flush()
 
     def __getattr__(self, name):
@@ -201,11 +223,14 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
     overrides = {"external_toc_path": str(book / "_toc.yml"), "nitpicky": True, "latex_individualpages": False}
     stderr, filtered = sys.stderr, ConsequenceFilter(sys.stderr, labels)
     sys.stderr = filtered
+    result = None
     try:
         result = build_sphinx(book, book / "_build" / "html", noconfig=True, path_config=str(book / "_config.yml"),
                               confoverrides=overrides, freshenv=fresh, **SPHINX_OPTIONS)
     finally:
         sys.stderr = stderr
+        if not isinstance(result, KeyboardInterrupt):
+            filtered.release()
     if result:
         # Sphinx warns about a page only when it reads it, and the next build would not read
         # the pages that warned (unchanged since): it would pass. Without the environment
@@ -215,6 +240,10 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
     if filtered.held:
         print(f"({filtered.held} reference(s) to figures of the failed page(s) were not resolved: "
               f"they follow from the failure, and resolve once the page runs.)", file=sys.stderr)
+    if isinstance(result, KeyboardInterrupt):  # (Sphinx's handler returns it): the build was interrupted
+        forget_interrupted_build(book / "_build")
+        HTML_EXTENSION_DIGEST.unlink(missing_ok=True)  # (and every page is written again)
+        raise result
     if isinstance(result, BaseException):  # Sphinx has printed it (its handler), with the cause
         return 1
     if result and filtered.held and not filtered.passed:
@@ -225,6 +254,15 @@ def quiet_html_build(book: Path, fresh: bool = False, failed_pages: list[Path] =
     return int(result)
 
 
+def forget_interrupted_build(build: Path) -> None:
+    """After Ctrl-C in a Sphinx build: its environment and build info may be half-written (the
+    next build then warned "build info file is broken" and stopped, warnings being errors), and
+    its pages half-rewritten. Without them, the next build reads and writes every page again."""
+    (build / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
+    for info in build.glob("*/.buildinfo"):
+        info.unlink()
+
+
 def run_graph(arguments: list[str], doit) -> int:
     """Run the graph's steps named in ``arguments``, then say what happened."""
     RESULT.runs.clear()
@@ -232,10 +270,25 @@ def run_graph(arguments: list[str], doit) -> int:
     RESULT.outputs_done = False
     status = doit(arguments)
     if RESULT.outputs_done:  # last, so Sphinx's lines do not scroll it away
-        print(change_report.report(RESULT.runs, stored_outputs.stored_path, len(notebook_pages())))
+        runs = stored_outputs.with_unreported_runs(RESULT.runs)
+        print(change_report.report(runs, stored_outputs.stored_path, len(notebook_pages())))
+        change_report.forget_unreported()
     for _, failure in RESULT.failures:
         print(f"error: {failure}", file=sys.stderr)
     if RESULT.failures:
         print("Every other page was built; the failed pages' stored notebooks were kept as they were "
               "(the HTML shows the error in place). Fix the cell, then run `make book` again.", file=sys.stderr)
     return 1 if RESULT.failures or status else 0
+
+
+def interrupted(finished_steps: list[str]) -> str:
+    """The one line an interrupted build ends with: what it kept, and what to run."""
+    written = [run.page.stem for run in RESULT.runs if run.status in ("executed", "updated")]
+    kept = []
+    if finished_steps:
+        kept.append(f"the steps it finished ({', '.join(finished_steps)})")
+    if written and "outputs" not in finished_steps:
+        kept.append(f"the notebooks it wrote ({', '.join(written)})")
+    what = " and ".join(kept) if kept else "nothing: it had finished no step"
+    return (f"Interrupted. Kept {what}; what it was in the middle of is made again. "
+            f"Run `make book` to finish: its change report includes what this run changed.")

@@ -31,9 +31,12 @@ import os
 import sys
 from pathlib import Path
 
+from doit import cmd_run
 from doit.cmd_base import ModuleTaskLoader
 from doit.doit_cmd import DoitMain
+from doit.exceptions import UnmetDependency
 from doit.reporter import ConsoleReporter
+from doit.runner import ERROR, Runner
 
 from tools.pipeline.build_steps import (
     BUILD, DIAGRAM_FONT, DIAGRAMS_DIGEST, EDITOR, FAILED_DIGEST, FIRST_FIGURE, LIBRARY_DIGEST, NOTEBOOKS_DIGEST, PDF,
@@ -42,7 +45,8 @@ from tools.pipeline.build_steps import (
     pages, pdf_step, site_serves_the_pdf, wheel_step,
 )
 from tools.pipeline import edition
-from tools.pipeline.pages import ROOT
+from tools.pipeline.build_lock import one_build_at_a_time
+from tools.pipeline.pages import ROOT, BookError
 
 DOIT_CONFIG = {
     "dep_file": str(BUILD / ".build-graph.json"),
@@ -165,11 +169,19 @@ def task_book():
 
 # ---- running it --------------------------------------------------------------------------
 
+# The steps this run finished, in order (what an interrupted build says it kept).
+FINISHED: list[str] = []
+
+
 class StepsReporter(ConsoleReporter):
     """doit's console reporter, quieter: our steps say what they make; up-to-date ones say nothing."""
 
     def execute_task(self, task):
         pass
+
+    def add_success(self, task):
+        if task.actions:  # (not the groups: assets, book)
+            FINISHED.append(task.name)
 
     def skip_uptodate(self, task):
         pass
@@ -197,7 +209,28 @@ class StepsReporter(ConsoleReporter):
 
 DOIT_CONFIG["reporter"] = StepsReporter
 
+
+class StepsRunner(Runner):
+    """doit's runner, except that a step not run because a step it needs failed keeps its record.
+
+    doit forgets what every such step was last made from, so the next build remade them all
+    although none of their inputs had changed: a `_toc.yml` entry for a missing page stopped
+    `lib`, and the next build made the wheel, Python's snapshot and the diagrams' font again.
+    The step that failed is still forgotten (it runs again next time); the steps after it are
+    judged by their inputs' content, as always."""
+
+    def _handle_task_error(self, node, base_fail):
+        if not isinstance(base_fail, UnmetDependency):
+            return super()._handle_task_error(node, base_fail)
+        node.run_status = "failure"  # (the steps after it are not run either)
+        self.reporter.add_failure(node.task, base_fail)
+        self.final_result = ERROR
+        if not self.continue_:
+            self._stop_running = True
+
+
 def doit(arguments: list[str]) -> int:
+    cmd_run.Runner = StepsRunner  # (doit's `run` command takes its runner from there)
     return DoitMain(ModuleTaskLoader(sys.modules[__name__])).run(arguments)
 
 def out_of_date() -> list[str]:
@@ -217,6 +250,11 @@ def out_of_date() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv) or ["book"]
+    try:
+        pages()  # _toc.yml names only pages that exist (else its line is named, and nothing runs)
+    except BookError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     if argv == ["status"]:
         stale = out_of_date()
         print("every artefact is up to date" if not stale else "out of date: " + ", ".join(stale))
@@ -226,7 +264,16 @@ def main(argv: list[str] | None = None) -> int:
     # imports nothing of the graph.)
     from tools.pipeline import build_book
 
-    return build_book.run_graph(argv, doit)
+    FINISHED.clear()
+    try:
+        with one_build_at_a_time(BUILD / ".build.lock", f"build_graph {' '.join(argv)}"):
+            return build_book.run_graph(argv, doit)
+    except KeyboardInterrupt:
+        print(build_book.interrupted(FINISHED), file=sys.stderr, flush=True)
+        # Under make, the same Ctrl-C reached make, which stops once this ends: a failure
+        # status here would only add make's own line ("*** [book] Error 130") to ours. Run
+        # alone, the status says it was interrupted.
+        return 0 if os.environ.get("MAKELEVEL") else 130
 
 if __name__ == "__main__":
     sys.exit(main())

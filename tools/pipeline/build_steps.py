@@ -215,7 +215,7 @@ def site_serves_the_pdf() -> bool:
 
 def pdf_step() -> bool:
     """The singlehtml build, then Chromium prints it (tools/pipeline/print_pdf.py)."""
-    from tools.pipeline.build_book import extension_digest_changed
+    from tools.pipeline.build_book import extension_digest_changed, forget_interrupted_build
 
     made(PDF)
     if not run(["bash", "tools/browser/ensure_debian_package.sh", "chromium", "chromium"]):
@@ -225,7 +225,13 @@ def pdf_step() -> bool:
     # Sphinx re-reads pages when they change, not when our extension or templates do.
     if extension_digest_changed(DIGESTS / "print-extension.sha256"):
         command.append("--all")
-    if not run(command):
+    try:
+        built = run(command)
+    except KeyboardInterrupt:  # (Ctrl-C reached the build too: its files may be half-written)
+        forget_interrupted_build(PRINT_BUILD / "_build")
+        (DIGESTS / "print-extension.sha256").unlink(missing_ok=True)
+        raise
+    if not built:
         # A build that warned drops Sphinx's environment, or the next one would not read the
         # pages that warned again (unchanged) and would pass.
         (PRINT_BUILD / "_build" / ".doctrees" / "environment.pickle").unlink(missing_ok=True)

@@ -16,14 +16,22 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.pipeline.pages import shown
+from tools.common.files import write_atomically
+from tools.pipeline.pages import ROOT, shown
 
 MAX_LINES_PER_CELL = 12
 MAX_LINES_PER_PAGE = 40
 MAX_NAMES = 6
+# A run stopped before its report (Ctrl-C, a crash) has rewritten notebooks whose changes no
+# report has shown: the next run would find them up to date and say nothing. So before a page's
+# stored notebook is rewritten with changed outputs, the notebook as last reported is kept
+# here (once), with why the page ran, until a report has shown the change.
+UNREPORTED = ROOT / "_build" / "unreported"
 
 
 @dataclass
@@ -34,12 +42,14 @@ class PageRun:
     status: str  # "executed", "updated" (rewritten, not executed) or "unchanged"
     reasons: list[str] = field(default_factory=list)  # why it was executed
     output_diff: list[str] | None = None  # None: not executed; []: outputs unchanged
+    unreported: bool = False  # executed by a run stopped before its report (UNREPORTED)
 
     @property
     def summary(self) -> str:
         why = "; ".join(self.reasons) or "its inputs changed"
         outcome = "outputs unchanged" if not self.output_diff else "outputs changed"
-        return f"{self.page.stem}: executed because {why}; {outcome}"
+        when = " by a run stopped before its report," if self.unreported else ""
+        return f"{self.page.stem}: executed{when} because {why}; {outcome}"
 
 
 def listed(names: list[str]) -> str:
@@ -161,3 +171,39 @@ def report(runs: list[PageRun], stored_path, pages: int | None = None) -> str:
             lines += [f"      {line}" for line in run.output_diff]
             lines.append(f"      (all of it: git diff {shown(stored_path(run.page))})")
     return "\n".join(lines)
+
+
+# ---- changes no report has shown yet ----------------------------------------------------
+
+def remember_unreported(page: Path, last_reported: str | None, why: list[str]) -> None:
+    """Before ``page``'s stored notebook is rewritten with changed outputs: keep the notebook as
+    last reported (``last_reported``: its text; None for a page that had none), unless an
+    earlier unreported rewrite already kept it, and why the page ran."""
+    notebook, reasons = UNREPORTED / f"{page.stem}.ipynb", UNREPORTED / f"{page.stem}.json"
+    if not reasons.is_file():
+        if last_reported is not None:
+            write_atomically(notebook, last_reported)
+        previous = []
+    else:
+        previous = json.loads(reasons.read_text())["reasons"]
+    reasons_now = previous + [reason for reason in why if reason not in previous]
+    write_atomically(reasons, json.dumps({"page": shown(page), "reasons": reasons_now}) + "\n")
+
+
+def unreported() -> dict[str, tuple[Path | None, list[str]]]:
+    """Page stem -> (its notebook as last reported, or None for a page that had none; why it ran)."""
+    found = {}
+    for reasons in sorted(UNREPORTED.glob("*.json")) if UNREPORTED.is_dir() else []:
+        notebook = reasons.with_suffix(".ipynb")
+        found[reasons.stem] = (notebook if notebook.is_file() else None, json.loads(reasons.read_text())["reasons"])
+    return found
+
+
+def forget_unreported(pages: list[Path] | None = None) -> None:
+    """A report has shown the changes of ``pages`` (None: of every page)."""
+    if pages is None:
+        shutil.rmtree(UNREPORTED, ignore_errors=True)
+        return
+    for page in pages:
+        for kept in (UNREPORTED / f"{page.stem}.ipynb", UNREPORTED / f"{page.stem}.json"):
+            kept.unlink(missing_ok=True)

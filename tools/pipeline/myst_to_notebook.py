@@ -50,6 +50,7 @@ from markdown_it.renderer import RendererHTML
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
 from pybtex.database import parse_file
+from pybtex.exceptions import PybtexError
 from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
@@ -135,7 +136,38 @@ class MarkdownBackend(find_plugin("pybtex.backends", "markdown")):
 
 @cache
 def bibliography():
-    return parse_file(BIBFILE).entries
+    """The works of the book's .bib, by key; BookError naming the file, the line and the entry
+    where pybtex stops (a syntax error, a key twice), not pybtex's traceback."""
+    try:
+        return parse_file(BIBFILE).entries
+    except PybtexError as error:
+        raise BookError(bib_problem(BIBFILE, error)) from None
+
+
+BIB_ENTRY = re.compile(r"^[ \t]*@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)", re.M)
+
+
+def bib_problem(path: Path, error: PybtexError) -> str:
+    """Where in a .bib pybtex stopped, as an author looks for it: the file, the line, the entry
+    being read there (one left open runs on into the next, where the parser stops)."""
+    line = getattr(error, "lineno", None)
+    message = Exception.__str__(error)  # (pybtex's own str() repeats the line)
+    text = path.read_text(encoding="utf-8")
+    openings = [(text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)) for m in BIB_ENTRY.finditer(text)]
+    if line is None:
+        return f"{shown(path)}: {message}"
+    before = [o for o in openings if o[0] < line]
+    here = next((o for o in openings if o[0] == line), None)
+    if before and here and message.endswith("expected"):
+        entry_line, kind, key = before[-1]
+        where = (f", in the entry `{key}` (@{kind}, line {entry_line}), still open where the next entry begins: "
+                 "is its closing brace missing?")
+    elif before or here:
+        entry_line, kind, key = here or before[-1]
+        where = f", in the entry `{key}` (@{kind}, line {entry_line})"
+    else:
+        where = ""
+    return f"{shown(path)}, line {line}: {message}{where}"
 
 
 # Cached: pybtex looks its plugins up through the installed packages' entry points on every
@@ -208,7 +240,8 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
         title, label = match.group(1), match.group(2)
         number = figure_numbers().get(label)
         if number is None:
-            raise ctx.error(f"{{numref}}`{content}` names no figure of the book (labels: {sorted(figure_numbers())})")
+            raise ctx.error(f"{{numref}}`{content}` names no figure of the book (labels: {sorted(figure_numbers())})",
+                            near=f"{{numref}}`{content}`")
         return title.replace("%s", number.split()[-1]) if title else number
     raise ctx.error(f"the role {{{name}}}`{content}` has no notebook form; write plain markdown, "
                     "or teach tools/pipeline/myst_to_notebook.py to convert it")

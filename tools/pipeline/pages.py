@@ -50,10 +50,41 @@ class CodeCell:
 
 
 def pages_in_toc_order() -> list[Path]:
-    """Return the .md file of every page, in reading order."""
+    """Return the .md file of every page, in reading order.
+
+    Raises BookError naming _toc.yml, the entry's line and the file when an entry names a
+    page that does not exist (every tool reads the pages from here, so none meets the
+    missing file first with a message of its own)."""
     toc = yaml.safe_load(TOC.read_text())
     entries = [toc["root"]] + [chapter["file"] for chapter in toc.get("chapters", [])]
-    return [ROOT / f"{entry}.md" for entry in entries]
+    pages = [ROOT / f"{entry}.md" for entry in entries]
+    if not all(page.is_file() for page in pages):
+        raise BookError("\n".join(missing_pages()))
+    return pages
+
+
+def missing_pages() -> list[str]:
+    """For each entry of _toc.yml whose page does not exist: _toc.yml, its line, the missing file."""
+    problems = []
+    for node, entry in toc_entries():
+        page = ROOT / f"{entry}.md"
+        if not page.is_file():
+            problems.append(f"{shown(TOC)}, line {node.start_mark.line + 1}: its entry `{entry}` names "
+                            f"{shown(page)}, which does not exist. Create the page, or take the entry out.")
+    return problems
+
+
+def toc_entries() -> list[tuple]:
+    """(YAML node, entry) of the root and of each chapter, as written in _toc.yml (with its line)."""
+    document = yaml.compose(TOC.read_text())
+    found = []
+    for key, value in document.value:
+        if key.value == "root":
+            found.append((value, value.value))
+        elif key.value == "chapters":
+            for chapter in value.value:
+                found += [(node, node.value) for name, node in chapter.value if name.value == "file"]
+    return found
 
 
 def is_notebook_page(md: Path) -> bool:

@@ -41,7 +41,7 @@ import yaml
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from tools.pipeline import change_report
+from tools.pipeline import change_report, exercise_contract, kernel_interrupts
 from tools.pipeline.build_lib import write_atomically
 from tools.pipeline.change_report import PageRun
 from tools.pipeline.page_inputs import inputs, inputs_digest
@@ -262,13 +262,15 @@ def reader_text(md: Path, executed, version: str, digest: str | None = None) -> 
     return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version}, itemized)) + "\n"
 
 
-def execute(md: Path, nb, twice: bool = True) -> None:
+def execute(md: Path, nb, twice: bool = True, after: str | None = None) -> str | None:
     """Run the page top to bottom in its own folder, as a reader's kernel would; twice at
     once (two kernels, one per core), and stop if the two runs print different outputs.
 
     The reader's notebook's install cell runs first, in the same kernel (it installs
     nothing here), so the page's cells are executions 2, 3, ... and the notebook's
     counts read naturally from its first cell; the install cell itself is not kept in nb.
+    ``after``: code the kernel runs after the page's cells (the exercises' contract,
+    tools/pipeline/exercise_contract.py), never kept in nb; returns what it printed.
     """
     if draws_figures(nb):
         # On a new machine matplotlib builds its font cache at first import and says so on
@@ -277,7 +279,8 @@ def execute(md: Path, nb, twice: bool = True) -> None:
     install = page_install_cell(nb)
     second = copy.deepcopy(nb) if twice else None
     runs = [run for run in (nb, second) if run is not None]
-    outcomes = asyncio.run(_execute_all(md, runs, install))
+    with kernel_interrupts.stopped_on_ctrl_c():
+        outcomes = asyncio.run(_execute_all(md, runs, install, after))
     error = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
     if error is not None:
         raise error
@@ -285,6 +288,7 @@ def execute(md: Path, nb, twice: bool = True) -> None:
         difference = first_difference(md, nb, second)
         if difference:
             raise page_failed(md, nb, difference)
+    return outcomes[0]
 
 
 def past_the_time_limit() -> str:
@@ -306,8 +310,9 @@ def page_failed(md: Path, nb, where: str, traceback: str = "") -> BookError:
     return error
 
 
-async def _execute_all(md: Path, runs: list, install) -> list:
-    return await asyncio.gather(*(_execute_one(md, nb, install) for nb in runs), return_exceptions=True)
+async def _execute_all(md: Path, runs: list, install, after: str | None) -> list:
+    with kernel_interrupts.listening(asyncio.get_running_loop()):
+        return await asyncio.gather(*(_execute_one(md, nb, install, after) for nb in runs), return_exceptions=True)
 
 
 # A kernel that never answers at its start (nbclient: "Kernel didn't respond in 60 seconds", seen
@@ -316,10 +321,10 @@ async def _execute_all(md: Path, runs: list, install) -> list:
 KERNEL_STARTS = 2
 
 
-async def _execute_one(md: Path, nb, install) -> None:
+async def _execute_one(md: Path, nb, install, after: str | None = None) -> str | None:
     for start in range(1, KERNEL_STARTS + 1):
         try:
-            return await _execute_in_a_new_kernel(md, nb, install, last_start=start == KERNEL_STARTS)
+            return await _execute_in_a_new_kernel(md, nb, install, last_start=start == KERNEL_STARTS, after=after)
         except _KernelDidNotStart:
             continue
 
@@ -328,19 +333,20 @@ class _KernelDidNotStart(Exception):
     """The kernel did not answer at its start, and it may be started again (_execute_one)."""
 
 
-async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> None:
+async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool, after: str | None = None) -> str | None:
     page_cells = nb.cells
-    if install is not None:
-        nb.cells = [install, *page_cells]
+    after_cell = nbformat.v4.new_code_cell(after) if after is not None else None
+    nb.cells = [*([install] if install is not None else []), *page_cells, *([after_cell] if after_cell else [])]
     started = []  # the index (in nb.cells) of each cell as it starts: the one a time limit stopped
     client = NotebookClient(
         nb, timeout=timeout_s(), kernel_name="python3", record_timing=False,
         resources={"metadata": {"path": str(md.parent)}}, extra_arguments=KERNEL_ARGUMENTS,
-        on_cell_execute=lambda cell, cell_index: started.append(cell_index),
+        on_cell_execute=lambda cell, cell_index: (kernel_interrupts.check(), started.append(cell_index)),
         # Past the limit the cell is interrupted, so its traceback says which line it was on.
         interrupt_on_timeout=True,
     )
     client.log.setLevel(logging.CRITICAL)  # its own report of a dead kernel; ours names the page
+    kernel_interrupts.watch(client)
     try:
         try:
             # The kernel process's own stderr (not the cells': theirs comes as outputs) carries
@@ -368,6 +374,9 @@ async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool) -> N
         what = (past_the_time_limit() if isinstance(err, (CellTimeoutError, TimeoutError))
                 else f"its kernel stopped ({in_one_line(err)})")
         raise page_failed(md, nb, f"{place}: {what}") from None
+    if after_cell is None:
+        return None
+    return "".join(o.get("text", "") for o in after_cell.outputs if o.get("output_type") == "stream")
 
 
 def first_difference(md: Path, first, second) -> str | None:
@@ -445,19 +454,48 @@ def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
     why = stale_reasons(md, fresh, stored, force)
     if why:
         try:
-            execute(md, fresh, twice=twice)
+            contract = exercise_contract.kernel_cell(md)
+            printed = execute(md, fresh, twice=twice, after=contract)
+            if contract is not None:
+                since = change_report.reasons(stored.metadata.get(DIGEST_KEY, {}).get("inputs") if stored else None,
+                                              inputs(fresh))
+                problems = exercise_contract.broken(md, fresh, printed, since)
+                if problems:
+                    raise page_failed(md, fresh, "\n".join(problems))
         except BookError as error:
             error.reasons = why
             raise
     text = reader_text(md, fresh, python_version(fresh if why else stored))
     run = PageRun(md, "executed" if why else "updated", why)
     if why:
-        run.output_diff = outputs_changed(md, stored, fresh)
+        # Against the notebook as last reported: a run stopped before its report may have
+        # rewritten it since (change_report.UNREPORTED).
+        last_reported = change_report.unreported().get(md.stem)
+        before = nbformat.read(last_reported[0], as_version=4) if last_reported and last_reported[0] else (
+            None if last_reported else stored)
+        run.output_diff = outputs_changed(md, before, fresh)
     if target.exists() and target.read_text() == text:
         run.status = "executed" if why else "unchanged"
         return run
+    if run.output_diff:
+        change_report.remember_unreported(md, target.read_text() if target.exists() else None, why)
     write_atomically(target, text)
     return run
+
+
+def with_unreported_runs(runs: list[PageRun]) -> list[PageRun]:
+    """``runs``, with the pages a run stopped before its report rewrote (Ctrl-C, a crash), which
+    this run found up to date: each as executed then, its outputs against the last report's."""
+    pending = change_report.unreported()
+    merged = []
+    for run in runs:
+        if run.page.stem in pending and run.status in ("unchanged", "updated"):
+            last_reported, why = pending[run.page.stem]
+            before = nbformat.read(last_reported, as_version=4) if last_reported else None
+            now = nbformat.read(stored_path(run.page), as_version=4)
+            run = PageRun(run.page, "executed", why, outputs_changed(run.page, before, now), unreported=True)
+        merged.append(run)
+    return merged
 
 
 def outputs_changed(md: Path, stored, executed) -> list[str]:
@@ -541,7 +579,8 @@ def main(argv: list[str] | None = None) -> int:
     except BookError as err:  # ConversionError too: it names page and cell
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(change_report.report(runs, stored_path, len(notebook_pages())))
+    print(change_report.report(with_unreported_runs(runs), stored_path, len(notebook_pages())))
+    change_report.forget_unreported([run.page for run in runs])
     return 0
 
 

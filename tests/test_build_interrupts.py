@@ -1,0 +1,116 @@
+"""A build interrupted, and two builds at once in one tree.
+
+* Ctrl-C while pages execute ends the build in one line (what it kept, what to run), no
+  traceback; its kernels are gone; and what it changed reaches the next build's report,
+  though the next build finds those pages up to date.
+* A second build started meanwhile waits for the first, saying so in one line, then runs.
+
+In a scratch copy of the repository (its sources; the copy builds its own `_build`): the first
+notebook page gets a cell that prints a new line, the second a cell that waits for a file the
+test creates, so the first build is surely inside the second page's execution when it is
+interrupted. The lock itself is also tested alone (tools/pipeline/build_lock.py), cheaply.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+
+from tools.pipeline.build_lock import one_build_at_a_time
+from tools.pipeline.pages import ROOT, notebook_pages
+
+OUTPUTS = ["lib", "diagrams", "outputs"]
+# The graph as a terminal runs it: Ctrl-C not ignored (a background job's is, and this test's
+# may be, run by a harness in the background).
+AS_IN_A_TERMINAL = ("import runpy, signal, sys\n"
+                    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                    "runpy.run_module('tools.pipeline.build_graph', run_name='__main__', alter_sys=True)\n")
+
+
+def add_cell(page, code: str) -> None:
+    page.write_text(page.read_text().rstrip("\n") + f"\n\n```{{code-cell}} ipython3\n{code}\n```\n")
+
+
+def started(copy, environment) -> subprocess.Popen:
+    """The graph's `outputs` in the copy, in a session of its own (so Ctrl-C is sent to it alone)."""
+    return subprocess.Popen([sys.executable, "-c", AS_IN_A_TERMINAL, *OUTPUTS], cwd=copy, env=environment, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+@pytest.mark.long  # (two builds of the copy's notebooks: three pages executed, twice each)
+def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_changed(scratch_repository):
+    copy = scratch_repository.path
+    first, second = (copy / page.relative_to(ROOT) for page in notebook_pages()[:2])
+    add_cell(first, 'print("a line the interrupted build printed")')
+    go = copy / "go"
+    add_cell(second, f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.1)")
+    environment = {**os.environ, "PYTHONPATH": str(copy)}
+    for make in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):  # (run as a person runs it, not under `make test`)
+        environment.pop(make, None)
+
+    interrupted = started(copy, environment)
+    printed = ""
+    while f"executed  book/{first.stem}.ipynb" not in printed:
+        line = interrupted.stdout.readline()
+        assert line, f"the build ended early:\n{printed}{interrupted.communicate()[1]}"
+        printed += line
+    waiting = started(copy, environment)
+    said = waiting.stderr.readline()
+    assert said.startswith("Another build is running in this tree (`build_graph lib diagrams outputs`, process "
+                           f"{interrupted.pid}"), said
+    assert said.rstrip().endswith("this one waits for it to end, then runs.")
+    time.sleep(1)  # (inside the second page's waiting cell by now)
+    kernels = [child for child in psutil.Process(interrupted.pid).children(recursive=True)
+               if "ipykernel" in " ".join(child.cmdline())]
+    assert kernels, "the first build is not executing a page"
+
+    os.killpg(interrupted.pid, signal.SIGINT)
+    out, err = interrupted.communicate(timeout=120)
+    assert interrupted.returncode == 130, out + err
+    assert err.count("\n") == 1 and err.startswith("Interrupted. Kept the steps it finished (lib, "), err
+    assert "what it was in the middle of is made again" in err
+    assert f"the notebooks it wrote ({first.stem})" in err and "Run `make book` to finish" in err
+    assert "Traceback" not in out + err
+    gone, alive = psutil.wait_procs(kernels, timeout=10)
+    assert not alive, f"kernels left running: {alive}"
+
+    go.touch()
+    out, err = waiting.communicate(timeout=600)
+    assert waiting.returncode == 0, out + err
+    assert f"unchanged  book/{first.stem}.ipynb" in out, out
+    report = out[out.index("Change report:"):]
+    assert f"  {first.stem}: executed by a run stopped before its report, because code cell " in report, report
+    assert "+a line the interrupted build printed" in report, report
+    assert f"  {second.stem}: executed because " in report, report
+
+
+def test_a_second_build_waits_for_the_lock_saying_so_once(tmp_path, capfd):
+    lock = tmp_path / "_build" / ".build.lock"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys\nfrom pathlib import Path\nfrom tools.pipeline.build_lock import one_build_at_a_time\n"
+        f"with one_build_at_a_time(Path({str(lock)!r}), 'make book'):\n"
+        "    print('held', flush=True)\n    sys.stdin.readline()\n")],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    taken = threading.Event()
+
+    def second_build():
+        with one_build_at_a_time(lock, "make html"):
+            taken.set()
+
+    waiting = threading.Thread(target=second_build)
+    waiting.start()
+    assert not taken.wait(1), "the second build did not wait"
+    holder.communicate("\n", timeout=30)
+    assert taken.wait(30), "the second build did not run once the first had ended"
+    waiting.join()
+    said = capfd.readouterr().err
+    assert said.count("\n") == 1 and said.startswith(f"Another build is running in this tree (`make book`, process "
+                                                     f"{holder.pid}, since "), said

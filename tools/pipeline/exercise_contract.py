@@ -1,0 +1,170 @@
+"""An exercise's contract, held where the pages run: `make book` fails a page that breaks it.
+
+An exercise with a check (its start cell imports a ``check_*``) promises two things, which the
+page (it marks an exercise done on its check's ``PASS`` line) and the grader (tools/grade)
+rely on:
+
+* its worked solution passes its check: the first verdict its worked-solution cells print for
+  the exercise is ``PASS`` (read from the outputs of the run just made);
+* its start cell, untouched, does not: the check called as the start cell's
+  ``# When ready: check_x(my_f)`` line says (the grader's own reading of it, tools/grade/book.py)
+  on the start cell's stubs prints no ``PASS``, so the grader gives an untouched notebook
+  `not attempted`, as tools/grade/judge.py judges it. This runs in the page's own kernel, after
+  its cells (``kernel_cell``: each start cell in a fresh namespace), and is never stored.
+
+A page that breaks either fails like a page whose code fails (tools/pipeline/build_book.py: its
+stored notebook kept, the failed run in _build/failed/, `make book` exits 1), naming the
+exercise, its check, the first failing case and what changed since the page last passed (the
+library definitions it uses, its cells): before this, changing `assess` on 15.5 made exercise
+3's worked solution fail its check, and `make book` exited 0 and `make accept` recorded it.
+`make accept` refuses a book with a failed page, and a stored worked solution that does not
+pass (tools/pipeline/accept.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tools.pipeline import book_shape
+from tools.pipeline.pages import BookError, code_cells, shown
+
+# Run in the page's kernel after its cells; prints one JSON line: the checks' verdict heading
+# (chapter_lib's own, so its format is written in one place) and what each check printed on
+# its start cell's stubs. It catches everything, so it never fails the page's execution itself.
+KERNEL_CELL = '''\
+def _untouched_checks(cases):
+    import contextlib, io, json
+    found = {"untouched": {}}
+    try:
+        from chapter_lib.exercises.common import VERDICT_HEADING
+        found["verdict_heading"] = VERDICT_HEADING.pattern
+    except BaseException as error:
+        found["error"] = f"chapter_lib.exercises.common: {type(error).__name__}: {error}"
+    for number, start, call in cases:
+        namespace, printed = {}, io.StringIO()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                exec(start, namespace)
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+                exec(call, namespace)
+        except BaseException as error:
+            printed.write(f"\\n(stopped: {type(error).__name__}: {error})")
+        found["untouched"][str(number)] = printed.getvalue()
+    print(json.dumps(found))
+
+
+_untouched_checks({cases})
+del _untouched_checks
+'''
+
+
+def checked_exercises(md: Path) -> dict[int, tuple[str, str]]:
+    """Exercise number -> (its start cell's code, the check call its `# When ready:` line names),
+    for the page's exercises that have a check (none: an empty dict)."""
+    from tools.grade.book import BookProblem, when_ready  # (the grader's reading of the line)
+
+    found = {}
+    for number, exercise in book_shape.read_exercises(md).items():
+        if not exercise.checks:
+            continue
+        try:
+            check, names = when_ready(number, exercise.start.source, exercise.checks)
+        except BookProblem as problem:
+            raise BookError(f"{shown(md)}: {problem}") from None
+        found[number] = (exercise.start.source, f"{check}({', '.join(names)})")
+    return found
+
+
+def kernel_cell(md: Path) -> str | None:
+    """The code the page's kernel runs after its cells (None: the page has no checked exercise)."""
+    cases = [(number, start, call) for number, (start, call) in checked_exercises(md).items()]
+    return KERNEL_CELL.replace("{cases}", repr(cases)) if cases else None
+
+
+def kernel_report(printed: str) -> dict:
+    """What ``KERNEL_CELL`` printed, read back."""
+    for line in reversed(printed.splitlines()):
+        if line.startswith("{"):
+            with_report = json.loads(line)
+            if "untouched" in with_report:
+                return with_report
+    return {"error": f"the contract's cell printed no report ({printed[-200:]!r})", "untouched": {}}
+
+
+def stdout_of(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+def first_verdicts(md: Path, nb, heading: re.Pattern) -> dict[int, tuple[int, list[str]]]:
+    """Checked exercise -> (the index of the code cell, among the page's, where its worked
+    solution first prints a verdict for it; that verdict and the lines after it)."""
+    exercises = book_shape.read_exercises(md)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    found = {}
+    for number, exercise in exercises.items():
+        if not exercise.checks:
+            continue
+        sources = [cell.source for cell in exercise.solution]
+        for index, cell in enumerate(code):
+            if cell.source not in sources:
+                continue
+            lines = stdout_of(cell).splitlines()
+            verdict = next((i for i, line in enumerate(lines) if (m := heading.match(line)) and int(m.group(2)) == number),
+                           None)
+            if verdict is not None:
+                found[number] = (index, lines[verdict:])
+                break
+    return found
+
+
+def first_failing_case(lines: list[str]) -> str:
+    case = next((line.strip() for line in lines[1:] if line.startswith("  FAIL ")), "")
+    return case.removeprefix("FAIL ").strip()
+
+
+def solution_failures(md: Path, nb, heading: re.Pattern) -> list[str]:
+    """How the worked solutions of ``nb`` (the page ``md``, executed or stored) break the
+    contract: a checked exercise whose solution's first verdict is not PASS, or that prints none."""
+    cells, verdicts = code_cells(md), first_verdicts(md, nb, heading)
+    problems = []
+    for number in checked_exercises(md):
+        if number not in verdicts:
+            problems.append(f"{shown(md)}: exercise {number} has a check, and its worked solution's cells never call "
+                            f"it: a worked solution shows its check passing (call it on the solution's functions)")
+            continue
+        index, lines = verdicts[number]
+        if heading.match(lines[0]).group(1) == "PASS":
+            continue
+        where = cells[index].where if index < len(cells) else f"{shown(md)}, code cell {index + 1}"
+        case = first_failing_case(lines)
+        problems.append(f"{where}: exercise {number}'s worked solution fails its check: {lines[0].strip()}"
+                        + (f"; first failing case: {case}" if case else ""))
+    return problems
+
+
+def untouched_passes(md: Path, report: dict, heading: re.Pattern) -> list[str]:
+    """The checked exercises whose untouched start cell the grader would call `pass`."""
+    problems = []
+    for number, (_, call) in checked_exercises(md).items():
+        lines = report["untouched"].get(str(number), "").splitlines()
+        found = heading.match(lines[0]) if lines else None
+        if found and int(found.group(2)) == number and found.group(1) == "PASS":
+            problems.append(f"{shown(md)}: exercise {number}'s start cell, untouched, passes its check ({call} printed "
+                            f"{lines[0].strip()!r}): the grader would give a student who changed nothing `pass`, "
+                            f"not `not attempted`; the check must fail on the start cell's stubs")
+    return problems
+
+
+def broken(md: Path, nb, printed: str, since: list[str]) -> list[str]:
+    """The contract's breaches on a page just executed (``nb``), with what the kernel cell
+    printed; ``since``: what changed since the page last passed (change_report.reasons)."""
+    report = kernel_report(printed)
+    if "error" in report:
+        return [f"{shown(md)}: the exercises' contract could not be checked: {report['error']}"]
+    heading = re.compile(report["verdict_heading"])
+    problems = solution_failures(md, nb, heading) + untouched_passes(md, report, heading)
+    changed = "; ".join(since) if since else "nothing it records (its last run passed with the same inputs)"
+    return [f"{problem}. Since the page last passed: {changed}" for problem in problems]
