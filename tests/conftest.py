@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from built_artefacts import require_built
-from markers import derive_markers, needs, needs_are_marked  # noqa: F401 (an autouse fixture: tests/markers.py)
+from markers import derive_markers, needs, needs_are_marked, pytest_fixture_setup  # noqa: F401 (an autouse fixture and a hook: tests/markers.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"

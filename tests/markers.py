@@ -103,7 +103,7 @@ def need_of_command(argv: list[str], cwd) -> tuple[str, str] | None:
         return "whole_book", f"runs `{line}`"
     if "--nbval" in words and any(in_the_book(Path(cwd or ".") / word) for word in words if word.endswith(".ipynb")):
         return "whole_book", "executes the book's pages under nbval"
-    if "--nbval" in words or module == "ipykernel_launcher":
+    if "--nbval" in words or module == "ipykernel_launcher" or {"nbconvert", "--execute"} <= set(words):
         return "kernel", "starts a Jupyter kernel"
     if module in ("tools.jupyter_book", "sphinx") or program in ("jupyter-book", "sphinx-build"):
         return "sphinx", f"builds a book with Sphinx ({line})"
@@ -148,7 +148,29 @@ def the_repository(path, *args, **kwargs) -> bool:
 @pytest.fixture(autouse=True)
 def needs_are_marked(request, monkeypatch):
     """Hold the test to its markers while it runs (see the module's docstring)."""
-    marks = {mark.name for mark in request.node.iter_markers()}
+    hold(marks_of(request.node), monkeypatch)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """A module- or session-scoped fixture is set up before the test's own autouse fixture:
+    hold it to the markers of the test that first requests it (which carries them, derived)."""
+    test = getattr(request, "_pyfuncitem", None)
+    if fixturedef.scope == "function" or test is None:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        hold(marks_of(test), monkeypatch)
+        yield
+
+
+def marks_of(item) -> set[str]:
+    return {mark.name for mark in item.iter_markers()}
+
+
+def hold(marks: set[str], monkeypatch) -> None:
+    """Make the ways into what each marker names refuse, for the markers not in `marks`."""
     if "whole_book" in marks:  # (building the book starts kernels and Sphinx)
         marks |= {"kernel", "sphinx"}
     if "whole_book" not in marks:
@@ -186,4 +208,3 @@ def needs_are_marked(request, monkeypatch):
         monkeypatch.setattr(playwright.sync_api, "sync_playwright", refusing(
             "browser", "starts Playwright", playwright.sync_api.sync_playwright))
     monkeypatch.setattr(subprocess, "Popen", guarded_popen(marks))
-    yield

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from markers import needs
 
 from tools.grade import book as grade_book
 from tools.grade import intake
@@ -116,6 +117,7 @@ def grade(*arguments, check=True) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
+@needs("netns")  # (the grader's sandbox, run as an instructor runs it)
 def course(tmp_path_factory):
     base = tmp_path_factory.mktemp("course")
     archive, manual = base / "export.zip", base / "manual.csv"
@@ -252,6 +254,7 @@ def test_three_shards_merged_are_one_run(course):
     assert sum(sizes) == 3
 
 
+@pytest.mark.whole_book  # (through `make grade`, as an instructor types it)
 def test_only_takes_any_name_and_refuses_an_ambiguous_one(course):
     """Through make, as an instructor types it: a name two students' notebooks share is refused,
     listing them; a name typed composed finds the student stored decomposed."""

@@ -47,6 +47,7 @@ def test_a_missing_program_refuses_naming_it_and_where_it_was_looked_for(tmp_pat
     assert "nothing was graded" in message and "UNISOLATED=1" in message
 
 
+@pytest.mark.netns  # (a stand-in `unshare` that refuses, run as the real one would be)
 def test_refused_namespaces_refuse_naming_what_the_system_said(tmp_path):
     fake_programs(tmp_path / "bin", "unshare: unshare failed: Operation not permitted")
     with pytest.raises(isolation.NotIsolated, match="refused the namespaces .*Operation not permitted"):
@@ -76,6 +77,7 @@ def _user() -> pwd.struct_passwd:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="creating a user needs root (CI runs as root)")
+@pytest.mark.netns
 def test_an_ordinary_user_with_a_login_path_is_isolated_or_refused(tmp_path):
     """A user made here, with Debian's login PATH, grades a class: the first line is full isolation, or
     the run exits non-zero saying why; never an unisolated grading by default.

@@ -72,6 +72,7 @@ def test_binder_reads_its_own_folder_and_installs_its_pins_before_the_repository
 # (pip installs the whole launch environment, as Binder does: on a loaded machine that alone has
 # taken minutes, so this test's limit is twice the suite's; a hang still fails with its name.)
 @pytest.mark.long
+@pytest.mark.whole_book  # (every page of the book, executed as a reader's notebook)
 @pytest.mark.timeout(1200)
 def test_every_readers_notebook_runs_in_binders_launch_environment(new_venv, tmp_path):
     python = fresh_environment(new_venv, tmp_path)

@@ -88,6 +88,7 @@ def sources(notebook) -> list[str]:
     return [line.split('"')[-2] for line in notebook.cells[0].source.splitlines() if '"chapter-lib @ ' in line]
 
 
+@pytest.mark.kernel  # (a notebook executed in a fresh environment)
 def test_a_notebook_of_an_earlier_edition_installs_and_prints_that_edition(new_venv, tmp_path):
     stored = nbformat.read(PAGE, as_version=4)
     assert any(f"read: Aurora region {A_REGION}" in printed for printed in stored_stdout(stored))
