@@ -5,7 +5,7 @@
 #
 # Make sets up what comes from the package managers (.venv, node_modules, Pyodide's files);
 # every artefact made from the book's own files is a step of the build graph
-# (tools/pipeline/build_graph.py, pydoit), remade when the *content* of one of its inputs
+# (tools/pipeline/artefact_graph.py, pydoit), remade when the *content* of one of its inputs
 # changed, in the graph's order: an incremental build equals a clean one.
 # `make book` runs them all (executing only pages whose inputs changed); `make test`
 # checks every arrow without rewriting anything: library in sync, .md and .ipynb
@@ -48,7 +48,7 @@ EDITOR := _build/static/runner/editor.mjs
 OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # chapter_lib's wheel, Python's memory once started with chapter_lib imported (restored by the
 # page instead of initialising the interpreter) and the first figure's compiled imports with
-# matplotlib's font cache are made from the book's files by the graph (build_graph.py).
+# matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
 
 .PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
@@ -63,7 +63,7 @@ $(ENV_STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@rm -f $(VENV)/.built-from-* && touch $@
 
-GRAPH := $(PY) -m tools.pipeline.build_graph
+GRAPH := $(PY) -m tools.pipeline.artefact_graph
 
 lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
 	$(GRAPH) lib
@@ -116,7 +116,7 @@ bench-reprints: env $(NPM_ASSETS)  ## print the built book again PRINTS=12 times
 diagrams: env $(NPM_ASSETS)  ## draw new or changed mermaid diagrams into book/_diagrams (Chromium)
 	$(GRAPH) diagrams
 
-# `make book` runs every step of the graph in one Python process (tools/pipeline/build_graph.py),
+# `make book` runs every step of the graph in one Python process (tools/pipeline/artefact_graph.py),
 # each only when the content of one of its inputs changed; the PDF too once `make pdf` made one.
 book: env $(NPM_ASSETS)  ## everything above, for what changed; open _build/html/index.html
 	$(GRAPH) book
@@ -153,8 +153,8 @@ check-sources:
 	@for project in $(TS_PROJECTS); do echo "tsc -p $$project"; \
 	  node_modules/.bin/tsc -p $$project --incremental --tsBuildInfoFile _build/check/$$project.tsbuildinfo || exit 1; done
 	node --test --test-reporter=dot tests/js/*.test.mjs
-	$(PY) -m tools.pipeline.build_lib --check
-	$(PY) -m tools.pipeline.stored_outputs check
+	$(PY) -m tools.pipeline.extract_library --check
+	$(PY) -m tools.pipeline.execute_pages check
 	$(PY) -m tools.pipeline.draw_diagrams check
 	$(PY) -m tools.pipeline.accept --check
 check-tests:
@@ -197,14 +197,14 @@ test-sources: env $(NPM_ASSETS)
 	node_modules/.bin/tsc -p tsconfig.worker.json
 	node_modules/.bin/tsc -p tsconfig.node.json
 	node --test --test-reporter=spec tests/js/*.test.mjs
-	$(PY) -m tools.pipeline.build_lib --check
-	$(PY) -m tools.pipeline.stored_outputs check
+	$(PY) -m tools.pipeline.extract_library --check
+	$(PY) -m tools.pipeline.execute_pages check
 	$(PY) -m tools.pipeline.draw_diagrams check
 	$(PY) -m tools.pipeline.accept --check
 
 # nbval executes each page once, with `make outputs`' kernel settings, and keeps what it
 # printed in _build/test-run/executed/ (conftest.py, tools/checks/nbval_run.py), where the
-# byte-stability test (tests/test_stored_outputs.py) reads it instead of executing every page again.
+# byte-stability test (tests/test_execute_pages.py) reads it instead of executing every page again.
 test-notebooks: env  ## nbval re-executes each stored notebook once and compares every output
 	rm -rf _build/test-run/executed
 	$(PY) -m pytest -n 2 --dist loadscope --nbval --nbval-current-env book/*.ipynb

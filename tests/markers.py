@@ -94,10 +94,10 @@ def need_of_command(argv: list[str], cwd) -> tuple[str, str] | None:
     line = " ".join(words)
     program = os.path.basename(words[0]) if words else ""
     module = words[words.index("-m") + 1] if "-m" in words[:-1] else ""
-    if "tools.pipeline.build_graph" in line and words[-1] != "status":
+    if "tools.pipeline.artefact_graph" in line and words[-1] != "status":
         return "whole_book", f"runs the build graph ({line})"
-    if "tools.pipeline.stored_outputs" in line and "sync" in words:
-        return "whole_book", "executes pages (stored_outputs sync)"
+    if "tools.pipeline.execute_pages" in line and "sync" in words:
+        return "whole_book", "executes pages (execute_pages sync)"
     targets = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
     if program == "make" and not {"-n", "--dry-run", "--just-print"} & set(words) and targets != ["help"]:
         return "whole_book", f"runs `{line}`"
@@ -175,17 +175,17 @@ def hold(marks: set[str], monkeypatch) -> None:
         marks |= {"kernel", "sphinx"}
     if "whole_book" not in marks:
         from tools.checks import clean_build_compare
-        from tools.pipeline import build_book, build_graph, stored_outputs
+        from tools.pipeline import site_build, artefact_graph, execute_pages
 
-        monkeypatch.setattr(build_graph, "main", refusing(
-            "whole_book", "runs the build graph", build_graph.main, lambda argv=None: argv != ["status"]))
-        monkeypatch.setattr(build_book, "run_graph", refusing("whole_book", "runs the build graph", build_book.run_graph))
+        monkeypatch.setattr(artefact_graph, "main", refusing(
+            "whole_book", "runs the build graph", artefact_graph.main, lambda argv=None: argv != ["status"]))
+        monkeypatch.setattr(site_build, "run_graph", refusing("whole_book", "runs the build graph", site_build.run_graph))
         for name in ("execute", "sync_page"):
-            monkeypatch.setattr(stored_outputs, name, refusing(
-                "whole_book", f"executes a page of the book (stored_outputs.{name})", getattr(stored_outputs, name),
+            monkeypatch.setattr(execute_pages, name, refusing(
+                "whole_book", f"executes a page of the book (execute_pages.{name})", getattr(execute_pages, name),
                 first_argument_in_the_book))
-        monkeypatch.setattr(build_book, "quiet_html_build", refusing(
-            "whole_book", "builds the book's HTML", build_book.quiet_html_build, the_repository))
+        monkeypatch.setattr(site_build, "quiet_html_build", refusing(
+            "whole_book", "builds the book's HTML", site_build.quiet_html_build, the_repository))
         for name in ("built_copy", "sources_copy"):
             monkeypatch.setattr(clean_build_compare, name, refusing(
                 "whole_book", "copies the repository to build it", getattr(clean_build_compare, name), the_repository))

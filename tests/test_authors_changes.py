@@ -19,7 +19,8 @@ import re
 import pytest
 
 from tools.pipeline import accept, book_shape
-from tools.pipeline.pages import ROOT, notebook_pages
+from tools.pipeline.pages import notebook_pages
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.long  # (three rounds of edit, execute, accept, then five test files: about 35 s)
 
@@ -69,7 +70,7 @@ def test_three_accepted_changes_in_a_row_each_leave_the_fidelity_checks_passing(
     md, sentence = delivered_line_of_the_book(PLAIN_SENTENCE, notebook_pages())
     page = copy / md.relative_to(ROOT)
     page.write_text(page.read_text().replace(sentence, sentence[:-1] + ", as its author now puts it.", 1))
-    run("-m", "tools.pipeline.stored_outputs", "sync", str(page))
+    run("-m", "tools.pipeline.execute_pages", "sync", str(page))
     departures = accepted_after_failing(run, md.name, sentence, departures)
 
     # 2. A changed print label: code and what it prints; the page is executed again.
@@ -78,7 +79,7 @@ def test_three_accepted_changes_in_a_row_each_leave_the_fidelity_checks_passing(
     page = copy / md.relative_to(ROOT)
     relabelled = re.sub(r'^print\((f?)"', r'print(\1"~ ', label_line)
     page.write_text(page.read_text().replace(label_line, relabelled, 1))
-    synced = run("-m", "tools.pipeline.stored_outputs", "sync", str(page)).stdout
+    synced = run("-m", "tools.pipeline.execute_pages", "sync", str(page)).stdout
     assert f"executed  book/{md.stem}.ipynb" in synced, synced
     departures = accepted_after_failing(run, md.name, label_line, departures)
     assert "~ " in (copy / "tests" / "book_as_accepted" / f"{md.stem}.txt").read_text()
@@ -90,12 +91,12 @@ def test_three_accepted_changes_in_a_row_each_leave_the_fidelity_checks_passing(
     n = book_shape.exercise_numbers()[-1] + 1
     page = copy / "book" / book_shape.exercises_page().name
     page.write_text(page.read_text() + NEXT_EXERCISE.replace("@N@", str(n)))
-    run("-m", "tools.pipeline.build_lib")  # writes solution_N and the package's imports of it
+    run("-m", "tools.pipeline.extract_library")  # writes solution_N and the package's imports of it
     assert (copy / "chapter_lib" / "exercises" / f"solution_{n}.py").exists()
     assert f"from chapter_lib.exercises.solution_{n} import *" in (copy / "chapter_lib" / "exercises" / "__init__.py").read_text()
     # `make outputs`: executes the exercises page alone (no other page uses the new solution);
     # every other notebook is written again, its install cell naming the library that now holds it.
-    synced = run("-m", "tools.pipeline.stored_outputs", "sync").stdout
+    synced = run("-m", "tools.pipeline.execute_pages", "sync").stdout
     assert synced.count("executed  ") == 1 and f"executed  book/{page.stem}.ipynb" in synced, synced
     accepted = run("-m", "tools.pipeline.accept").stdout
     assert f"+ ## Exercise {n}" in accepted and departures_said(accepted) == (departures, []), accepted
@@ -106,7 +107,7 @@ def test_three_accepted_changes_in_a_row_each_leave_the_fidelity_checks_passing(
     # test only where a page changed: the others are the ones this run's own test checks).
     tests = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not site",
                 "tests/test_exercises.py", "tests/test_myst_to_notebook.py", "tests/test_fidelity.py",
-                "tests/test_book_shape.py", "tests/test_stored_outputs.py",
+                "tests/test_book_shape.py", "tests/test_execute_pages.py",
                 "-k", f"not nbval and not inputs_digest and (not byte_for_byte or {page.stem} or {second_page})")
     assert " passed" in tests.stdout and " failed" not in tests.stdout
     assert run("-m", "tools.pipeline.accept").stdout.startswith("nothing changed\n")

@@ -7,7 +7,7 @@ import sys
 from tools.bench.cpu_by_process import NO_COMMAND_LINE, SAMPLER, CpuByProcess, kind_of
 from tools.bench.cpu_per_test import OUT_VARIABLE
 from tools.bench.test_modules import floor
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 
 def test_cpu_per_test_writes_one_row_per_test_with_its_seconds_and_cpu(tmp_path):

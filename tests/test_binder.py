@@ -11,7 +11,7 @@ each of those here:
 * the environment running the tests (.venv, built by `make env`) holds exactly the
   pins of requirements.txt, and chapter_lib imports from any folder with its Python;
 * every launch link of the built HTML opens the edition's commit (the branch for a
-  preview build, which no commit holds yet: tools/sphinx_ext/edition.py), derived from
+  preview build, which no commit holds yet: tools/sphinx_ext/edition_on_pages.py), derived from
   `repository.url` in _config.yml, and a notebook that commit holds; the notebooks the
   links open are exactly the ones nbval executes in `make test-notebooks` (in their own
   folder, with a kernel of this environment), so they are not executed again here;
@@ -52,10 +52,11 @@ from playwright.sync_api import expect
 from built_artefacts import require_built
 from fresh_environment import MARKER, code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
 from tools.pipeline import book_shape, edition
-from tools.pipeline.build_steps import WHEEL
+from tools.pipeline.artefact_steps import WHEEL
 from tools.pipeline.install_cell import library_needed, repository_url, served_wheel, site_url
-from tools.pipeline.pages import ROOT, is_notebook_page, notebook_pages, read_page
-from tools.pipeline.stored_outputs import stored_path
+from tools.pipeline.pages import is_notebook_page, notebook_pages, read_page
+from tools.repository import ROOT
+from tools.pipeline.execute_pages import stored_path
 from tools.browser.chromium import keep_on_host, open_context
 from tools.browser.local_site import find_pages
 from tools.browser.page_state import MERMAID_TIMEOUT_MS, wait_until

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 matplotlib = pytest.importorskip("matplotlib")
 

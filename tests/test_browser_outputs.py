@@ -22,7 +22,7 @@ from tools.browser.page_runner import BrowserRunner
 from tools.browser.page_state import wait_until, wait_until_still
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.checks.run_check import pages_with_code
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.site
 

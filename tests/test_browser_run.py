@@ -37,7 +37,8 @@ from tools.checks.run_check import (
 )
 from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
-from tools.pipeline.pages import ROOT, code_cells, notebook_pages
+from tools.pipeline.pages import code_cells, notebook_pages
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.site
 

@@ -32,7 +32,8 @@ from tools.browser.page_state import wait_until
 from tools.browser.throttling_proxy import ThrottlingProxy
 from tools.checks.run_check import compare, stored_notebook
 from tools.pipeline import book_shape
-from tools.pipeline.pages import ROOT, notebook_pages, read_page
+from tools.pipeline.pages import notebook_pages, read_page
+from tools.repository import ROOT
 from tools.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]

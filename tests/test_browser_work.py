@@ -52,7 +52,7 @@ from tools.browser.page_runner import (
     CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_CELL_STATE, JS_CELLS, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON,
     BrowserRunner,
 )
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.site
 

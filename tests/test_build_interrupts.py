@@ -24,14 +24,15 @@ import psutil
 import pytest
 
 from tools.pipeline.build_lock import one_build_at_a_time
-from tools.pipeline.pages import ROOT, notebook_pages
+from tools.pipeline.pages import notebook_pages
+from tools.repository import ROOT
 
 OUTPUTS = ["lib", "diagrams", "outputs"]
 # The graph as a terminal runs it: Ctrl-C not ignored (a background job's is, and this test's
 # may be, run by a harness in the background).
 AS_IN_A_TERMINAL = ("import runpy, signal, sys\n"
                     "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-                    "runpy.run_module('tools.pipeline.build_graph', run_name='__main__', alter_sys=True)\n")
+                    "runpy.run_module('tools.pipeline.artefact_graph', run_name='__main__', alter_sys=True)\n")
 
 
 def add_cell(page, code: str) -> None:
@@ -63,7 +64,7 @@ def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_c
         printed += line
     waiting = started(copy, environment)
     said = waiting.stderr.readline()
-    assert said.startswith("Another build is running in this tree (`build_graph lib diagrams outputs`, process "
+    assert said.startswith("Another build is running in this tree (`artefact_graph lib diagrams outputs`, process "
                            f"{interrupted.pid}"), said
     assert said.rstrip().endswith("this one waits for it to end, then runs.")
     time.sleep(1)  # (inside the second page's waiting cell by now)

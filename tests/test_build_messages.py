@@ -3,9 +3,9 @@ unknown citation key may have meant; its normal output is its steps, not configu
 And the mistakes an author makes in the book's own files get one line each, no traceback: a
 `_toc.yml` entry for a missing page, a broken `.bib`, a `{numref}` or `{cite}` to nothing.
 
-The build is tools/pipeline/build_book.py's (quiet_html_build), on a scratch book
+The build is tools/pipeline/site_build.py's (quiet_html_build), on a scratch book
 (tests/scratch_book.py) with the parts of our extension these messages come from:
-stored_outputs (the pages MyST-NB reads, with their line map) and citations.
+execute_pages (the pages MyST-NB reads, with their line map) and citations.
 """
 
 import re
@@ -14,9 +14,9 @@ import nbformat
 import pytest
 
 from scratch_book import NOTEBOOK_PAGE, scratch_book
-from tools.pipeline.build_book import quiet_html_build
+from tools.pipeline.site_build import quiet_html_build
 from tools.pipeline.pages import code_cells, notebook_pages, read_page
-from tools.pipeline.stored_outputs import stored_path
+from tools.pipeline.execute_pages import stored_path
 from tools.sphinx_ext.citations import closest_keys
 from tools.sphinx_ext.page_outputs import cell_lines
 
@@ -90,7 +90,7 @@ def test_closest_keys():
 # ---- the mistakes an author makes in the book's own files: one line each, no traceback ----
 
 def test_a_toc_entry_for_a_missing_page_names_toc_its_line_and_the_path(tmp_path, monkeypatch, capsys):
-    from tools.pipeline import build_graph, pages
+    from tools.pipeline import artefact_graph, pages
 
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "index.md").write_text("# Home\n")
@@ -106,7 +106,7 @@ def test_a_toc_entry_for_a_missing_page_names_toc_its_line_and_the_path(tmp_path
         pages.pages_in_toc_order()
     assert str(raised.value) == expected
     # The graph says it before any step runs (here its `status`, which reads every step's inputs).
-    assert build_graph.main(["status"]) == 1
+    assert artefact_graph.main(["status"]) == 1
     out, err = capsys.readouterr()
     assert err == f"error: {expected}\n" and out == ""
 

@@ -5,7 +5,7 @@ import re
 import nbformat
 
 from tools.pipeline import book_shape, draw_diagrams
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.pipeline.draw_diagrams import Diagram
 
 

@@ -1,7 +1,7 @@
 """Editions: which build of the book a reader holds, and the library its notebooks install.
 
 (tools/pipeline/edition.py, the install cell of tools/pipeline/reader_notebook.py,
-tools/sphinx_ext/edition.py; the two-edition run is tests/test_two_editions.py.)
+tools/sphinx_ext/edition_on_pages.py; the two-edition run is tests/test_two_editions.py.)
 
 * An edition names a clean commit and the commit's date (UTC); uncommitted changes make a
   preview after the commit; outside a checkout of its own, a preview; never the clock.
@@ -35,11 +35,12 @@ from packaging.specifiers import SpecifierSet
 from built_artefacts import require_built
 from tools.browser.local_site import find_pages
 from tools.pipeline import edition
-from tools.pipeline.build_steps import PDF, WHEEL
-from tools.pipeline.pages import ROOT, notebook_pages
+from tools.pipeline.artefact_steps import PDF, WHEEL
+from tools.pipeline.pages import notebook_pages
+from tools.repository import ROOT
 from tools.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, site_url
 from tools.pipeline.reader_notebook import published_notebook
-from tools.pipeline.stored_outputs import stored_path
+from tools.pipeline.execute_pages import stored_path
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "init.defaultBranch=main"]
 LIBRARY_SOURCE = re.compile(r'"(chapter-lib @ [^"]+)"')

@@ -19,7 +19,7 @@ import pytest
 
 from chapter_lib.exercises.common import VERDICT_HEADING
 from tools.pipeline import book_shape, exercise_contract
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 PAGE = book_shape.exercises_page()
 
@@ -104,7 +104,7 @@ def test_a_library_change_that_breaks_a_worked_solution_fails_the_build_and_acce
     exercises = copy / "book" / PAGE.with_suffix(".ipynb").name
     kept = exercises.read_bytes()
 
-    built = scratch_repository.run("-m", "tools.pipeline.build_graph", "lib", "diagrams", "outputs", check=False)
+    built = scratch_repository.run("-m", "tools.pipeline.artefact_graph", "lib", "diagrams", "outputs", check=False)
     assert built.returncode == 1, built.stdout + built.stderr
     errors = [line for line in built.stderr.splitlines() if line.startswith("error: ")]
     failing = next(line for line in errors if "worked solution fails its check" in line)

@@ -21,7 +21,7 @@ from student_answers import EXERCISE_3_RIGHT
 from tools.browser.page_runner import BrowserRunner
 from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.site
 

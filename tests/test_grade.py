@@ -34,8 +34,8 @@ from student_answers import EXERCISE_3_RIGHT
 from markers import needs
 
 from tools.grade import book as grade_book
-from tools.grade.fake_class import IMPORTS, answers, notebook_with, write
-from tools.pipeline.pages import ROOT
+from tools.grade.generated_class import IMPORTS, answers, notebook_with, write
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.long  # (one grader run of about 40 s, shared by the module's tests)
 
@@ -72,7 +72,7 @@ def expect(given: dict) -> dict:
 
 def defs(number: int, body: str) -> str:
     """The exercise's functions, named and shaped as its start cell has them, with this body."""
-    from tools.grade.fake_class import parameters
+    from tools.grade.generated_class import parameters
 
     return IMPORTS + "".join(f"\n\ndef {name}({parameters(ex(number).start, name)}):\n{body}"
                              for name in ex(number).args)

@@ -28,8 +28,8 @@ from markers import needs
 
 from tools.grade import book as grade_book
 from tools.grade import intake
-from tools.grade.fake_class import IMPORTS, notebook_with
-from tools.pipeline.pages import ROOT
+from tools.grade.generated_class import IMPORTS, notebook_with
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.long  # (four grader runs of a few students each, shared by the module's tests)
 

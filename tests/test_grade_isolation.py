@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tools.grade import isolation
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 LOGIN_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"  # Debian's ENV_PATH for a user
 USER = "grade-test-user"

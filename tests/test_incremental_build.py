@@ -7,7 +7,7 @@ checkout; `make test` builds it first), a sequence of author edits (saved code, 
 one line, after which nothing is remade), each followed by
 `make book`'s graph, some alone and some together, as an author makes several changes
 before a build (edits of different pages and files; each of them reaches artefacts of its
-own), and after each build the graph's own check (`build_graph status`: every
+own), and after each build the graph's own check (`artefact_graph status`: every
 artefact's recorded input digests are today's) finds nothing out of date. The page's Python
 (restored from the snapshot the graph remade) has the function the saved-code edit added, in
 a browser. Then a clean build of the same sources, and the two sites compared byte for byte.
@@ -34,34 +34,34 @@ pytestmark = [pytest.mark.site, pytest.mark.browser, pytest.mark.long]
 ROOT = Path(__file__).resolve().parent.parent
 # Files whose bytes may differ between two builds of the same sources, and why: none. (The
 # wheel, Python's snapshot and the first figure's bytecode are made reproducibly, whatever the
-# checkout's path; see tools/pipeline/reproducible_runtime.mjs and build_graph.py.)
+# checkout's path; see tools/pipeline/reproducible_runtime.mjs and artefact_graph.py.)
 DIFFER_LEGITIMATELY: set[str] = set()
 PROBE = "\n\ndef probe_marker():\n    \"\"\"Added by tests/test_incremental_build.py.\"\"\"\n    return 'probe'\n"
 
 
-# `build_graph STEPS`, then `build_graph status` on what it left, in one Python (its start-up,
+# `artefact_graph STEPS`, then `artefact_graph status` on what it left, in one Python (its start-up,
 # about a second, paid once a build): status reads every input and artefact from disk again.
-STATUS_FOLLOWS = "-- build_graph status --"
+STATUS_FOLLOWS = "-- artefact_graph status --"
 BUILD_THEN_STATUS = f"""import sys
-from tools.pipeline import build_graph
-built = build_graph.main(sys.argv[1:])
+from tools.pipeline import artefact_graph
+built = artefact_graph.main(sys.argv[1:])
 print({STATUS_FOLLOWS!r}, flush=True)
-sys.exit(1 if built else 2 * bool(build_graph.main(["status"])))
+sys.exit(1 if built else 2 * bool(artefact_graph.main(["status"])))
 """
 
 
 def graph(repository, *steps: str) -> str:
     done = repository.run("-c", BUILD_THEN_STATUS, *steps, check=False)
     built, _, status = done.stdout.partition(STATUS_FOLLOWS)
-    assert done.returncode != 1, f"build_graph {' '.join(steps)}:\n{built[-3000:]}\n{done.stderr[-3000:]}"
-    assert done.returncode == 0, f"after build_graph {' '.join(steps)}: {status}{done.stderr[-3000:]}"
+    assert done.returncode != 1, f"artefact_graph {' '.join(steps)}:\n{built[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"after artefact_graph {' '.join(steps)}: {status}{done.stderr[-3000:]}"
     return built
 
 
 def stopped(repository, *steps: str) -> str:
-    """`build_graph STEPS` that must stop: what it said on stderr."""
-    done = repository.run("-m", "tools.pipeline.build_graph", *steps, check=False)
-    assert done.returncode == 1, f"build_graph {' '.join(steps)} did not stop:\n{done.stdout[-3000:]}"
+    """`artefact_graph STEPS` that must stop: what it said on stderr."""
+    done = repository.run("-m", "tools.pipeline.artefact_graph", *steps, check=False)
+    assert done.returncode == 1, f"artefact_graph {' '.join(steps)} did not stop:\n{done.stdout[-3000:]}"
     assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
     return done.stderr
 

@@ -29,8 +29,9 @@ from pathlib import Path
 import pytest
 
 from fresh_environment import fresh_environment, made_venv
-from tools.pipeline.pages import ROOT, notebook_pages
-from tools.pipeline.stored_outputs import stored_path
+from tools.pipeline.pages import notebook_pages
+from tools.repository import ROOT
+from tools.pipeline.execute_pages import stored_path
 
 BINDER = ROOT / "binder"
 LAUNCH_PINS = BINDER / "requirements.txt"

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 # Valid and invalid IRIs and IRI references, for jsonschema's two formats that use rfc3987_syntax.
 SAMPLES = [("iri", "http://example.com/a b"), ("iri", "http://例え.jp/p?q=1#f"), ("iri", "relative/path"),

@@ -4,9 +4,10 @@ import shutil
 
 import pytest
 
-from tools.pipeline import page_inputs, stored_outputs
+from tools.pipeline import page_inputs, execute_pages
 from tools.pipeline.library_uses import Library, uses
-from tools.pipeline.pages import ROOT, notebook_pages, read_page
+from tools.pipeline.pages import notebook_pages, read_page
+from tools.repository import ROOT
 
 INIT = "from .chapter15 import *  # noqa\nfrom .chapter15 import __all__  # noqa\n"
 CHAPTER = '''\
@@ -100,14 +101,14 @@ def test_ipython_syntax_that_mentions_the_library_reaches_all_of_it(tmp_path):
 def digests_with(tmp_path, monkeypatch, module, old, new):
     """Each page's inputs digest before and after one edit to a scratch copy of chapter_lib."""
     pages = {md.stem: read_page(md) for md in notebook_pages()}
-    before = {name: stored_outputs.inputs_digest(nb) for name, nb in pages.items()}
+    before = {name: execute_pages.inputs_digest(nb) for name, nb in pages.items()}
     library = tmp_path / "chapter_lib"
     shutil.copytree(ROOT / "chapter_lib", library, ignore=shutil.ignore_patterns("__pycache__"))
     text = (library / module).read_text()
     assert old in text, f"{old!r} is not in {module}"
     (library / module).write_text(text.replace(old, new, 1))
     monkeypatch.setattr(page_inputs, "LIBRARY", library)
-    after = {name: stored_outputs.inputs_digest(nb) for name, nb in pages.items()}
+    after = {name: execute_pages.inputs_digest(nb) for name, nb in pages.items()}
     return {name for name in pages if before[name] != after[name]}, pages
 
 

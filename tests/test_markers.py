@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from markers import NEEDS
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 PLANTED = '''
 import contextlib
@@ -24,16 +24,16 @@ import sys
 import pytest
 from markers import needs
 
-from tools.pipeline import build_book, build_graph, stored_outputs
+from tools.pipeline import site_build, artefact_graph, execute_pages
 from tools.pipeline.pages import notebook_pages
 
 
 def test_runs_the_graph():
-    build_graph.main(["outputs"])
+    artefact_graph.main(["outputs"])
 
 
 def test_runs_the_graph_as_a_program():
-    subprocess.run([sys.executable, "-m", "tools.pipeline.build_graph", "book"], check=True)
+    subprocess.run([sys.executable, "-m", "tools.pipeline.artefact_graph", "book"], check=True)
 
 
 def test_makes_the_book():
@@ -41,7 +41,7 @@ def test_makes_the_book():
 
 
 def test_executes_a_page_of_the_book():
-    stored_outputs.execute(notebook_pages()[0], None)
+    execute_pages.execute(notebook_pages()[0], None)
 
 
 def test_runs_the_books_pages_under_nbval():
@@ -55,14 +55,14 @@ def test_starts_a_browser():
 
 
 def stand_in_graph(monkeypatch):
-    monkeypatch.setattr(build_book, "run_graph", lambda arguments, doit: 0)
-    monkeypatch.setattr(build_graph, "one_build_at_a_time", lambda lock, command: contextlib.nullcontext())
+    monkeypatch.setattr(site_build, "run_graph", lambda arguments, doit: 0)
+    monkeypatch.setattr(artefact_graph, "one_build_at_a_time", lambda lock, command: contextlib.nullcontext())
 
 
 @pytest.mark.whole_book
 def test_marked_by_hand(monkeypatch):
     stand_in_graph(monkeypatch)
-    assert build_graph.main(["book"]) == 0
+    assert artefact_graph.main(["book"]) == 0
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def a_built_book(monkeypatch):
 
 
 def test_marked_through_its_fixture(a_built_book):
-    assert build_graph.main(["book"]) == 0
+    assert artefact_graph.main(["book"]) == 0
 
 
 def test_asks_make_only_for_its_help():

@@ -13,8 +13,9 @@ import pytest
 from tools.pipeline import book_shape, install_cell
 from tools.pipeline import myst_to_notebook as convert
 from tools.pipeline import reader_notebook as assemble
-from tools.pipeline.pages import ROOT, notebook_pages, read_page
-from tools.pipeline.stored_outputs import stored_path
+from tools.pipeline.pages import notebook_pages, read_page
+from tools.repository import ROOT
+from tools.pipeline.execute_pages import stored_path
 
 PAGE = ROOT / "book" / "page.md"
 

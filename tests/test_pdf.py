@@ -44,7 +44,7 @@ from tools.pipeline.accept import (
 from tools.pipeline.book_shape import exercise_numbers
 from tools.pipeline.pdf_difference import first_difference
 from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
-from tools.pipeline.build_steps import PDF, SINGLEHTML  # (the build graph's own paths)
+from tools.pipeline.artefact_steps import PDF, SINGLEHTML  # (the build graph's own paths)
 from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site

@@ -23,7 +23,7 @@ def dry_run(target: str, pdf: Path, site: Path) -> str:
     result = subprocess.run(["make", "-n", target, f"PDF={pdf}", f"SITE={site}"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    return next(line for line in result.stdout.splitlines() if "tools.pipeline.build_graph" in line)
+    return next(line for line in result.stdout.splitlines() if "tools.pipeline.artefact_graph" in line)
 
 
 def test_make_pdf_updates_a_built_site_and_make_html_an_existing_pdf(tmp_path):
@@ -60,22 +60,22 @@ def test_the_graph_rebuilds_the_site_when_its_pdf_appears_changes_or_goes(tmp_pa
     """The graph lists the `html` step's inputs before any step runs, when a PDF that `make pdf`
     is about to print does not exist yet: the step's own up-to-date test compares the PDF the
     site was built with (recorded by the step) with the PDF there is when the step comes."""
-    from tools.pipeline import build_steps
+    from tools.pipeline import artefact_steps
 
     pdf = tmp_path / "pdf" / "chapter15.pdf"
-    monkeypatch.setattr(build_steps, "PDF", pdf)
-    monkeypatch.setattr(build_steps, "SITE_PDF_DIGEST", tmp_path / "digests" / "site-pdf.sha256")
-    monkeypatch.setattr(build_steps, "ROOT", tmp_path)
-    assert not build_steps.site_serves_the_pdf(), "a site never built is not up to date"
-    build_steps.SITE_PDF_DIGEST.parent.mkdir()
-    build_steps.SITE_PDF_DIGEST.write_text(build_steps.pdf_state())  # built without a PDF
-    assert build_steps.site_serves_the_pdf()
+    monkeypatch.setattr(artefact_steps, "PDF", pdf)
+    monkeypatch.setattr(artefact_steps, "SITE_PDF_DIGEST", tmp_path / "digests" / "site-pdf.sha256")
+    monkeypatch.setattr(artefact_steps, "ROOT", tmp_path)
+    assert not artefact_steps.site_serves_the_pdf(), "a site never built is not up to date"
+    artefact_steps.SITE_PDF_DIGEST.parent.mkdir()
+    artefact_steps.SITE_PDF_DIGEST.write_text(artefact_steps.pdf_state())  # built without a PDF
+    assert artefact_steps.site_serves_the_pdf()
     pdf.parent.mkdir()
     pdf.write_bytes(b"%PDF- the chapter")
-    assert not build_steps.site_serves_the_pdf(), "a PDF made since is not published"
-    build_steps.SITE_PDF_DIGEST.write_text(build_steps.pdf_state())
-    assert build_steps.site_serves_the_pdf()
+    assert not artefact_steps.site_serves_the_pdf(), "a PDF made since is not published"
+    artefact_steps.SITE_PDF_DIGEST.write_text(artefact_steps.pdf_state())
+    assert artefact_steps.site_serves_the_pdf()
     pdf.write_bytes(b"%PDF- the chapter, printed again after a page changed")
-    assert not build_steps.site_serves_the_pdf(), "the site would serve the older PDF"
+    assert not artefact_steps.site_serves_the_pdf(), "the site would serve the older PDF"
     pdf.unlink()
-    assert not build_steps.site_serves_the_pdf(), "the site would serve a PDF that is gone"
+    assert not artefact_steps.site_serves_the_pdf(), "the site would serve a PDF that is gone"

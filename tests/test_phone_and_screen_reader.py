@@ -25,7 +25,7 @@ from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, 
 from tools.browser.page_state import wait_until
 from tools.checks.run_check import pages_with_code
 from tools.pipeline import book_shape
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.site
 

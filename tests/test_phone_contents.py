@@ -16,7 +16,7 @@ import pytest
 
 from tools.browser.page_state import wait_until, wait_until_still
 from tools.browser.chromium import JS_DARK_THEME
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 pytestmark = pytest.mark.site
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tools.pipeline import pyodide_packages
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 METADATA = "Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nLicense: {licence}\nClassifier: License :: OSI Approved :: MIT License\n"
 

@@ -31,7 +31,7 @@ import pytest
 
 from fresh_environment import code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
 from tools.pipeline import edition
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.pipeline.install_cell import INSTALL_TAG, repository_url, served_wheel, site_url
 from tools.pipeline.reader_notebook import page_install_cell, published_notebook
 from tools.release.release import with_release_record
@@ -53,7 +53,7 @@ def git(repository: Path, *arguments: str) -> str:
 
 
 def wheel_of(repository: Path, where: Path) -> Path:
-    """The library's wheel as the build makes it (tools/pipeline/build_steps.py, wheel_step):
+    """The library's wheel as the build makes it (tools/pipeline/artefact_steps.py, wheel_step):
     this environment's setuptools, from a copy (a build leaves build/ in its source folder)."""
     source = where / "source"
     shutil.copytree(repository, source, ignore=shutil.ignore_patterns(".git"))
@@ -64,7 +64,7 @@ def wheel_of(repository: Path, where: Path) -> Path:
 
 
 def serve(site: Path, repository: Path, wheel: Path) -> str:
-    """The site's wheel folder holds this library's wheel alone (tools/sphinx_ext/edition.py);
+    """The site's wheel folder holds this library's wheel alone (tools/sphinx_ext/edition_on_pages.py);
     returns its sha256."""
     shutil.rmtree(site, ignore_errors=True)
     target = site / served_wheel(repository)

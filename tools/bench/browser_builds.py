@@ -26,7 +26,7 @@ from tools.browser.chromium import BUILDS, VIEWPORT, launch, wait_for_page_scrip
 from tools.browser.local_site import LocalSite
 from tools.browser.page_runner import JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON
 from tools.browser.page_state import POLL_MS, wait_until
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 SITE = ROOT / "_build" / "html"
 PAGE = "book/15_01_corpus_and_search_stub.html"

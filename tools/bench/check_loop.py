@@ -30,7 +30,7 @@ import time
 from tools.bench.cpu_by_process import busy_cpu_seconds
 from tools.bench.test_stages import BENCH, execute_every_page_once
 from tools.checks.changed_pages import RECORD
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 LOG = BENCH / "check.log"
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 BENCH = ROOT / "_build" / "bench"
 

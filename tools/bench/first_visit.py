@@ -29,7 +29,7 @@ from pathlib import Path
 from tools.browser.chromium import VIEWPORT, launch
 from tools.browser.local_site import LocalSite, Response
 from tools.browser.page_state import JS_OFFLINE_STATE, wait_until
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.sphinx_ext import offline
 
 OUT = ROOT / "_build" / "bench" / "first_visit.json"

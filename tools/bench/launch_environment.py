@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "bench"
 VENVS = OUT / "launch-venvs"

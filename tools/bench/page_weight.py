@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tools.browser.chromium import VIEWPORT, chromium_path, launch, lighthouse_flags
 from tools.browser.local_site import GzipHandler, LocalSite, find_pages
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 LIGHTHOUSE = Path(__file__).parent / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
 LOAD_TIMEOUT_MS = 60_000

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from tools import jupyter_book
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.pipeline.print_pdf import ChapterPrinter
 
 

@@ -22,8 +22,8 @@ import time
 
 from pypdf import PdfReader
 
-from tools.pipeline.build_steps import PDF, SINGLEHTML  # (the build graph's own paths)
-from tools.pipeline.pages import ROOT
+from tools.pipeline.artefact_steps import PDF, SINGLEHTML  # (the build graph's own paths)
+from tools.repository import ROOT
 from tools.pipeline.pdf_difference import first_difference
 from tools.pipeline.print_pdf import ChapterPrinter, epoch_dated
 

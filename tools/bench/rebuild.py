@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 JUPYTER_BOOK = ROOT / ".venv" / "bin" / "jupyter-book"
 PY = ROOT / ".venv" / "bin" / "python"
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             page.write_text(original)
             run(["make", "book"])
             page.write_text(edited(original))
-            run([str(PY), "-m", "tools.pipeline.stored_outputs", "sync", str(page)])
+            run([str(PY), "-m", "tools.pipeline.execute_pages", "sync", str(page)])
             jupyter_book.append(run([str(JUPYTER_BOOK), "build", "."]))
             page.write_text(original)
             run(["make", "book"])

@@ -11,7 +11,7 @@ each with the reproducibility check (every executed page run twice at once, in t
 outputs compared: what `make outputs` does) and without it (``--run-once``): its cost.
 Then, on the working tree (restored after; without a PDF, as a fresh clone's `make book`): the
 build graph's own cost, on a built book:
-`build_graph status` (every artefact's inputs checked, by content), a no-change `make book`,
+`artefact_graph status` (every artefact's inputs checked, by content), a no-change `make book`,
 and a prose-only edit's `make book` beside a bare `jupyter-book build .` of the same edit.
 Each is run --repeat times (median reported). The copy's pages import the copy's chapter_lib
 (PYTHONPATH), not the installed one. Writes _build/bench/reexecution.json; timings on a
@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 SCRATCH = ROOT / "_build" / "bench" / "reexecution"
 PAGE = "book/15_08_long_context_rag_cache.md"
@@ -58,7 +58,7 @@ def graph_costs(repeat: int) -> dict:
     a prose-only edit's build beside Jupyter Book's own build of the same edit."""
     from tools.bench.rebuild import JUPYTER_BOOK, edited
 
-    graph = [sys.executable, "-m", "tools.pipeline.build_graph"]
+    graph = [sys.executable, "-m", "tools.pipeline.artefact_graph"]
     page = ROOT / "book" / "15_07_structured_stores.md"
     original = page.read_text()
     costs = {"status": [], "no_change_book": [], "prose_edit_book": [], "prose_edit_jupyter_book": []}
@@ -79,7 +79,7 @@ def graph_costs(repeat: int) -> dict:
             page.write_text(original)
             timed(graph + ["book"])
             page.write_text(edited(original))
-            timed([sys.executable, "-m", "tools.pipeline.stored_outputs", "sync", str(page)])  # (re-paired, untimed)
+            timed([sys.executable, "-m", "tools.pipeline.execute_pages", "sync", str(page)])  # (re-paired, untimed)
             costs["prose_edit_jupyter_book"].append(timed([str(JUPYTER_BOOK), "build", "."]))
             page.write_text(original)
             timed(graph + ["book"])
@@ -99,7 +99,7 @@ def outputs(*arguments: str) -> tuple[float, int, str]:
     """(seconds, pages executed, the change report) of one `make outputs` in the copy."""
     environment = {**os.environ, "PYTHONPATH": str(SCRATCH)}
     started = time.monotonic()
-    for step in (["tools.pipeline.build_lib"], ["tools.pipeline.stored_outputs", "sync", *arguments]):
+    for step in (["tools.pipeline.extract_library"], ["tools.pipeline.execute_pages", "sync", *arguments]):
         run = subprocess.run([sys.executable, "-m", *step], cwd=SCRATCH, env=environment,
                              capture_output=True, text=True)
         if run.returncode:

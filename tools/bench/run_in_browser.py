@@ -56,7 +56,7 @@ from tools.browser.page_runner import JS_PYTHON_IDLE, JS_TIMINGS, BrowserRunner
 from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, pages_with_code, stored_notebook
 from tools.common.page_scripts import page_function
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"
 BARE_RUNTIME = Path(__file__).parent / "bare_runtime"

@@ -42,7 +42,7 @@ from tools.browser.page_runner import JS_FIRST_OUTPUT, JS_TIMINGS, START_BUTTON
 from tools.browser.page_state import wait_until
 from tools.browser.throttling_proxy import SLOW_BYTES_PER_SECOND, SLOW_DELAY_SECONDS, ThrottlingProxy
 from tools.common.page_scripts import page_function
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "bench" / "slow_network.json"
 PAGE = "book/15_02_one_shot_rag.html"

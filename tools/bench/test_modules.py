@@ -35,7 +35,7 @@ from pathlib import Path
 
 from tools.bench.cpu_per_test import OUT_VARIABLE
 from tools.bench.test_stages import BENCH, execute_every_page_once, timed
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 LOGS = BENCH / "test-modules"
 

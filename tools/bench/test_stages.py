@@ -10,7 +10,7 @@ busy) machine, and the ratio is what to read; the seconds alone say how loaded i
 * each stage: ``make STAGE`` as `make test` runs it, in order, wall time; each pytest
   stage also leaves its slowest tests (``--durations``) in _build/bench/test-stages/STAGE.log;
 * execute once: every notebook page executed once, one after the other, in a kernel set up
-  as `make outputs` sets it (tools/pipeline/stored_outputs.py), nothing written; the median
+  as `make outputs` sets it (tools/pipeline/execute_pages.py), nothing written; the median
   of three such runs, two before the stages and one after (on this machine one run alone
   moved between 12 and 19 s within an hour, and the ratio with it). Once: not `make outputs`'
   two runs of each page at once (its reproducibility check), which take at least as long on
@@ -41,7 +41,8 @@ import time
 from pathlib import Path
 
 from tools.bench.cpu_by_process import CpuByProcess
-from tools.pipeline.pages import ROOT, notebook_pages, read_page
+from tools.pipeline.pages import notebook_pages, read_page
+from tools.repository import ROOT
 
 BENCH = ROOT / "_build" / "bench"
 LOGS = BENCH / "test-stages"
@@ -50,11 +51,11 @@ NOT_BUILT_BY_MAKE_BOOK = [ROOT / "_build" / "pdf", ROOT / "_build" / "print"]
 
 
 def execute_every_page_once() -> float:
-    from tools.pipeline import stored_outputs
+    from tools.pipeline import execute_pages
 
     started = time.monotonic()
     for md in notebook_pages():
-        stored_outputs.execute(md, read_page(md), twice=False)
+        execute_pages.execute(md, read_page(md), twice=False)
     return time.monotonic() - started
 
 

@@ -24,7 +24,7 @@ from tools.browser.chromium import JS_DARK_THEME, VIEWPORT, keep_on_host, launch
 from tools.browser.local_site import LocalSite, find_pages, is_redirect_page
 from tools.browser.page_state import wait_until, wait_until_still
 from tools.common.page_scripts import page_function
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}

@@ -21,12 +21,13 @@ import sys
 from pathlib import Path
 
 from tools.common.files import write_atomically
-from tools.pipeline.pages import ROOT, notebook_pages, read_page, shown
+from tools.pipeline.pages import notebook_pages, read_page, shown
+from tools.repository import ROOT
 
 RECORD = ROOT / "_build" / "check" / "nbval-passed.json"
 # What sets up nbval's kernel and its comparison, beside the page and the library.
 KERNEL_SETUP = [ROOT / "conftest.py", ROOT / "tools" / "checks" / "nbval_run.py",
-                ROOT / "tools" / "pipeline" / "stored_outputs.py", ROOT / "requirements.txt"]
+                ROOT / "tools" / "pipeline" / "execute_pages.py", ROOT / "requirements.txt"]
 KEPT = 1000  # digests recorded, the newest (pages a few hundred edits back are run again)
 
 

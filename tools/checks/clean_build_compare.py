@@ -2,7 +2,7 @@
 
     python -m tools.checks.clean_build_compare     # three real edits, each compared (a few minutes)
 
-The contract of the build graph (tools/pipeline/build_graph.py): after any sequence of edits,
+The contract of the build graph (tools/pipeline/artefact_graph.py): after any sequence of edits,
 `make book` leaves `_build/html` as a clean build of the same sources would, byte for byte.
 tests/test_incremental_build.py holds it for a sequence of edits with one clean build at the
 end; this command shows it edit by edit, for the closing note of a change to the graph: for
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the package managers installed, which a copy links or copies rather than rebuilds.
 MADE_BY_MAKE = ["pyodide", "runner/editor.mjs", "runner/markup.mjs", "runner/latex.mjs"]
 SCRATCH = ROOT / "_build" / "compare"
-# What a build leaves that the next build reads (tools/pipeline/build_steps.py): the graph's
+# What a build leaves that the next build reads (tools/pipeline/artefact_steps.py): the graph's
 # record, the digest files, the made assets and the site. Not the PDF nor its print build (a
 # copy of the sources has none; the graph rebuilds a site that links one: site_serves_the_pdf),
 # nor Sphinx's environment (.doctrees: it records the source folder, so in a folder of another
@@ -103,7 +103,7 @@ def differing(one: Path, other: Path) -> list[str]:
 def build(copy: Path) -> float:
     """`make book`'s graph in ``copy`` (its pages import its own chapter_lib); seconds."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "tools.pipeline.build_graph", "book"], cwd=copy,
+    done = subprocess.run([sys.executable, "-m", "tools.pipeline.artefact_graph", "book"], cwd=copy,
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(copy)})
     if done.returncode:
         raise SystemExit(f"the build failed in {copy}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")

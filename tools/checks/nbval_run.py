@@ -1,13 +1,13 @@
 """nbval's execution of each stored notebook, kept: `make test` executes every page once.
 
 nbval (`make test-notebooks`) re-executes each book/*.ipynb and compares its text outputs;
-the byte-stability test (tests/test_stored_outputs.py) needs the outputs of a re-execution
+the byte-stability test (tests/test_execute_pages.py) needs the outputs of a re-execution
 in full (each figure's SVG bytes, the execution counts) to show that re-executing an
 unchanged page rewrites its notebook to the committed bytes. Rather than executing every
 page a second time, it reads what nbval's run produced, written here:
 
 * nbval's kernel (:class:`RecordingKernel`, put in place by the root conftest.py) is
-  started with `make outputs`' settings (tools/pipeline/stored_outputs.py: KERNEL_ARGUMENTS,
+  started with `make outputs`' settings (tools/pipeline/execute_pages.py: KERNEL_ARGUMENTS,
   KERNEL_ENVIRONMENT) and keeps history as nbclient does (execution counts 1, 2, ...);
   nbval compares skipping execution counts and images, so its verdict is unchanged;
 * every message the kernel sends for a cell is turned into outputs as nbclient turns them
@@ -16,7 +16,7 @@ page a second time, it reads what nbval's run produced, written here:
   _build/test-run/executed/<page>.ipynb, stamped with the digest of what it was executed
   from (the stored notebook's bytes and chapter_lib's): a later change to either makes the
   copy stale, and the test then executes the page itself, as it does when no copy exists
-  (a bare `pytest tests/test_stored_outputs.py`).
+  (a bare `pytest tests/test_execute_pages.py`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from nbformat.v4 import output_from_msg
 from nbval.kernel import RunningKernel, start_new_kernel
 
 from tools.common.files import write_atomically
-from tools.pipeline.pages import ROOT
-from tools.pipeline.stored_outputs import KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT, KERNEL_STARTS
+from tools.repository import ROOT
+from tools.pipeline.execute_pages import KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT, KERNEL_STARTS
 
 EXECUTED = ROOT / "_build" / "test-run" / "executed"
 STAMP_KEY = "executed_from_sha256"  # in the kept copy's metadata
@@ -86,12 +86,12 @@ class RecordingKernel(RunningKernel):
     def __init__(self, kernel_name, cwd=None, startup_timeout=60):
         # RunningKernel.__init__, with the kernel arguments and environment of `make outputs`.
         # On a new machine matplotlib builds its font cache at first import and says so on
-        # stderr: built here first (as stored_outputs.execute does), never a page's output.
+        # stderr: built here first (as execute_pages.execute does), never a page's output.
         import matplotlib.font_manager  # noqa: F401 (imported for its side effect)
 
         # A kernel that never answers at its start ("Kernel didn't respond in 60 seconds", seen
         # under a loaded `make test`; start_new_kernel shuts it down) is started once more, as
-        # `make outputs` does (stored_outputs.KERNEL_STARTS); then nbval reports the failure.
+        # `make outputs` does (execute_pages.KERNEL_STARTS); then nbval reports the failure.
         for start in range(1, KERNEL_STARTS + 1):
             try:
                 self.km, self.kc = start_new_kernel(

@@ -27,7 +27,7 @@ import nbformat
 from tools.browser.chromium import shorten
 from tools.browser.local_site import find_pages
 from tools.browser.page_runner import BrowserRunner, PageRun
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 BOOK = ROOT / "book"
 LOADER_ID = "browser-run-loader"

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from tools.browser.local_site import find_pages
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 VNU = ROOT / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 PLANTED = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>planted</title></head>"

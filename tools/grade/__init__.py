@@ -20,7 +20,7 @@ module              what it does
 ``gradebook``       grades.csv, gradebook.csv, Canvas's and Moodle's formats, manual scores
 ``feedback``        each student's feedback: a page and their notebook
 ``shards``          ``SHARD=k/N`` and ``make grade-merge``
-``fake_class``      a generated class (right, wrong, endless, broken): tests and ``make bench-grade``
+``generated_class``      a generated class (right, wrong, endless, broken): tests and ``make bench-grade``
 ``bench``           ``make bench-grade``
 ==================  ===========================================================================
 

@@ -29,7 +29,7 @@ from tools.grade.gradebook import ManualProblem
 from tools.grade.grade import Graded, grade
 from tools.grade.isolation import NotIsolated
 from tools.grade.sandbox import Limits, Sandbox
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "grades"
 

@@ -2,7 +2,7 @@
 
     python -m tools.grade.bench [--size 40] [--jobs N] [--shards 2]
 
-Generates a class (tools/grade/fake_class.py: right, partly right, wrong, endless, broken,
+Generates a class (tools/grade/generated_class.py: right, partly right, wrong, endless, broken,
 untouched and corrupt notebooks, from the book's reader notebook), grades it with
 ``python -m tools.grade`` and its default limits, and reports the wall time, the time per
 submission (the sandbox's wall time for each, by kind of submission), the machine's busy
@@ -26,9 +26,9 @@ import sys
 import time
 
 from tools.bench.cpu_by_process import busy_cpu_seconds
-from tools.grade.fake_class import make_class
+from tools.grade.generated_class import make_class
 from tools.grade.sandbox import V8_FLAGS
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "bench"
 EXPECTED = {"right": "pass", "wrong": "fail", "raises": "fail", "untouched": "not attempted", "endless": "timeout"}

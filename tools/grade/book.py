@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from tools.pipeline import book_shape
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 WHEN_READY = re.compile(r"^#\s*When ready:\s*(check_\w+\(.*\))\s*$", re.M)
 LIBRARY = ROOT / "chapter_lib"

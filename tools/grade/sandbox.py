@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.grade.isolation import NotIsolated, probe
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 BOX_CODE = Path(__file__).resolve().parent / "box"
 STATIC = ROOT / "_build" / "static"

@@ -26,7 +26,7 @@ from pathlib import Path
 from tools.grade import book as grade_book
 from tools.grade import outputs, report
 from tools.grade.gradebook import ManualProblem
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "grades"
 FOLDER = re.compile(r"^shard-(\d+)-of-(\d+)$")

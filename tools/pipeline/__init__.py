@@ -1,11 +1,11 @@
 """The build pipeline, one module per arrow of the data flow (`make` target in brackets).
 
-    book/*.md --build_lib [lib]--> chapter_lib/chapter15.py
-              --stored_outputs [outputs]--> book/*.ipynb (executed; reader_notebook assembles
+    book/*.md --extract_library [lib]--> chapter_lib/chapter15.py
+              --execute_pages [outputs]--> book/*.ipynb (executed; reader_notebook assembles
                                             them, myst_to_notebook makes their markdown
                                             plain CommonMark)
               --draw_diagrams [diagrams]--> book/_diagrams/*.svg
-              --build_book [book, html]--> _build/html (Sphinx, through tools.sphinx_ext)
+              --site_build [book, html]--> _build/html (Sphinx, through tools.sphinx_ext)
               --print_pdf [pdf]--> _build/pdf/chapter15.pdf
     git --edition--> _build/edition.json (which build this is: every page, the PDF and the
                      published notebooks name it; install_cell: where a notebook's chapter_lib comes from)

@@ -40,7 +40,7 @@ The chapter as delivered itself is held unchanged by its digest (tests/test_fide
 
 `make accept` reads the committed reader's notebooks, so it first requires them to be what
 the pages make (else: run `make outputs` or `make book` first); ``--check`` relies on
-`make test-sources`' step before it (``stored_outputs check``) for the same.
+`make test-sources`' step before it (``execute_pages check``) for the same.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ from pathlib import Path
 from typing import Iterable
 
 from tools.pipeline.book_text import Line, page_lines
-from tools.pipeline.pages import ROOT, is_notebook_page, pages_in_toc_order, shown
+from tools.pipeline.pages import is_notebook_page, pages_in_toc_order, shown
+from tools.repository import ROOT
 
 REFERENCE = ROOT / "tests" / "book_as_accepted"
 DELIVERED = ROOT / "tests" / "chapter15_as_delivered.txt"
@@ -301,7 +302,7 @@ def broken_contracts() -> list[str]:
 
 def stale_notebooks() -> list[str]:
     """Pages whose committed reader's notebook is not what the page makes (read by accept)."""
-    from tools.pipeline.stored_outputs import pairing_problems  # heavy: only when accepting
+    from tools.pipeline.execute_pages import pairing_problems  # heavy: only when accepting
 
     return [problem for md in pages_in_toc_order() if is_notebook_page(md) for problem in pairing_problems(md)]
 

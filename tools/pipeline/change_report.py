@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.common.files import write_atomically
-from tools.pipeline.pages import ROOT, shown
+from tools.pipeline.pages import shown
+from tools.repository import ROOT
 
 MAX_LINES_PER_CELL = 12
 MAX_LINES_PER_PAGE = 40
@@ -59,7 +60,7 @@ def listed(names: list[str]) -> str:
 
 def reasons(old: dict | None, new: dict) -> list[str]:
     """Why a page whose inputs were ``old`` must run now that they are ``new`` (itemized
-    inputs, as tools/pipeline/stored_outputs.py stores them in the notebook)."""
+    inputs, as tools/pipeline/execute_pages.py stores them in the notebook)."""
     if not old:
         return ["its stored notebook has no record of its inputs"]
     why = []

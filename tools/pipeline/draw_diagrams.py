@@ -26,7 +26,8 @@ from pathlib import Path
 from tools.pipeline import diagram_font
 from tools.common.files import write_atomically
 from tools.common.page_scripts import page_function
-from tools.pipeline.pages import ROOT, mermaid_fences, pages_in_toc_order, shown
+from tools.pipeline.pages import mermaid_fences, pages_in_toc_order, shown
+from tools.repository import ROOT
 
 DIAGRAMS = ROOT / "book" / "_diagrams"
 DIAGRAM_FONT_FAMILY = f'"{diagram_font.FAMILY}", sans-serif'

@@ -5,7 +5,7 @@
 An edition is what a reader needs to find the exact book they read again: ``chapter_lib``'s
 version (pyproject.toml), the commit the book was built from and that commit's date (UTC).
 Every page's footer, the PDF's title page and each published reader's notebook name it
-(tools/sphinx_ext/edition.py), and the notebook installs that edition's library
+(tools/sphinx_ext/edition_on_pages.py), and the notebook installs that edition's library
 (tools/pipeline/reader_notebook.py).
 
 A build from a working tree with uncommitted changes has no commit yet: it is a preview,
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 RECORD = ROOT / "_build" / "edition.json"
 SHORT = 12  # hex digits of a commit named in print: unambiguous for any repository this size

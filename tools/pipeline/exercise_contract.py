@@ -12,7 +12,7 @@ rely on:
   `not attempted`, as tools/grade/judge.py judges it. This runs in the page's own kernel, after
   its cells (``kernel_cell``: each start cell in a fresh namespace), and is never stored.
 
-A page that breaks either fails like a page whose code fails (tools/pipeline/build_book.py: its
+A page that breaks either fails like a page whose code fails (tools/pipeline/site_build.py: its
 stored notebook kept, the failed run in _build/failed/, `make book` exits 1), naming the
 exercise, its check, the first failing case and what changed since the page last passed (the
 library definitions it uses, its cells): before this, changing `assess` on 15.5 made exercise

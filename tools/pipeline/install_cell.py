@@ -6,7 +6,7 @@ its edition was published (Colab, from a printed PDF's edition or a course's lin
 repository's `main` holds another library: so never `main`. A git commit is the one source
 that lasts as long as the repository: the notebook the site publishes (its copy in
 _sources/, what the page's ".ipynb" download and "Download as notebook" hand out) names its
-edition's commit, stamped in when the site is built (tools/sphinx_ext/edition.py). The
+edition's commit, stamped in when the site is built (tools/sphinx_ext/edition_on_pages.py). The
 committed notebook, which Binder and Colab open at that commit, cannot name the commit it is
 part of; it names its library by content instead: the wheel the book's site serves from a
 folder named by the library's digest (the same bytes the page's own Python runs), and the
@@ -17,7 +17,7 @@ Binder needs none of it: it builds the edition's commit and installs its chapter
 (binder/postBuild), so the cell finds it there.
 
 tools/pipeline/reader_notebook.py puts the cell first in the committed notebook;
-tools/sphinx_ext/edition.py writes the copy the site publishes.
+tools/sphinx_ext/edition_on_pages.py writes the copy the site publishes.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ import nbformat
 
 from tools.pipeline import edition
 from tools.pipeline.myst_to_notebook import CONFIG
-from tools.pipeline.pages import ROOT, BookError
+from tools.pipeline.pages import BookError
+from tools.repository import ROOT
 
 INSTALL_TAG = "install"  # with "setup": our first cell, not the chapter's code
 # The folder of the site that serves chapter_lib's wheel, one subfolder per library
-# (served_wheel; tools/sphinx_ext/edition.py puts the wheel there).
+# (served_wheel; tools/sphinx_ext/edition_on_pages.py puts the wheel there).
 SERVED_WHEELS = "_static/editions"
 
 

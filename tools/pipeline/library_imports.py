@@ -21,7 +21,9 @@ import ast
 import re
 from pathlib import Path
 
-from tools.pipeline.pages import ROOT, BookError, code_cells, shown, top_level_names
+from tools.pipeline.pages import BookError, code_cells, shown, top_level_names
+
+from tools.repository import ROOT
 
 PACKAGE = ROOT / "chapter_lib"
 EXERCISES = PACKAGE / "exercises"

@@ -1,7 +1,7 @@
 """Which definitions of ``chapter_lib`` a page's code uses, followed through the library.
 
 A page's stored outputs depend on its own code cells and on the library code that code
-reaches (tools/pipeline/stored_outputs.py re-executes a page when either changes). What
+reaches (tools/pipeline/execute_pages.py re-executes a page when either changes). What
 a page reaches is found statically, from names, over every module of ``chapter_lib``:
 
 * a page's ``from chapter_lib import search`` reaches the statement that binds ``search``
@@ -30,7 +30,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 PACKAGE = "chapter_lib"
 LIBRARY = ROOT / PACKAGE

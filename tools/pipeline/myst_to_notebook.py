@@ -54,7 +54,9 @@ from pybtex.exceptions import PybtexError
 from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
-from tools.pipeline.pages import ROOT, BookError, notebook_pages, read_page, shown
+from tools.pipeline.pages import BookError, notebook_pages, read_page, shown
+
+from tools.repository import ROOT
 from tools.pipeline.author_date import register_author_date_style
 from tools.pipeline.draw_diagrams import Diagram, drawn_top_to_bottom
 

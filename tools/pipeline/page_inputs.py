@@ -1,6 +1,6 @@
 """What a page's stored outputs depend on: its inputs, itemized, and one digest of them.
 
-tools/pipeline/stored_outputs.py re-executes a page when the digest differs from the one
+tools/pipeline/execute_pages.py re-executes a page when the digest differs from the one
 stored in its notebook, and stores the itemized inputs beside it, so that the next run's
 change report (tools/pipeline/change_report.py) can say which cell or library definition
 changed. MAINTAINING.md ("Which pages re-execute") says the rule in words.
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from tools.pipeline.library_uses import Library, uses
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 
 LIBRARY = ROOT / "chapter_lib"
 

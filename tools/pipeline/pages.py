@@ -13,9 +13,9 @@ from pathlib import Path
 import jupytext
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]  # tools/pipeline/pages.py -> the repository
+from tools.repository import ROOT  # noqa: E402 (the repository's root, where every tool starts)
 TOC = ROOT / "_toc.yml"
-# A page's last failed run (tools/pipeline/build_book.py): shown by the HTML preview, and the
+# A page's last failed run (tools/pipeline/site_build.py): shown by the HTML preview, and the
 # page runs again while it exists; never in book/, whose stored notebook a failure leaves as it was.
 FAILED_RUNS = ROOT / "_build" / "failed"
 

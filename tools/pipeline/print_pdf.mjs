@@ -54,7 +54,7 @@ export const addContents = () => {
     } else {
         title.after(nav);
     }
-    // The edition (tools/sphinx_ext/edition.py puts it under the chapter's own title, which
+    // The edition (tools/sphinx_ext/edition_on_pages.py puts it under the chapter's own title, which
     // print hides behind the theme's print-only one): under the printed title, above the list.
     const edition = article.querySelector('p.book-edition');
     if (edition) nav.before(edition);

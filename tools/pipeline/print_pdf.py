@@ -51,7 +51,7 @@ from tools.common.files import write_atomically
 from tools.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_scripts
 from tools.browser.local_site import LocalSite
 from tools.common.page_scripts import page_function
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
 from tools.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
 from tools.browser.page_state import (

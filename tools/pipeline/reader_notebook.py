@@ -36,7 +36,7 @@ import nbformat
 
 from tools.pipeline import edition
 from tools.pipeline.install_cell import INSTALL_TAG, edition_install_cell
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.pipeline.myst_to_notebook import (
     REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
     entry_markdown, figure_numbers, reference_anchor,
@@ -67,7 +67,7 @@ def page_install_cell(nb, published: edition.Edition | None = None, wheel_sha256
     if not any(c.cell_type == "code" and not is_added_cell(c) for c in nb.cells):
         return None
     cell = edition_install_cell(draws_figures(nb), published, wheel_sha256, root)
-    # `make outputs` runs it first in the kernel that makes the outputs (stored_outputs.py):
+    # `make outputs` runs it first in the kernel that makes the outputs (execute_pages.py):
     # then the page's first code cell was execution 2, and this one execution 1.
     first = next(c for c in nb.cells if c.cell_type == "code" and not is_added_cell(c))
     if first.get("execution_count") == 2:

@@ -1,6 +1,6 @@
 // Imported first by the scripts that start Pyodide in Node to make files the site serves
 // (python_snapshot.mjs, figure_bytecode.mjs), so the same inputs make the same bytes and an
-// incremental build's site is a clean build's, byte for byte (tools/pipeline/build_graph.py).
+// incremental build's site is a clean build's, byte for byte (tools/pipeline/artefact_graph.py).
 // What would otherwise differ from run to run: the clock (file times in the runtime's file
 // system, the import system's cached directory times, the dates in a zip) and the random
 // bytes Python draws at its start (its `random` module's state); Python's hash seed, which

@@ -11,7 +11,7 @@ import time
 from packaging.version import InvalidVersion, Version
 
 from tools.pipeline import edition
-from tools.pipeline.pages import ROOT
+from tools.repository import ROOT
 from tools.release.changelog import ChangelogError, released
 
 CHANGELOG = ROOT / "CHANGELOG.md"
@@ -103,7 +103,7 @@ def rewrite(number: Version) -> None:
     CHANGELOG.write_text(released(CHANGELOG.read_text(encoding="utf-8"), str(number), today), encoding="utf-8")
     # The reader's notebooks name the version and the release's tag: written again (no page
     # runs: their inputs are unchanged), then checked as `make test` checks them.
-    for step in (["-m", "tools.pipeline.build_graph", "outputs"], ["-m", "tools.pipeline.stored_outputs", "check"]):
+    for step in (["-m", "tools.pipeline.artefact_graph", "outputs"], ["-m", "tools.pipeline.execute_pages", "check"]):
         if subprocess.run([sys.executable, *step], cwd=ROOT).returncode != 0:
             raise RuntimeError(f"`python {' '.join(step)}` failed (above)")
 

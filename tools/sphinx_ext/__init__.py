@@ -33,11 +33,11 @@ says which does what).
 from __future__ import annotations
 
 from tools.sphinx_ext import (
-    citations, clean_pages, diagrams, edition, exercises, icons, navigation, obsolete_pages, offline, page_assets,
+    citations, clean_pages, diagrams, edition_on_pages, exercises, icons, navigation, obsolete_pages, offline, page_assets,
     page_head, page_outputs, pdf, runner, valid_markup,
 )
 
-PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, edition, diagrams, icons, valid_markup, page_head,
+PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, edition_on_pages, diagrams, icons, valid_markup, page_head,
          page_assets, obsolete_pages, navigation, offline]
 
 

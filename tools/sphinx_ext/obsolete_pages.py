@@ -7,7 +7,7 @@ the site's tests found a page that the book no longer has.
 
 Which pages did the last build write? The environment's own answer (the ``removed`` docs
 of ``env-get-outdated``) is lost whenever the environment is fresh (``jupyter-book build
---all``, which tools/pipeline/build_book.py uses when our extension changed). The HTML
+--all``, which tools/pipeline/site_build.py uses when our extension changed). The HTML
 builder's search index is not: ``searchindex.js`` lists every page the builder wrote, and
 Sphinx itself reads it back on the next incremental build. So we read it before the build
 writes a new one; once the build has finished, each page it listed that is no longer a
@@ -88,7 +88,7 @@ def remove_pages_no_longer_in_the_book(app, exception) -> None:
 def drop_words_of_no_page(app, exception) -> None:
     """Sphinx's incremental search index keeps a word whose pages all changed or went (with an
     empty list of pages); a clean build has no such word. Dropped, so an incremental build's
-    index is a clean build's (tools/pipeline/build_graph.py), and search offers no dead word."""
+    index is a clean build's (tools/pipeline/artefact_graph.py), and search offers no dead word."""
     if exception is not None or not writes_pages(app):
         return
     index = Path(app.outdir, app.builder.searchindex_filename)

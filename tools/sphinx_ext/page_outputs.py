@@ -6,7 +6,7 @@ launch buttons find the executed .ipynb beside it. That .ipynb is the reader's n
 (markdown converted for Jupyter, an install cell of ours), so the page's markdown comes
 from the .md, and only the outputs from the .ipynb: on ``source-read`` the .md is read
 by jupytext and each code cell gets the outputs of its stored counterpart, matched one to
-one (tools/pipeline/stored_outputs.py, :func:`page_with_stored_outputs`); code that disagrees stops
+one (tools/pipeline/execute_pages.py, :func:`page_with_stored_outputs`); code that disagrees stops
 the build naming the page, the cell and the fix (``make outputs``). MyST-NB then reads
 the resulting notebook through :func:`read_page`.
 
@@ -26,7 +26,7 @@ import nbformat
 from myst_nb.core.read import read_myst_markdown_notebook
 from sphinx.errors import ExtensionError
 
-from tools.pipeline.stored_outputs import FAILED_RUNS, REGENERATE, page_with_stored_outputs, stored_path
+from tools.pipeline.execute_pages import FAILED_RUNS, REGENERATE, page_with_stored_outputs, stored_path
 
 
 def read_page(text: str):

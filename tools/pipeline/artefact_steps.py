@@ -1,4 +1,4 @@
-"""The build graph's steps: what each arrow of tools/pipeline/build_graph.py does, where its
+"""The build graph's steps: what each arrow of tools/pipeline/artefact_graph.py does, where its
 artefacts live, and the up-to-date tests that look at what a step wrote (not only at what it
 reads), so a hand edit or a deleted file makes the step run again.
 
@@ -7,8 +7,8 @@ naming the file, cell and line): doit then stops the steps that need it, and kee
 A step that is another program (pip, node, Chromium) shows that program's output only when it
 fails.
 
-build_book (page execution, the HTML build) is imported inside the steps that use it, for
-speed, not to dodge a circle (build_book imports nothing of the graph): the graph's `status`
+site_build (page execution, the HTML build) is imported inside the steps that use it, for
+speed, not to dodge a circle (site_build imports nothing of the graph): the graph's `status`
 checks every input's digest without loading nbformat, nbclient, jupytext or Sphinx.
 """
 
@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 
 from tools import jupyter_book
-from tools.pipeline.pages import FAILED_RUNS as FAILED, ROOT, pages_in_toc_order, shown
+from tools.pipeline.pages import FAILED_RUNS as FAILED, pages_in_toc_order, shown
+from tools.repository import ROOT
 
 BUILD = ROOT / "_build"
 DIGESTS = BUILD / "digests"
@@ -98,9 +99,9 @@ def made(path: Path):
 # ---- the steps and their up-to-date tests ------------------------------------------
 
 def lib_step() -> bool:
-    from tools.pipeline import build_lib
+    from tools.pipeline import extract_library
 
-    if build_lib.main(["--quiet"]) != 0:
+    if extract_library.main(["--quiet"]) != 0:
         return False
     record_digest(LIBRARY_DIGEST, library_files())
     return True
@@ -108,12 +109,12 @@ def lib_step() -> bool:
 
 def library_intact() -> bool:
     """doit's up-to-date test for `lib`: False when a generated module was edited by hand,
-    so that `lib` runs and names the edit (tools/pipeline/build_lib.py), whatever else changed."""
-    from tools.pipeline import build_lib
+    so that `lib` runs and names the edit (tools/pipeline/extract_library.py), whatever else changed."""
+    from tools.pipeline import extract_library
 
     if not LIBRARY_DIGEST.is_file() or LIBRARY_DIGEST.read_text() != digest_of(library_files()):
         return False  # a module of chapter_lib changed (a hand-written check) or went missing since
-    return not build_lib.hand_edited_modules()
+    return not extract_library.hand_edited_modules()
 
 
 def wheel_step() -> bool:
@@ -152,15 +153,15 @@ def outputs_step(force: bool = False) -> bool:
     fails is named, and its stored notebook kept; the step still succeeds so that the HTML
     preview shows the error, and `book` exits 1 (the failure is not recorded as done:
     ``no_failed_page`` makes the step run again next time)."""
-    from tools.pipeline import build_book
+    from tools.pipeline import site_build
     from tools.pipeline.pages import BookError
 
     try:
-        build_book.RESULT.failures = build_book.sync_outputs(build_book.RESULT.runs, force=force)
+        site_build.RESULT.failures = site_build.sync_outputs(site_build.RESULT.runs, force=force)
     except BookError as error:  # not a page's code (a page that does not read, a hand edit): stop here
         print(f"error: {error}", file=sys.stderr)
         return False
-    build_book.RESULT.outputs_done = True
+    site_build.RESULT.outputs_done = True
     for stray in set(files(FAILED, "*.ipynb")) - set(failed_runs()):  # of a page the book no longer has
         stray.unlink()
     record_digest(NOTEBOOKS_DIGEST, stored_notebooks())
@@ -184,22 +185,22 @@ def notebooks_as_written() -> bool:
 
 
 def diagrams_step() -> bool:
-    from tools.pipeline import build_book
+    from tools.pipeline import site_build
 
-    if not build_book.ensure_diagrams():
+    if not site_build.ensure_diagrams():
         return False
     record_digest(DIAGRAMS_DIGEST, files(ROOT / "book" / "_diagrams"))
     return True
 
 
 def html_step() -> bool:
-    from tools.pipeline import build_book
+    from tools.pipeline import site_build
 
-    build_book.RESULT.html_status = build_book.build_html()
-    if build_book.RESULT.html_status == 0:
+    site_build.RESULT.html_status = site_build.build_html()
+    if site_build.RESULT.html_status == 0:
         SITE_PDF_DIGEST.parent.mkdir(parents=True, exist_ok=True)
         SITE_PDF_DIGEST.write_text(pdf_state())
-    return build_book.RESULT.html_status == 0
+    return site_build.RESULT.html_status == 0
 
 
 def pdf_state() -> str:
@@ -215,7 +216,7 @@ def site_serves_the_pdf() -> bool:
 
 def pdf_step() -> bool:
     """The singlehtml build, then Chromium prints it (tools/pipeline/print_pdf.py)."""
-    from tools.pipeline.build_book import extension_digest_changed, forget_interrupted_build
+    from tools.pipeline.site_build import extension_digest_changed, forget_interrupted_build
 
     made(PDF)
     if not run(["bash", "tools/browser/ensure_debian_package.sh", "chromium", "chromium"]):

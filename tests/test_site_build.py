@@ -1,4 +1,4 @@
-"""tools/pipeline/build_book.py: a page that fails, for any reason, loses nothing; the others go on.
+"""tools/pipeline/site_build.py: a page that fails, for any reason, loses nothing; the others go on.
 
 Each failure (an exception, a time limit, an output that differs between two runs, a hand
 edit of the stored notebook) leaves the stored notebook byte for byte as it was and names
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from scratch_book import MYST_NOTEBOOK_HEADER
 
-from tools.pipeline import build_book, stored_outputs
+from tools.pipeline import site_build, execute_pages
 
 pytestmark = pytest.mark.kernel  # (scratch pages executed, as `make outputs` executes them)
 
@@ -35,12 +35,12 @@ print("after")
 @pytest.fixture
 def book(tmp_path, monkeypatch):
     """Two pages, both executed once and stored: `page.md` (edited by each test) and `next.md`."""
-    monkeypatch.setattr(stored_outputs, "FAILED_RUNS", tmp_path / "failed")
+    monkeypatch.setattr(execute_pages, "FAILED_RUNS", tmp_path / "failed")
     page, following = tmp_path / "page.md", tmp_path / "next.md"
     page.write_text(PAGE.format(middle='print("fine")'))
     following.write_text(PAGE.format(middle='print("next")'))
-    monkeypatch.setattr(build_book, "notebook_pages", lambda: [page, following])
-    assert build_book.sync_outputs() == []
+    monkeypatch.setattr(site_build, "notebook_pages", lambda: [page, following])
+    assert site_build.sync_outputs() == []
     return page, following
 
 
@@ -50,7 +50,7 @@ def fail_with(book, middle: str, capsys=None) -> tuple[str, bytes]:
     page.write_text(PAGE.format(middle=middle))
     following.write_text(PAGE.format(middle='print("next, edited")'))
     runs = []
-    failures = build_book.sync_outputs(runs)
+    failures = site_build.sync_outputs(runs)
     assert [md for md, _ in failures] == [page]
     assert page.with_suffix(".ipynb").read_bytes() == stored, "the failed page's stored notebook is kept"
     assert "next, edited" in following.with_suffix(".ipynb").read_text(), "the page after it still ran"
@@ -62,19 +62,19 @@ def test_an_exception_keeps_the_stored_notebook_and_shows_the_error_in_the_previ
     page, _ = book
     message, stored = fail_with(book, '{}["missing"]')
     assert message == f"{page}, code cell 2 (line 18), line 19: KeyError: 'missing'"
-    preview = nbformat.read(stored_outputs.FAILED_RUNS / "page.ipynb", as_version=4)
-    code = stored_outputs.page_code(preview)
+    preview = nbformat.read(execute_pages.FAILED_RUNS / "page.ipynb", as_version=4)
+    code = execute_pages.page_code(preview)
     assert code[0].outputs[0].text == "before\n" and code[1].outputs[0].ename == "KeyError" and code[2].outputs == []
-    assert stored_outputs.page_with_stored_outputs(page)[1] == [], "the HTML preview builds from the failed run"
-    assert stored_outputs.stale_reasons(page, stored_outputs.read_page(page),
+    assert execute_pages.page_with_stored_outputs(page)[1] == [], "the HTML preview builds from the failed run"
+    assert execute_pages.stale_reasons(page, execute_pages.read_page(page),
                                         nbformat.reads(stored.decode(), as_version=4)) == ["its last run failed"]
     page.write_text(PAGE.format(middle='print("fine")'))  # fixed: it runs, and the failed run is gone
-    assert build_book.sync_outputs() == [] and not (stored_outputs.FAILED_RUNS / "page.ipynb").exists()
+    assert site_build.sync_outputs() == [] and not (execute_pages.FAILED_RUNS / "page.ipynb").exists()
     assert page.with_suffix(".ipynb").read_bytes() == stored
 
 
 def test_an_endless_cell_is_stopped_at_the_time_limit_and_named_in_one_line(book, monkeypatch):
-    monkeypatch.setattr(stored_outputs, "timeout_s", lambda: 3)
+    monkeypatch.setattr(execute_pages, "timeout_s", lambda: 3)
     page, _ = book
     # (Endless, and idle: the limit is on the cell's time, and the suite's cores are not burnt for it.)
     message, _ = fail_with(book, "import time\nwhile True:\n    time.sleep(0.1)")
@@ -92,21 +92,21 @@ def kernels_that_do_not_start(monkeypatch, first_only: bool) -> None:
     the first time only, or every time."""
     refused = set()
 
-    class NotStarting(stored_outputs.NotebookClient):
+    class NotStarting(execute_pages.NotebookClient):
         async def async_execute(self, **kwargs):
             if not (first_only and id(self.nb) in refused):
                 refused.add(id(self.nb))
                 raise RuntimeError(KERNEL_SILENT)
             return await super().async_execute(**kwargs)
 
-    monkeypatch.setattr(stored_outputs, "NotebookClient", NotStarting)
+    monkeypatch.setattr(execute_pages, "NotebookClient", NotStarting)
 
 
 def test_a_kernel_that_does_not_start_is_started_once_more(book, monkeypatch):
     page, _ = book
     kernels_that_do_not_start(monkeypatch, first_only=True)
     page.write_text(PAGE.format(middle='print("started on the second try")'))
-    assert build_book.sync_outputs() == []
+    assert site_build.sync_outputs() == []
     assert "started on the second try" in page.with_suffix(".ipynb").read_text()
 
 
@@ -115,10 +115,10 @@ def test_a_kernel_that_never_starts_fails_its_page_blaming_no_cell(book, monkeyp
     kernels_that_do_not_start(monkeypatch, first_only=False)
     stored = page.with_suffix(".ipynb").read_bytes()
     page.write_text(PAGE.format(middle='print("never run")'))
-    failures = build_book.sync_outputs()
+    failures = site_build.sync_outputs()
     assert [md for md, _ in failures] == [page]
     assert failures[0][1] == (f"{page}: its kernel did not start (RuntimeError: {KERNEL_SILENT}; started "
-                              f"{stored_outputs.KERNEL_STARTS} times)")
+                              f"{execute_pages.KERNEL_STARTS} times)")
     assert page.with_suffix(".ipynb").read_bytes() == stored
 
 
@@ -135,8 +135,8 @@ def test_a_hand_edit_of_a_stored_notebook_is_named_and_kept(book):
     edited = stored.read_text().replace('print(\\"fine\\")', 'print(\\"edited by hand\\")')
     assert edited != stored.read_text()
     stored.write_text(edited)
-    with pytest.raises(build_book.BookError) as error:
-        build_book.sync_outputs()
+    with pytest.raises(site_build.BookError) as error:
+        site_build.sync_outputs()
     assert str(error.value).startswith(f"{stored}, cell ")
     assert f"was edited by hand (its cells are not what was last written there); it is generated from {page}, " \
            f"code cell 2 (line 18)" in str(error.value)
@@ -146,9 +146,9 @@ def test_a_hand_edit_of_a_stored_notebook_is_named_and_kept(book):
 def test_warnings_about_figures_of_a_failed_page_are_counted_as_consequences(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    name: fig-drawn-later\n---\nplot()\n```\n")
-    assert build_book.figure_labels(page) == {"fig-drawn-later"}
+    assert site_build.figure_labels(page) == {"fig-drawn-later"}
     shown = io.StringIO()
-    stream = build_book.ConsequenceFilter(shown, build_book.figure_labels(page))
+    stream = site_build.ConsequenceFilter(shown, site_build.figure_labels(page))
     stream.write("other.md:3: WARNING: undefined label: 'fig-drawn-later'\n")
     stream.write("other.md:9: WARNING: undefined label: 'fig-a-typo'\n")
     assert stream.held == 1 and stream.passed == 1

@@ -1,9 +1,9 @@
 """The build graph: every artefact of the book, what it is made from, and how (pydoit).
 
-    python -m tools.pipeline.build_graph book       # what `make book` runs
-    python -m tools.pipeline.build_graph pdf        # what `make pdf` runs
-    python -m tools.pipeline.build_graph lib | outputs | assets | html
-    python -m tools.pipeline.build_graph status     # every artefact up to date? (exit 1 if not)
+    python -m tools.pipeline.artefact_graph book       # what `make book` runs
+    python -m tools.pipeline.artefact_graph pdf        # what `make pdf` runs
+    python -m tools.pipeline.artefact_graph lib | outputs | assets | html
+    python -m tools.pipeline.artefact_graph status     # every artefact up to date? (exit 1 if not)
 
 The arrows (each a doit task; doit runs them in this order, in this one process)::
 
@@ -38,7 +38,7 @@ from doit.exceptions import UnmetDependency
 from doit.reporter import ConsoleReporter
 from doit.runner import ERROR, Runner
 
-from tools.pipeline.build_steps import (
+from tools.pipeline.artefact_steps import (
     BUILD, DIAGRAM_FONT, DIAGRAMS_DIGEST, EDITOR, FAILED_DIGEST, FIRST_FIGURE, LIBRARY_DIGEST, NOTEBOOKS_DIGEST, PDF,
     OUTPUT_BUNDLES, PYODIDE, PYODIDE_FILES, PYODIDE_PACKAGES, SITE, SNAPSHOT, WHEEL, diagrams_as_written, diagrams_step,
     files, font_step, html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step,
@@ -46,7 +46,8 @@ from tools.pipeline.build_steps import (
 )
 from tools.pipeline import edition
 from tools.pipeline.build_lock import one_build_at_a_time
-from tools.pipeline.pages import ROOT, BookError
+from tools.pipeline.pages import BookError
+from tools.repository import ROOT
 
 DOIT_CONFIG = {
     "dep_file": str(BUILD / ".build-graph.json"),
@@ -260,16 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         print("every artefact is up to date" if not stale else "out of date: " + ", ".join(stale))
         return 1 if stale else 0
     # Imported here, not above: the steps' bodies bring nbformat, nbclient and jupytext, which
-    # `status` (every input's digest, nothing built) does without. (No circle: build_book
+    # `status` (every input's digest, nothing built) does without. (No circle: site_build
     # imports nothing of the graph.)
-    from tools.pipeline import build_book
+    from tools.pipeline import site_build
 
     FINISHED.clear()
     try:
-        with one_build_at_a_time(BUILD / ".build.lock", f"build_graph {' '.join(argv)}"):
-            return build_book.run_graph(argv, doit)
+        with one_build_at_a_time(BUILD / ".build.lock", f"artefact_graph {' '.join(argv)}"):
+            return site_build.run_graph(argv, doit)
     except KeyboardInterrupt:
-        print(build_book.interrupted(FINISHED), file=sys.stderr, flush=True)
+        print(site_build.interrupted(FINISHED), file=sys.stderr, flush=True)
         # Under make, the same Ctrl-C reached make, which stops once this ends: a failure
         # status here would only add make's own line ("*** [book] Error 130") to ours. Run
         # alone, the status says it was interrupted.

@@ -1,8 +1,8 @@
 """Keep each page's reader's notebook (book/X.ipynb) generated from its source (book/X.md).
 
-    python -m tools.pipeline.stored_outputs sync           # what `make outputs` runs
-    python -m tools.pipeline.stored_outputs sync --force   # re-execute every page
-    python -m tools.pipeline.stored_outputs check          # fail if a .ipynb is not what its .md makes
+    python -m tools.pipeline.execute_pages sync           # what `make outputs` runs
+    python -m tools.pipeline.execute_pages sync --force   # re-execute every page
+    python -m tools.pipeline.execute_pages check          # fail if a .ipynb is not what its .md makes
 
 The .md is what people edit; the .ipynb is generated from it: the reader's notebook that
 launch links open (assembled by tools/pipeline/reader_notebook.py, markdown converted from MyST, a first
@@ -42,7 +42,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 from tools.pipeline import change_report, exercise_contract, kernel_interrupts
-from tools.pipeline.build_lib import write_atomically
+from tools.pipeline.extract_library import write_atomically
 from tools.pipeline.change_report import PageRun
 from tools.pipeline.page_inputs import inputs, inputs_digest
 from tools.pipeline.myst_to_notebook import ConversionError
@@ -255,7 +255,7 @@ def python_version(nb) -> str | None:
 def reader_text(md: Path, executed, version: str, digest: str | None = None) -> str:
     """The bytes of md's reader's notebook, from its notebook with outputs (``executed``)
     and the version of the Python that made them; ``digest`` replaces the inputs digest
-    (tools/pipeline/build_book.py marks a page that failed so that it is re-executed)."""
+    (tools/pipeline/site_build.py marks a page that failed so that it is re-executed)."""
     itemized = inputs(executed)
     digest = digest or inputs_digest(executed, itemized)
     reader = reader_notebook(md, executed)

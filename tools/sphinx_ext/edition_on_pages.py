@@ -42,7 +42,7 @@ from sphinx.errors import ExtensionError
 
 from tools.pipeline import edition
 from tools.pipeline.pages import BookError
-from tools.pipeline.stored_outputs import DIGEST_KEY, sources_digest
+from tools.pipeline.execute_pages import DIGEST_KEY, sources_digest
 from tools.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, wheel_name
 from tools.pipeline.reader_notebook import published_notebook
 

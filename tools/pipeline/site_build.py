@@ -1,7 +1,7 @@
-"""`make book`: the build graph's steps (tools/pipeline/build_graph.py), then the report.
+"""`make book`: the build graph's steps (tools/pipeline/artefact_graph.py), then the report.
 
-    python -m tools.pipeline.build_graph book    # what `make book` runs
-    python -m tools.pipeline.build_graph html    # only the HTML (what `make html` runs)
+    python -m tools.pipeline.artefact_graph book    # what `make book` runs
+    python -m tools.pipeline.artefact_graph html    # only the HTML (what `make html` runs)
 
 The steps run in one Python process (each would otherwise import nbformat, jupytext and
 Sphinx again: a few seconds on this machine each), in the graph's order, each only when the
@@ -23,9 +23,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.pipeline import change_report, draw_diagrams, stored_outputs
-from tools.pipeline.build_lib import write_atomically
-from tools.pipeline.pages import ROOT, BookError, notebook_pages, shown
+from tools.pipeline import change_report, draw_diagrams, execute_pages
+from tools.pipeline.extract_library import write_atomically
+from tools.pipeline.pages import BookError, notebook_pages, shown
+from tools.repository import ROOT
 
 HTML = ROOT / "_build" / "html"
 # Sphinx re-reads pages when their sources change, not when our extension (its Python and
@@ -60,7 +61,7 @@ RESULT = Result()
 
 
 def failed_path(md: Path) -> Path:
-    return stored_outputs.FAILED_RUNS / md.with_suffix(".ipynb").name
+    return execute_pages.FAILED_RUNS / md.with_suffix(".ipynb").name
 
 
 def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path] | None = None) -> list[tuple[Path, str]]:
@@ -72,18 +73,18 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
     failures = []
     for md in pages or notebook_pages():
         try:
-            run = stored_outputs.sync_page(md, force=force)
+            run = execute_pages.sync_page(md, force=force)
             failed_path(md).unlink(missing_ok=True)
             failed_path(md).with_suffix(".txt").unlink(missing_ok=True)
-            print(f"{run.status:>9}  {shown(stored_outputs.stored_path(md))}", flush=True)
+            print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)
         except BookError as error:
             executed = getattr(error, "notebook", None)
             if executed is None:  # not a failing cell (an unreadable page, a hand edit): stop here
                 raise
-            version = stored_outputs.python_version(executed) or ""
+            version = execute_pages.python_version(executed) or ""
             failed_path(md).parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(failed_path(md), stored_outputs.reader_text(md, executed, version))
-            print(f"   FAILED  {shown(stored_outputs.stored_path(md))} (kept as it was)", flush=True)
+            write_atomically(failed_path(md), execute_pages.reader_text(md, executed, version))
+            print(f"   FAILED  {shown(execute_pages.stored_path(md))} (kept as it was)", flush=True)
             run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))
             failures.append((md, getattr(error, "where", None) or str(error).split("\n")[0]))
             write_atomically(failed_path(md).with_suffix(".txt"), failures[-1][1] + "\n")  # (what `make accept` says)
@@ -270,8 +271,8 @@ def run_graph(arguments: list[str], doit) -> int:
     RESULT.outputs_done = False
     status = doit(arguments)
     if RESULT.outputs_done:  # last, so Sphinx's lines do not scroll it away
-        runs = stored_outputs.with_unreported_runs(RESULT.runs)
-        print(change_report.report(runs, stored_outputs.stored_path, len(notebook_pages())))
+        runs = execute_pages.with_unreported_runs(RESULT.runs)
+        print(change_report.report(runs, execute_pages.stored_path, len(notebook_pages())))
         change_report.forget_unreported()
     for _, failure in RESULT.failures:
         print(f"error: {failure}", file=sys.stderr)

@@ -13,17 +13,18 @@ import nbformat
 import pytest
 
 from tools.checks import nbval_run
-from tools.pipeline import book_shape, stored_outputs
-from tools.pipeline.pages import ROOT, notebook_pages, read_page
+from tools.pipeline import book_shape, execute_pages
+from tools.pipeline.pages import notebook_pages, read_page
+from tools.repository import ROOT
 
 
 def stored(md):
-    return nbformat.read(stored_outputs.stored_path(md), as_version=4)
+    return nbformat.read(execute_pages.stored_path(md), as_version=4)
 
 
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
 def test_every_page_and_its_stored_notebook_hold_the_same_cells(md):
-    assert stored_outputs.pairing_problems(md) == []
+    assert execute_pages.pairing_problems(md) == []
 
 
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
@@ -38,7 +39,7 @@ def test_every_figure_cell_stores_its_figure_and_no_other_cell_draws_one(md):
 
 @pytest.mark.parametrize("md", notebook_pages(), ids=lambda p: p.stem)
 def test_stored_notebooks_carry_no_run_or_machine_noise(md):
-    text = stored_outputs.stored_path(md).read_text()
+    text = execute_pages.stored_path(md).read_text()
     for noise in ('"execution":', "iopub", "/work/", "/tmp/", "/root/"):
         assert noise not in text, f"{md.stem}.ipynb contains {noise!r}"
     # One version only: language_info's, the Python that made the outputs (JupyterLab
@@ -59,7 +60,7 @@ def test_a_source_disagreement_between_md_and_ipynb_is_reported(tmp_path):
     cell = next(c for c in nb.cells if "PaymentTimeout" in c.source and c.cell_type == "code")
     cell.source = cell.source.replace("PaymentTimeout", "PaymentTimedOut")
     nbformat.write(nb, tmp_path / "page.ipynb")
-    problems = stored_outputs.pairing_problems(md)
+    problems = execute_pages.pairing_problems(md)
     # Cells are named by their rank in the .md (the .ipynb has an install cell first).
     assert len(problems) == 1 and "cell 3 (code)" in problems[0] and "page.md and page.ipynb" in problems[0]
 
@@ -70,11 +71,11 @@ def test_a_readers_notebook_not_regenerated_after_a_prose_edit_is_reported(tmp_p
     md.write_text((ROOT / "book" / "15_09_permissions_and_hostile_evidence.md").read_text()
                   .replace("Retrieved content is untrusted input.", "Retrieved content is hostile input."))
     shutil.copy(ROOT / "book" / "15_09_permissions_and_hostile_evidence.ipynb", tmp_path / "page.ipynb")
-    problems = stored_outputs.pairing_problems(md)
+    problems = execute_pages.pairing_problems(md)
     assert len(problems) == 1, problems
     assert "page.ipynb is not what" in problems[0] and "cell 4 (markdown, id cell-04, from cell 3 of the .md)" in problems[0]
     assert "hostile input" in problems[0]
-    run = subprocess.run([sys.executable, "-m", "tools.pipeline.stored_outputs", "check", str(md)],
+    run = subprocess.run([sys.executable, "-m", "tools.pipeline.execute_pages", "check", str(md)],
                          capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 1 and "Run `make outputs`" in run.stderr
 
@@ -84,9 +85,9 @@ def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
     md.write_text((ROOT / "book" / "15_09_permissions_and_hostile_evidence.md").read_text()
                   .replace("Retrieved content is untrusted input.", "Retrieved content is hostile input."))
     shutil.copy(ROOT / "book" / "15_09_permissions_and_hostile_evidence.ipynb", tmp_path / "page.ipynb")
-    assert stored_outputs.sync_page(md).status == "updated"
-    assert stored_outputs.pairing_problems(md) == []
-    assert stored_outputs.sync_page(md).status == "unchanged"
+    assert execute_pages.sync_page(md).status == "updated"
+    assert execute_pages.pairing_problems(md) == []
+    assert execute_pages.sync_page(md).status == "unchanged"
 
 
 def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
@@ -144,7 +145,7 @@ def test_the_built_book_rereads_a_page_when_its_stored_notebook_changes():
         docname = str(md.relative_to(ROOT).with_suffix(""))
         depends_on = {str((ROOT / dep).resolve()) if not str(dep).startswith("/") else str(dep)
                       for dep in env.dependencies.get(docname, ())}
-        assert str(stored_outputs.stored_path(md)) in depends_on, docname
+        assert str(execute_pages.stored_path(md)) in depends_on, docname
 
 
 def test_consecutive_stream_chunks_are_stored_as_one_output():
@@ -157,7 +158,7 @@ def test_consecutive_stream_chunks_are_stored_as_one_output():
         stream("stream", name="stdout", text="d\n"),
         stream("execute_result", data={"text/plain": "1"}, execution_count=1),
         stream("stream", name="stdout", text="e\n")])]
-    outputs = stored_outputs.normalized(nb, "digest").cells[0].outputs
+    outputs = execute_pages.normalized(nb, "digest").cells[0].outputs
     assert [(o.output_type, o.get("name"), o.get("text")) for o in outputs] == [
         ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "warn\n"), ("stream", "stdout", "c\nd\n"),
         ("execute_result", None, None), ("stream", "stdout", "e\n")]
@@ -165,8 +166,8 @@ def test_consecutive_stream_chunks_are_stored_as_one_output():
         stream("stream", name="stdout", text="a\nb"), stream("stream", name="stdout", text="\n")])])
     same_text = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(...)", outputs=[
         stream("stream", name="stdout", text="a\n"), stream("stream", name="stdout", text="b\n")])])
-    assert (nbformat.writes(stored_outputs.normalized(split_differently, "d"))
-            == nbformat.writes(stored_outputs.normalized(same_text, "d")))
+    assert (nbformat.writes(execute_pages.normalized(split_differently, "d"))
+            == nbformat.writes(execute_pages.normalized(same_text, "d")))
 
 
 def reexecuted(md) -> str:
@@ -174,15 +175,15 @@ def reexecuted(md) -> str:
     the committed one. The re-execution is nbval's in this `make test` (its kernel has `make
     outputs`' settings: tools/checks/nbval_run.py); without one (a bare pytest, or a page
     changed since), the page is executed here, once (`make outputs`' second run at once only
-    compares the two: its own check, tests/test_build_book.py)."""
+    compares the two: its own check, tests/test_site_build.py)."""
     fresh = read_page(md)
-    executed = nbval_run.executed_notebook(stored_outputs.stored_path(md))
+    executed = nbval_run.executed_notebook(execute_pages.stored_path(md))
     if executed is None:
-        stored_outputs.execute(md, fresh, twice=False)  # (execute() builds matplotlib's font cache first on a new machine)
+        execute_pages.execute(md, fresh, twice=False)  # (execute() builds matplotlib's font cache first on a new machine)
     else:
-        assert stored_outputs.copy_stored_outputs(md, fresh, executed) == []
-    committed = nbformat.read(stored_outputs.stored_path(md), as_version=4)
-    return stored_outputs.reader_text(md, fresh, stored_outputs.python_version(committed))
+        assert execute_pages.copy_stored_outputs(md, fresh, executed) == []
+    committed = nbformat.read(execute_pages.stored_path(md), as_version=4)
+    return execute_pages.reader_text(md, fresh, execute_pages.python_version(committed))
 
 
 @pytest.mark.whole_book  # (each page executed: nbval's run in `make test`, or here)
@@ -190,8 +191,8 @@ def reexecuted(md) -> str:
 def test_re_executing_an_unchanged_page_reproduces_its_stored_notebook_byte_for_byte(md):
     """What `make outputs FORCE=1` does to a page: nothing, when its code did not change
     (figures included: the SVGs' element ids and dates are fixed by our kernel setup)."""
-    assert reexecuted(md) == stored_outputs.stored_path(md).read_text(), \
-        f"re-executing {md.name} changed {stored_outputs.stored_path(md).name}"
+    assert reexecuted(md) == execute_pages.stored_path(md).read_text(), \
+        f"re-executing {md.name} changed {execute_pages.stored_path(md).name}"
 
 
 @pytest.mark.whole_book
@@ -200,7 +201,7 @@ def test_a_stored_figure_changed_by_hand_fails_the_byte_check():
     notebook is caught by the byte comparison above (planted in memory, on the first page
     with a figure)."""
     md = next(md for md in notebook_pages() if book_shape.figure_cells(md))
-    committed = stored_outputs.stored_path(md).read_text()
+    committed = execute_pages.stored_path(md).read_text()
     planted = re.sub(r'(<svg\b)', r'\1 data-planted="by hand"', committed, count=1)
     assert planted != committed, f"{md.name} stores no SVG to plant a change in"
     assert reexecuted(md) != planted
@@ -208,8 +209,8 @@ def test_a_stored_figure_changed_by_hand_fails_the_byte_check():
 
 
 def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
-    """As `make outputs` does (tests/test_build_book.py): a kernel that never answers at its
-    start is started again, up to stored_outputs.KERNEL_STARTS times; then nbval is told."""
+    """As `make outputs` does (tests/test_site_build.py): a kernel that never answers at its
+    start is started again, up to execute_pages.KERNEL_STARTS times; then nbval is told."""
     starts = []
 
     def kernels_refused(refused: int):
@@ -221,11 +222,11 @@ def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
         return start_new_kernel
 
     monkeypatch.setattr(nbval_run.RecordingKernel, "_ensure_iopub_up", lambda self: None)
-    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(stored_outputs.KERNEL_STARTS - 1))
+    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(execute_pages.KERNEL_STARTS - 1))
     kernel = nbval_run.RecordingKernel("python3")
-    assert (kernel.km, kernel.kc) == ("manager", "client") and len(starts) == stored_outputs.KERNEL_STARTS
+    assert (kernel.km, kernel.kc) == ("manager", "client") and len(starts) == execute_pages.KERNEL_STARTS
     starts.clear()
-    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(stored_outputs.KERNEL_STARTS))
+    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(execute_pages.KERNEL_STARTS))
     with pytest.raises(RuntimeError, match="didn't respond"):
         nbval_run.RecordingKernel("python3")
-    assert len(starts) == stored_outputs.KERNEL_STARTS
+    assert len(starts) == execute_pages.KERNEL_STARTS
