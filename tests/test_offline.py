@@ -407,3 +407,46 @@ def test_a_browser_that_refuses_to_store_the_book_gets_one_notice_and_the_book_o
         "This browser did not let the book keep an offline copy; it works online as before.")
     page.reload()
     assert page.locator("main h1").count() >= 1
+
+
+def test_with_the_offline_copy_turned_off_a_readers_installed_copy_is_retired(site, served_context, tmp_path):
+    """The maintainer's switch (`book_offline_copy: false`): the site's sw.js becomes the retiring
+    worker, which a browser that kept the book takes on its next visit; it deletes the book's cache
+    and unregisters itself, and pages no longer load the offline script."""
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    served, context = served_context(copy)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+    assert page.evaluate("async () => (await caches.keys()).length") == 1
+
+    offline.write_retiring_worker(copy)  # what the build writes with the switch off
+    for html_page in copy.rglob("*.html"):
+        html_page.write_text(re.sub(r'<script[^>]*src="[^"]*_static/offline\.mjs[^"]*"[^>]*></script>', "",
+                                    html_page.read_text(encoding="utf-8")), encoding="utf-8")
+    page.evaluate("async () => (await navigator.serviceWorker.getRegistration()).update()")
+    wait_until(page, "async () => (await navigator.serviceWorker.getRegistrations()).length === 0", timeout=30_000)
+    page.goto(served.url(FIRST_PAGE))
+    assert page.evaluate("async () => [(await caches.keys()).length, (await navigator.serviceWorker.getRegistrations()).length]") == [0, 0]
+    assert page.locator(".offline-storage").count() == 0
+    assert not (copy / offline.PAGE_SCRIPT_SERVED).exists()
+
+
+def test_the_switch_keeps_the_offline_script_out_of_every_page():
+    class Builder:
+        name = "html"
+
+    class Config:
+        book_offline_copy = False
+
+    class App:
+        builder, config, added = Builder(), Config(), []
+
+        def add_js_file(self, *args, **kwargs):
+            self.added.append(args)
+
+    app = App()
+    offline.add_page_script(app, "index", "page.html", {}, None)
+    assert app.added == []
+    assert "unregister" in offline.RETIRING_WORKER and "caches.delete(CACHE)" in offline.RETIRING_WORKER
