@@ -221,7 +221,7 @@ test-programs:
 # browser, JupyterLab, printer or grader run is set up once; each test gets a fresh browser
 # context). Three on two cores: a worker waiting on a browser, a server or a kernel leaves its
 # core to another (`make bench-tests` measures the stage, and `make bench-tests XDIST="-n 2 …"`
-# two workers: slower, MAINTAINING.md, "The suite at a glance"). Modules marked `long` start first,
+# two workers: slower). Modules marked `long` start first,
 # the rest in file order (--no-loadscope-reorder: xdist would otherwise start the modules with
 # most tests first and a one-test minute last). The site tests need the built site
 # (pdf-and-html, or `make html`).
@@ -259,7 +259,7 @@ bench-browsers: env html test-programs  ## a browser test's unit of work (contex
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
 bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/test_stages.py, cpu_by_process.py)
 	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
-bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests', and (all modules) the least time test-tests could take on these cores beside the 15x budget (tools/bench/test_modules.py; after `make book` and `make pdf`)
+bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests', and (all modules) the least time test-tests could take on these cores, as a multiple of executing every page once (tools/bench/test_modules.py; after `make book` and `make pdf`)
 	$(PY) -m tools.bench.test_modules $(MODULES)
 bench-outputs: env $(NPM_ASSETS)  ## a `# @save` edit one later page uses, and FORCE=1: pages executed and seconds, with and without the reproducibility check; the build graph's own cost (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))

@@ -47,4 +47,4 @@ def test_cpu_by_process_charges_a_busy_child_to_its_kind():
 def test_the_floor_takes_a_pytest_start_off_each_module_and_shares_the_rest_between_the_cores():
     measured = {"test_a.py": {"cpu_seconds": 1.0}, "test_b.py": {"cpu_seconds": 9.0}, "test_c.py": {"cpu_seconds": 5.0}}
     least = floor(measured, once=2.0, cores=2)
-    assert least == {"cpu_seconds_less_starts": 12.0, "cores": 2, "seconds": 6.0, "ratio": 3.0, "budget_seconds": 30.0}
+    assert least == {"cpu_seconds_less_starts": 12.0, "cores": 2, "seconds": 6.0, "ratio": 3.0}

@@ -223,13 +223,13 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
     until the page's clock reads ``until`` (ms), before raising; Stop is pressed once the loop
     runs: what is tested is the unwinding, not the cell's start. Returns when Stop was pressed
     (run_and_stop).
-    (It spins, as before stop 37, which made it wait blocked, Atomics.wait. In stop 38's long
+    (It spins; a blocked wait, Atomics.wait, was tried. In long
     runs (every module one after the other, nine browser modules in one session, `make
     bench-tests`, fresh-clone `make test`) the second unwinding Stop below ended in a restart
     now and then, with blocked waits and once with spinning: its cell not done 10 s after its
     Stop, though due about 5 s after it; in some twenty-five short runs of this module, never.
-    Cause not found: a failure's message gives the worker's and the page's timeline. Since
-    stop 39 each unwinds 3 to 3.5 s, with over 6 s to spare, where it had 5.)
+    Cause not found: a failure's message gives the worker's and the page's timeline. Now each
+    unwinds 3 to 3.5 s, with over 6 s to spare, where it had 5.)
     (Once, under `make bench-tests`' load, Stop pressed as the cell's state turned 'running'
     ended in a restart; 20 Stops pressed 0 to 60 ms after Run on a loaded machine were all
     taken at once. A Stop Python does not take within 2 s restarts it, as designed.)"""
@@ -299,7 +299,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     first_stop = stop_a_cell_that_unwinds(page, seconds=3)
     wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=15_000)
     status = page.locator(".browser-run-status").text_content()
-    # (Its timeline too: a `make test` of stop 40, in a checkout, saw this first Stop end in a restart,
+    # (Its timeline too: a `make test` in a checkout once saw this first Stop end in a restart,
     # its cell not done 10 s after the Stop though due about 3 s after it.)
     assert "variables are kept" in status and "restarted" not in status, \
         f"{status}\n{stop_timeline(page, first_stop)}\ncell 1's outputs: {page.evaluate(JS_CELLS)[0]['outputs']}"
@@ -330,7 +330,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
 def restart_said_within(page, timeout_ms: int, stop: float) -> None:
     """The status line says Python was restarted after its 2-s grace within timeout_ms; if not,
     the failure gives what it says and the timeline since the Stop (a fresh-clone `make test`
-    of stop 41 timed out here once, on the C loop's Stop, with nothing to say why)."""
+    timed out here once, on the C loop's Stop, with nothing to say why)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     try:

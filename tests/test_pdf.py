@@ -228,8 +228,8 @@ def test_printing_again_gives_the_same_bytes(printer, pdf, reader, tmp_path, mon
         shutil.copyfile(pdf, kept / "first.pdf")
         shutil.copyfile(again, kept / "again.pdf")
         pytest.fail(f"printing the same build twice gave different PDFs: {first_difference(reader, PdfReader(again))}; "
-                    f"both kept in {kept.relative_to(ROOT)}/ (`make bench-reprints` prints the build again and again: "
-                    f"MAINTAINING.md, \"A PDF printed again, now and then other bytes\")")
+                    f"both kept in {kept.relative_to(ROOT)}/ (`make bench-reprints` prints the build again and again, "
+                    f"counting the prints that differ and where)")
 
 
 # The fold labels of 15.11 on screen ("Worked solution 3: show the code", "Hint 1 of 3 for

@@ -1,4 +1,4 @@
-"""A reader on a phone, in two tabs, with storage refused (issue 31), in headless Chromium:
+"""A reader on a phone, in two tabs, with storage refused, in headless Chromium:
 
 - at 390 x 844 with touch: nothing covers Stop while a cell runs, no tooltip stays after the
   contents close, the header's and the folds' targets are 44 px, no key hints, and a wrapped

@@ -1,7 +1,7 @@
 """A test that hangs fails with its name (pytest-timeout, configured in pyproject.toml).
 
-Stop 35's CI run hung in `test-tests` until CI's 90-minute limit, with only dots to show:
-no name, no stack. The suite's time limits turn a hang into a failure that names the test
+A hang once held `test-tests` until CI's 90-minute limit, with only dots to show: no name,
+no stack. The suite's time limits turn a hang into a failure that names the test
 and prints where it waited, while the other tests go on. Planted: a test that waits on a
 child process forever, and one deaf to the limit's signal, in a nested pytest with this
 repository's configuration and limits of a few seconds.

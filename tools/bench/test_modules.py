@@ -19,8 +19,8 @@ for sharing the cores, and the session's three workers start Python once, not pe
 Run on every module, it also executes every page once (`make bench-tests`' yardstick, three
 times, the median) and prints the least time the session could take on this machine's cores:
 the modules' CPU-seconds, less pytest's start in each (at most what the cheapest module cost
-in all), shared perfectly between the cores, beside 15 times executing every page once, the
-whole of `make test`'s budget (issue 30). A floor, not a forecast: the session pays more
+in all), shared perfectly between the cores, as a multiple of executing every page once. A
+floor, not a forecast: the session pays more
 for sharing the cores and for the waits in which a core idles.
 """
 
@@ -41,18 +41,16 @@ LOGS = BENCH / "test-modules"
 
 
 TESTS_SHOWN = 20
-BUDGET = 15  # `make test` at most this many times executing every page once (issue 30)
 
 
 def floor(measured: dict, once: float, cores: int) -> dict:
-    """The least wall time the modules' work could take in one session on CORES cores, beside
-    the budget BUDGET x ONCE: their CPU-seconds less the cheapest module's in each (its
+    """The least wall time the modules' work could take in one session on CORES cores, and as a
+    multiple of ONCE: their CPU-seconds less the cheapest module's in each (its
     pytest start bounds everyone's), divided by the cores."""
     cheapest = min(m["cpu_seconds"] for m in measured.values())
     work = sum(m["cpu_seconds"] for m in measured.values()) - cheapest * len(measured)
     return {"cpu_seconds_less_starts": round(work, 1), "cores": cores,
-            "seconds": round(work / cores, 1), "ratio": round(work / cores / once, 1),
-            "budget_seconds": round(BUDGET * once, 1)}
+            "seconds": round(work / cores, 1), "ratio": round(work / cores / once, 1)}
 
 
 def run_module(module: Path) -> dict:
@@ -102,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nexecute every page once: {once:.1f} s (median of {', '.join(f'{t:.1f}' for t in onces)} s)"
               f"\nthe modules' work, less a pytest start each: {least['cpu_seconds_less_starts']:.1f} CPU-s; on "
               f"{least['cores']} cores at best {least['seconds']:.1f} s = {least['ratio']:.1f} x executing every page"
-              f" once, for test-tests alone (make test's budget, all stages: {BUDGET} x = {least['budget_seconds']:.1f} s)")
+              f" once, for test-tests alone")
     (BENCH / "test_modules.json").write_text(json.dumps(result, indent=1) + "\n")
     return 0 if all(m["exit_status"] in (0, 5) for m in measured.values()) else 1
 

@@ -2,10 +2,10 @@
 
     python -m tools.bench.test_stages STAGE...   # what `make bench-tests` runs, with `make test`'s stages
 
-The issue that set the budget (issue 30) holds `make test` to at most 15 times the time it
-takes to execute every page of the book once: the checks should cost a small multiple of
-the book, not of themselves. So both are measured in the same run, on the same (possibly
-busy) machine, and the ratio is what to read; the seconds alone say how loaded it was.
+`make test`'s cost is read as a multiple of executing every page of the book once: the checks
+should cost a small multiple of the book, not of themselves. So both are measured in the same
+run, on the same (possibly busy) machine, and the ratio is what to read; the seconds alone say
+how loaded it was.
 
 * each stage: ``make STAGE`` as `make test` runs it, in order, wall time; each pytest
   stage also leaves its slowest tests (``--durations``) in _build/bench/test-stages/STAGE.log;
@@ -14,8 +14,7 @@ busy) machine, and the ratio is what to read; the seconds alone say how loaded i
   of three such runs, two before the stages and one after (on this machine one run alone
   moved between 12 and 19 s within an hour, and the ratio with it). Once: not `make outputs`'
   two runs of each page at once (its reproducibility check), which take at least as long on
-  two cores and do twice the work; until stop 39 the yardstick was those two runs, so the
-  ratios before it may read low;
+  two cores and do twice the work;
 * each stage's CPU: the whole machine's busy CPU-seconds while it ran (/proc/stat: every
   process, the browsers and kernels the tests start among them), beside cores x seconds, so
   the table says whether a stage waits (CPU below capacity) or computes (at capacity); and

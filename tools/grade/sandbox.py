@@ -57,8 +57,7 @@ NODE = shutil.which("node") or "node"
 # compiler, then, on background threads, again by its optimising one for each function that
 # runs long enough. Delaying that (--wasm-tiering-budget at 10 and 30 times its default)
 # changed a 40-submission class's CPU-seconds by less than the machine's spread between runs,
-# both ways (`make bench-grade` prints them with these flags; MAINTAINING.md, "Benchmarks",
-# has the runs), so V8 decides.
+# both ways (`make bench-grade` prints them with these flags), so V8 decides.
 V8_FLAGS: list[str] = []
 
 

@@ -3,7 +3,7 @@
 tools/pipeline/execute_pages.py re-executes a page when the digest differs from the one
 stored in its notebook, and stores the itemized inputs beside it, so that the next run's
 change report (tools/pipeline/change_report.py) can say which cell or library definition
-changed. MAINTAINING.md ("Which pages re-execute") says the rule in words.
+changed. docs/maintaining.md ("What re-executes a page") says the rule in words.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ JS_OVERFLOWING_BOXES = page_function(SCRIPT, "overflowingBoxes")
 # rectangle, not one per run of its text, or a run of inline code 0.6 px off its line's
 # baseline. Why a kept layout would differ is not known; what the step does is measured:
 # `make bench-reprints` beside two busy processes, 2 of 20 prints differed without it, 0 of
-# 36 with it (MAINTAINING.md, "A PDF printed again, now and then other bytes").
+# 36 with it.
 JS_LAID_OUT_AFRESH = page_function(SCRIPT, "laidOutAfresh")
 
 
@@ -202,7 +202,7 @@ class ChapterPrinter:
         return PrintResult(out, len(PdfReader(io.BytesIO(final)).pages), len(final), sections, external)
 
     def _wait_for_diagrams(self, page, where: str) -> None:
-        # (Polled once a frame, as before stop 40: the print is an artefact, one wait per print
+        # (Polled once a frame: the print is an artefact, one wait per print
         # costs nothing, and a PDF that prints twice the same must not depend on when in a
         # frame the wait returned. The checks and tests poll every page_state.POLL_MS.)
         status = mermaid_status(page, self.mermaid_timeout_ms, polling="raf")

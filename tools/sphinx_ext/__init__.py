@@ -26,7 +26,7 @@ module                    what it does, and why
 ``offline``               one service worker: the book offline after one visit; COOP/COEP
 ========================  ==================================================================
 
-The theme workarounds that need templates, not Python, are in book/_templates (MAINTAINING.md
+The theme workarounds that need templates, not Python, are in book/_templates (tools/sphinx_ext/README.md
 says which does what).
 """
 
