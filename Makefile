@@ -257,10 +257,10 @@ bench-first-build: env  ## a fresh clone's first `make book` (TEST=1: and `make 
 	$(PY) -m tools.bench.first_build $(if $(TEST),--test)
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
-bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/test_stages.py, cpu_by_process.py)
-	$(PY) -m tools.bench.test_stages $(TEST_STAGES)
-bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests', and (all modules) the least time test-tests could take on these cores, as a multiple of executing every page once (tools/bench/test_modules.py; after `make book` and `make pdf`)
-	$(PY) -m tools.bench.test_modules $(MODULES)
+bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/suite_stages.py, cpu_by_process.py)
+	$(PY) -m tools.bench.suite_stages $(TEST_STAGES)
+bench-modules: env $(NPM_ASSETS) test-programs  ## each test module alone: its CPU-seconds and share of test-tests', and (all modules) the least time test-tests could take on these cores, as a multiple of executing every page once (tools/bench/suite_modules.py; after `make book` and `make pdf`)
+	$(PY) -m tools.bench.suite_modules $(MODULES)
 bench-outputs: env $(NPM_ASSETS)  ## a `# @save` edit one later page uses, and FORCE=1: pages executed and seconds, with and without the reproducibility check; the build graph's own cost (REPEAT=3)
 	$(PY) -m tools.bench.reexecution $(if $(REPEAT),--repeat $(REPEAT))
 bench-pages: env $(NPM_ASSETS) $(LIGHTHOUSE)  ## page weight + Lighthouse, rebuild times
@@ -313,4 +313,4 @@ grade-merge: env  ## join the SHARD=k/N gradings in _build/grades (or SHARDS=<fo
 	$(PY) -m tools.grade.shards $${SHARDS:+--shards "$$SHARDS"} $${MANUAL:+--manual "$$MANUAL"} \
 	  $${ASSIGNMENT:+--assignment "$$ASSIGNMENT"} $(foreach f,$(FORMAT),--format $(f))
 bench-grade: env assets  ## a generated class of 40 graded: seconds per submission (_build/bench/grade.json)
-	$(PY) -m tools.grade.bench $(if $(SIZE),--size $(SIZE))
+	$(PY) -m tools.bench.grade_class $(if $(SIZE),--size $(SIZE))

@@ -6,7 +6,7 @@ import sys
 
 from tools.bench.cpu_by_process import NO_COMMAND_LINE, SAMPLER, CpuByProcess, kind_of
 from tools.bench.cpu_per_test import OUT_VARIABLE
-from tools.bench.test_modules import floor
+from tools.bench.suite_modules import floor
 from tools.repository import ROOT
 
 

@@ -12,7 +12,7 @@ two quiet cores after `make book`. Measured twice, as an author meets it:
 Each: wall seconds; the CPU-seconds of `make check`'s own processes (its children, from the
 kernel's accounting: what it costs, whatever else the machine runs); and the whole machine's
 busy CPU-seconds over the same time (/proc/stat: high when others run too, so the wall time is
-read with it). Beside them: executing every page once (tools/bench/test_stages.py's yardstick,
+read with it). Beside them: executing every page once (tools/bench/suite_stages.py's yardstick,
 the median of three runs) and `make test` as `make bench-tests` last measured it
 (_build/bench/test_stages.json), when it has. Writes _build/bench/check.json; numbers, not checks.
 """
@@ -28,7 +28,7 @@ import sys
 import time
 
 from tools.bench.cpu_by_process import busy_cpu_seconds
-from tools.bench.test_stages import BENCH, execute_every_page_once
+from tools.bench.suite_stages import BENCH, execute_every_page_once
 from tools.checks.changed_pages import RECORD
 from tools.repository import ROOT
 

@@ -1,6 +1,6 @@
 """Where a command's CPU goes, by kind of process: Chromium's renderers, the kernels, the builds...
 
-    with CpuByProcess() as sampled:     # tools/bench/test_stages.py samples each stage of `make test`
+    with CpuByProcess() as sampled:     # tools/bench/suite_stages.py samples each stage of `make test`
         subprocess.run(...)
     sampled.by_kind()                   # {"chromium renderer": 267.3, "Python, other (...)": 84.5, ...}
 

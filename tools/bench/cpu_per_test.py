@@ -7,7 +7,7 @@ CPU-bound, what a test costs the suite is its CPU, and a test that waits (a time
 server) costs little of it. Each test is charged the whole machine's busy CPU-seconds
 (/proc/stat, so the browsers, kernels and builds it starts count) from its setup to its
 teardown; a module-scoped fixture is charged to the first test that asks for it. Run alone
-(no xdist, nothing else on the machine), as tools/bench/test_modules.py runs it. Appends one
+(no xdist, nothing else on the machine), as tools/bench/suite_modules.py runs it. Appends one
 JSON line per test, {test, seconds, cpu_seconds}, to the file named by $CPU_PER_TEST_OUT
 (nothing, without it). Numbers, not checks.
 """

@@ -233,3 +233,33 @@ def summary() -> str:
 
 if __name__ == "__main__":
     print(summary())
+
+
+# A checked exercise's start cell ends with the call its reader makes when ready, on their own
+# functions: `# When ready: check_router(my_router)`. The build (exercise_contract.py) and the
+# grader (tools/grade/book.py) read it here, one way.
+WHEN_READY = re.compile(r"^#\s*When ready:\s*(check_\w+\(.*\))\s*$", re.M)
+
+
+class BookProblem(Exception):
+    """The book does not say what the grader needs (a checked exercise without its call)."""
+
+
+def when_ready(number: int, start: str, checks: list[str]) -> tuple[str, tuple[str, ...]]:
+    """The check and the student's functions that a start cell's ``# When ready:`` line names."""
+    calls = WHEN_READY.findall(start)
+    if len(calls) != 1:
+        raise BookProblem(f"exercise {number}: its start cell imports {', '.join(checks)} but has "
+                          f"{'no' if not calls else len(calls)} `# When ready: check_...(my_...)` line; "
+                          "the grader calls the check on the functions that line names")
+    call = ast.parse(calls[0], mode="eval").body
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in checks
+            and call.args and all(isinstance(a, ast.Name) for a in call.args) and not call.keywords):
+        raise BookProblem(f"exercise {number}: `# When ready: {calls[0]}` should call one of "
+                          f"{', '.join(checks)} on the start cell's function names")
+    names = tuple(a.id for a in call.args)
+    defined = {n.name for n in ast.parse(start).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not set(names) <= defined:
+        raise BookProblem(f"exercise {number}: the start cell names {', '.join(sorted(set(names) - defined))} "
+                          "for its check but does not define it")
+    return call.func.id, names

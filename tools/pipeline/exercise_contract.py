@@ -63,7 +63,7 @@ del _untouched_checks
 def checked_exercises(md: Path) -> dict[int, tuple[str, str]]:
     """Exercise number -> (its start cell's code, the check call its `# When ready:` line names),
     for the page's exercises that have a check (none: an empty dict)."""
-    from tools.grade.book import BookProblem, when_ready  # (the grader's reading of the line)
+    from tools.pipeline.book_shape import BookProblem, when_ready  # (the grader's reading of the line too)
 
     found = {}
     for number, exercise in book_shape.read_exercises(md).items():

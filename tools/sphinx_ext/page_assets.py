@@ -5,8 +5,8 @@ eleven stylesheets (one of them ``@import``-ing a twelfth, so a second round tri
 anything could paint) and nine scripts in ``<head>``. The scripts' work then landed right
 after the first paint in long tasks: the theme's ``bootstrap.js`` and
 ``pydata-sphinx-theme.js`` measure the page (forcing the whole first layout inside a script),
-copybutton adds a button to every code block. ``tools/bench/page_weight.py --lighthouse`` measures
-the effect (`make bench-pages`).
+copybutton adds a button to every code block. `make bench-pages` (Lighthouse) measures
+the effect.
 
 1. **One stylesheet.** The theme's two stylesheets (pydata-sphinx-theme's
    ``head_pre_assets()``), then the page's ``css_files`` in their order, are concatenated

@@ -1,6 +1,6 @@
 """Where `make test-tests`' CPU goes: each test module run alone, its CPU-seconds and share.
 
-    python -m tools.bench.test_modules [tests/test_x.py ...]    # what `make bench-modules` runs
+    python -m tools.bench.suite_modules [tests/test_x.py ...]    # what `make bench-modules` runs
 
 `make bench-tests` times `make test`'s stages, and `test-tests` keeps both cores busy (about
 97%), so its wall time follows its CPU. Inside that session the modules run side by side,
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from tools.bench.cpu_per_test import OUT_VARIABLE
-from tools.bench.test_stages import BENCH, execute_every_page_once, timed
+from tools.bench.suite_stages import BENCH, execute_every_page_once, timed
 from tools.repository import ROOT
 
 LOGS = BENCH / "test-modules"

@@ -1,6 +1,6 @@
 """``make bench-grade``: a generated class graded as an instructor would, timed (ours).
 
-    python -m tools.grade.bench [--size 40] [--jobs N] [--shards 2]
+    python -m tools.bench.grade_class [--size 40] [--jobs N] [--shards 2]
 
 Generates a class (tools/grade/generated_class.py: right, partly right, wrong, endless, broken,
 untouched and corrupt notebooks, from the book's reader notebook), grades it with
@@ -35,7 +35,7 @@ EXPECTED = {"right": "pass", "wrong": "fail", "raises": "fail", "untouched": "no
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.grade.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.grade_class", description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--shards", type=int, default=2, help="the sharded run's shards (0: none)")

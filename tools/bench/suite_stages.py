@@ -1,6 +1,6 @@
 """What `make test` costs, stage by stage, beside what executing every page once costs.
 
-    python -m tools.bench.test_stages STAGE...   # what `make bench-tests` runs, with `make test`'s stages
+    python -m tools.bench.suite_stages STAGE...   # what `make bench-tests` runs, with `make test`'s stages
 
 `make test`'s cost is read as a multiple of executing every page of the book once: the checks
 should cost a small multiple of the book, not of themselves. So both are measured in the same
