@@ -20,6 +20,7 @@ import ast
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -142,12 +143,16 @@ def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path)
     copy, environment = scratch_git_repository(tmp_path)
     departures = accept.recorded_departures()
 
+    seconds = []
     for title, blocks in guide:
         for step, block in blocks:
+            started = time.monotonic()
             done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=copy, env=environment,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
             assert done.returncode == 0, (
                 f'{GUIDE.name}, "{title}", step {step} exited {done.returncode}:\n{block}\n{done.stdout[-3000:]}')
+            seconds.append(f"{time.monotonic() - started:6.1f} s  {title}, step {step}: {block.splitlines()[0][:60]}")
+    print("\n".join(seconds))  # (shown with -s, or -rP)
 
     # Each recipe committed what its build rewrote.
     assert git(copy, environment, "status", "--porcelain") == ""
