@@ -27,7 +27,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from tools.checks.clean_build_compare import built_copy
-from tools.pipeline import accept
+from tools.pipeline import accept, book_shape
 from tools.repository import ROOT
 
 pytestmark = [pytest.mark.whole_book, pytest.mark.long]
@@ -163,3 +163,8 @@ def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path)
     grown = [line for line in now if line not in departures]
     assert grown and set(departures) <= set(now), grown
     assert set(grown) <= set(accept.delivered_lines()), grown
+    # The book's shape, as its summary says it, counts the exercise the guide added.
+    shape = subprocess.run([".venv/bin/python", "-m", "tools.pipeline.book_shape"], cwd=copy, env=environment,
+                           capture_output=True, text=True, check=True).stdout
+    n = len(book_shape.exercise_numbers()) + sum(title == "Add an exercise" for title, _ in guide)
+    assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
