@@ -139,6 +139,9 @@ accept: env  ## record the book's text and printed outputs as the fidelity tests
 # each that passes).
 # `make test` runs every check; this runs what a minute allows.
 CHECK_SELECTION := not site and not browser and not whole_book and not netns and not kernel and not sphinx
+# The test paths check-tests gives pytest: all of tests/, unless narrowed (tests/test_recipes.py
+# narrows them to the modules whose answer depends on the book's state, in its scratch copy).
+CHECK_TESTS ?= tests
 # The loop keeps Python's compiled modules and pytest's rewritten tests (in __pycache__, ignored
 # by git) from one run to the next: with PYTHONDONTWRITEBYTECODE set, every run compiled them
 # all again, a third of its time.
@@ -161,7 +164,7 @@ check-tests:
 	@pages="$$($(PY) -m tools.checks.changed_pages)" || exit 1; \
 	echo "pages under nbval (changed since the last check): $${pages:-none}" | tr '\n' ' '; echo; \
 	$(PY) -m pytest -n 2 --dist loadscope -q -p tools.checks.changed_pages -m "$(CHECK_SELECTION)" \
-	  $${pages:+--nbval --nbval-current-env} tests $$pages
+	  $${pages:+--nbval --nbval-current-env} $(CHECK_TESTS) $$pages
 
 # `make test`'s stages, in order; `make bench-tests` times each of them. The PDF is printed
 # first, then the HTML is built once, linking and publishing it, for the site tests: one

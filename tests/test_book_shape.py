@@ -2,7 +2,7 @@
 
 And the exercise the proof that no test writes a count adds to a scratch copy (the next one
 after the last), which then passes the exercise, notebook, shape and fidelity tests unedited
-(tests/test_authors_changes.py).
+(the guide's recipe in tests/test_recipes.py adds one too).
 """
 
 import contextlib

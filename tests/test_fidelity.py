@@ -6,7 +6,7 @@ tests/chapter15_as_delivered.txt is in the book, except the departures `make acc
 recorded, and the record is exact. The book itself is held to both by `accept --check`
 (`make test-sources`), once per run: these tests show how the comparison reads the book and
 what a failure says, and that the chapter as delivered never changes. An author's changes in
-a row, each accepted, on a scratch copy: tests/test_authors_changes.py.
+a row, each accepted, on a scratch copy: tests/test_recipes.py (docs/authoring.md's recipes).
 """
 
 from __future__ import annotations

@@ -228,7 +228,7 @@ def summary() -> str:
             f"({sum(len(e.hints) for e in every.values())} hints, {len(checks())} with a check, "
             f"{sum(e.saved_solution is not None for e in every.values())} worked solutions), "
             f"{len(figures())} figures, "
-            f"{sum(len(execute_pages(md, 'printed')) for md in notebook_pages())} printed blocks")
+            f"{sum(len(stored_outputs(md, 'printed')) for md in notebook_pages())} printed blocks")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,170 @@
+"""docs/authoring.md's recipes, run as written, in its order, in one scratch copy of the repository.
+
+Each `### ` recipe under `## Recipes` is a numbered list of ```bash blocks; the test reads them
+from the guide (markdown-it, as the guide renders) and runs each with `bash -euo pipefail` in a
+copy of the repository that is a git repository (the recipes commit), built as the repository
+was last built (tools/checks/clean_build_compare.py's built_copy: the builds are incremental),
+with `make check`'s caches and nbval records (_build/check/), so that what the guide promises an
+author is what happens: every block exits 0. Nothing about the recipes is written here: a recipe
+added to the guide is run, one changed is run as changed.
+
+It holds what tests/test_authors_changes.py held (a reworded sentence, a changed printed label,
+a new exercise, each accepted, the suite green), and after the run: every recipe committed what
+its build rewrote, the fidelity check passes and the departures from the chapter as delivered
+grew by delivered lines the copy's book no longer holds.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from tools.checks.clean_build_compare import built_copy
+from tools.pipeline import accept, book_shape
+from tools.repository import ROOT
+
+pytestmark = [pytest.mark.whole_book, pytest.mark.long]
+
+GUIDE = ROOT / "docs" / "authoring.md"
+# The modules a test module's answer can depend on the book's state through: they read the
+# pages and _toc.yml (pages, book_shape), the accepted text (accept), the library made from the
+# pages (extract_library, chapter_lib itself).
+BOOK_READERS = ("tools.pipeline.pages", "tools.pipeline.book_shape", "tools.pipeline.accept",
+                "tools.pipeline.extract_library", "chapter_lib")
+
+
+def recipes(guide: Path = GUIDE) -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(recipe's title, [(step number, bash block), ...]), ...] in the guide's order."""
+    tokens = MarkdownIt().parse(guide.read_text())
+    found, in_recipes, step = [], False, "?"
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2":
+            in_recipes = tokens[index + 1].content == "Recipes"
+        elif token.type == "heading_open" and token.tag == "h3" and in_recipes:
+            found.append((tokens[index + 1].content, []))
+        elif token.type == "list_item_open" and found:
+            step = token.info or "?"
+        elif token.type == "fence" and token.info.strip() == "bash" and in_recipes and found:
+            found[-1][1].append((step, token.content))
+    return found
+
+
+def imported(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return names
+
+
+def module_of(name: str, root: Path) -> Path | None:
+    """The repository's file for an imported name (a tool, a package, a helper in tests/)."""
+    parts = name.split(".")
+    for candidate in (root / Path(*parts).with_suffix(".py"), root / Path(*parts) / "__init__.py",
+                      root / "tests" / f"{name}.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def reads_the_book(path: Path, root: Path, seen: set[Path]) -> bool:
+    """Whether a module imports a BOOK_READERS module, itself or through the repository's
+    modules it imports. Not through tests/markers.py: it imports every way into a build so
+    as to guard it, and every test module has it, whatever the test reads."""
+    seen.add(path)
+    names = imported(path)
+    if any(name == reader or name.startswith(reader + ".") for name in names for reader in BOOK_READERS):
+        return True
+    return any(module is not None and module not in seen and module.name != "markers.py"
+               and reads_the_book(module, root, seen)
+               for module in (module_of(name, root) for name in sorted(names)))
+
+
+def book_state_tests(root: Path = ROOT) -> list[str]:
+    """The test modules `make check` runs whose answer depends on the book's state. The others
+    (the JavaScript's and page assets' unit tests, the browser's figure helpers, the markers'
+    guard, the local server, ...) read none of book/, chapter_lib/, _toc.yml or the accepted
+    text: their answer in the copy, after any recipe, is their answer in the repository, which
+    `make check` and `make test` give there."""
+    return [str(path.relative_to(root)) for path in sorted((root / "tests").glob("test_*.py"))
+            if reads_the_book(path, root, set())]
+
+
+def git(copy: Path, environment: dict, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=copy, env=environment, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def scratch_git_repository(tmp_path: Path) -> tuple[Path, dict]:
+    """The repository as last built, in a git repository of its own; the environment to run in."""
+    copy = built_copy(ROOT, tmp_path / "repository")
+    checks = ROOT / "_build" / "check"  # make check's caches and nbval's records
+    if checks.is_dir():
+        shutil.copytree(checks, copy / "_build" / "check")
+        eslint_cache = copy / "_build" / "check" / "eslint-cache"  # (files named by absolute path)
+        if eslint_cache.is_file():
+            eslint_cache.write_text(eslint_cache.read_text().replace(f'"{ROOT}/', f'"{copy}/'))
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "PYTHONPATH")}
+    environment.update({
+        # The copy's pages import the copy's chapter_lib (the environment's editable install
+        # is the repository's).
+        "PYTHONPATH": str(copy),
+        "GIT_AUTHOR_NAME": "Recipes", "GIT_AUTHOR_EMAIL": "recipes@example.invalid",
+        "GIT_COMMITTER_NAME": "Recipes", "GIT_COMMITTER_EMAIL": "recipes@example.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+        "CHECK_TESTS": " ".join(book_state_tests(copy)),
+    })
+    git(copy, environment, "init", "-q")
+    (copy / ".git" / "info" / "exclude").write_text(".venv\nnode_modules\n")  # (links, not folders)
+    git(copy, environment, "add", "-A")
+    git(copy, environment, "commit", "-qm", "base")
+    (copy / ".venv").symlink_to((ROOT / ".venv").resolve())
+    # The environments are the repository's, shared through links: a `make` in the copy must
+    # find them up to date, never install into them again (`npm ci` empties node_modules).
+    planned = subprocess.run(["make", "-n", "env", "book"], cwd=copy, env=environment, capture_output=True, text=True)
+    assert "npm ci" not in planned.stdout and "pip install" not in planned.stdout, (
+        f"the repository's .venv or node_modules is not up to date with its sources: run `make book` there first\n{planned.stdout}")
+    return copy, environment
+
+
+def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path):
+    guide = recipes()
+    assert guide and all(blocks for _, blocks in guide), f"{GUIDE}: no recipes, or one without a ```bash block"
+    copy, environment = scratch_git_repository(tmp_path)
+    departures = accept.recorded_departures()
+
+    seconds = []
+    for title, blocks in guide:
+        for step, block in blocks:
+            started = time.monotonic()
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=copy, env=environment,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+            assert done.returncode == 0, (
+                f'{GUIDE.name}, "{title}", step {step} exited {done.returncode}:\n{block}\n{done.stdout[-3000:]}')
+            seconds.append(f"{time.monotonic() - started:6.1f} s  {title}, step {step}: {block.splitlines()[0][:60]}")
+    print("\n".join(seconds))  # (shown with -s, or -rP)
+
+    # Each recipe committed what its build rewrote.
+    assert git(copy, environment, "status", "--porcelain") == ""
+    # The fidelity check holds, and the departures grew by delivered lines the book no longer holds.
+    assert subprocess.run(["make", "-s", "accept"], cwd=copy, env=environment, capture_output=True,
+                          text=True, check=True).stdout.startswith("nothing changed\n")
+    now = (copy / accept.REFERENCE.relative_to(ROOT) / accept.DEPARTURES).read_text().splitlines()[1:]
+    grown = [line for line in now if line not in departures]
+    assert grown and set(departures) <= set(now), grown
+    assert set(grown) <= set(accept.delivered_lines()), grown
+    # The book's shape, as its summary says it, counts the exercise the guide added.
+    shape = subprocess.run([".venv/bin/python", "-m", "tools.pipeline.book_shape"], cwd=copy, env=environment,
+                           capture_output=True, text=True, check=True).stdout
+    n = len(book_shape.exercise_numbers()) + sum(title == "Add an exercise" for title, _ in guide)
+    assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
