@@ -46,11 +46,18 @@ def recorded() -> dict[str, str]:
     return json.loads(RECORD.read_text()) if RECORD.is_file() else {}
 
 
+def has_code(notebook: Path) -> bool:
+    """Whether nbval has a cell to run (a page of prose alone, 15.10's, gives it none, so it
+    would never pass, and never be recorded)."""
+    return any(cell.get("cell_type") == "code" for cell in json.loads(notebook.read_text())["cells"])
+
+
 def unchecked() -> list[Path]:
     """The stored notebooks whose page, as it is now, has not passed nbval."""
     passed = recorded()
     return [md.with_suffix(".ipynb") for md in notebook_pages()
-            if md.with_suffix(".ipynb").is_file() and page_digest(md) not in passed]
+            if md.with_suffix(".ipynb").is_file() and has_code(md.with_suffix(".ipynb"))
+            and page_digest(md) not in passed]
 
 
 def record(notebooks: list[Path]) -> None:
