@@ -6,7 +6,8 @@ Clones the repository's committed HEAD into a scratch folder, as CI and a newcom
 and times ``make book`` there (wall time, and the CPU-seconds of every process it started),
 then, with ``--test``, ``make test`` after it. pip's and npm's caches are this machine's:
 the JSON says how large they were, as a first run on a new machine also downloads them.
-Writes _build/bench/first_build.json; the README's figures come from it.
+Writes _build/bench/first_build.json (each step's output beside it, first_build-<step>.log);
+the README's figures come from it.
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ def timed(command: list[str], cwd: Path) -> dict:
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    log = BENCH / f"first_build-{command[-1]}.log"  # (the clone is removed: its output is kept here)
+    BENCH.mkdir(parents=True, exist_ok=True)
+    log.write_text(done.stdout)
     return {"command": " ".join(command), "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
-            "ok": done.returncode == 0, "tail": done.stdout[-1500:] if done.returncode else ""}
+            "ok": done.returncode == 0, "log": str(log.relative_to(ROOT)),
+            "tail": done.stdout[-1500:] if done.returncode else ""}
 
 
 def main(argv=None) -> int:
