@@ -323,6 +323,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
+@needs("whole_book")  # (its home is a copy of the repository)
 def lab(tmp_path_factory):
     """JupyterLab of this environment, in a home directory that is a copy of the repository.
 

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import pytest
+from markers import needs
 
 from tools.browser.chromium import JS_DARK_THEME
 from tools.browser.page_runner import BrowserRunner
@@ -84,6 +85,7 @@ JS_OUTPUT = """() => {
 
 
 @pytest.fixture(scope="module")
+@needs("browser")
 def runner(site):
     with BrowserRunner(site) as browser_runner:
         yield browser_runner
