@@ -77,6 +77,15 @@ def test_marked_through_its_fixture(a_built_book):
 
 def test_asks_make_only_for_its_help():
     subprocess.run(["make", "--no-print-directory", "help"], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def graph_run_once():  # (set up before any test's own hold: held to the first requesting test's markers)
+    artefact_graph.main(["outputs"])
+
+
+def test_requests_a_module_fixture_that_runs_the_graph(graph_run_once):
+    pass
 '''
 
 
@@ -91,17 +100,19 @@ def planted_run(tmp_path) -> subprocess.CompletedProcess:
 def test_a_test_that_reaches_for_a_whole_book_build_without_its_marker_fails_naming_it(tmp_path):
     """(test_marked_through_its_fixture passes only if its fixture's need became its marker.)"""
     done = planted_run(tmp_path)
-    outcomes = {name: outcome for outcome, name in re.findall(r"^(PASSED|FAILED) \S+::(\w+)", done.stdout, re.M)}
+    outcomes = {name: outcome for outcome, name in re.findall(r"^(PASSED|FAILED|ERROR) \S+::(\w+)", done.stdout, re.M)}
     assert outcomes == {
         "test_runs_the_graph": "FAILED", "test_runs_the_graph_as_a_program": "FAILED", "test_makes_the_book": "FAILED",
         "test_executes_a_page_of_the_book": "FAILED", "test_runs_the_books_pages_under_nbval": "FAILED",
         "test_starts_a_browser": "FAILED", "test_marked_by_hand": "PASSED", "test_marked_through_its_fixture": "PASSED",
-        "test_asks_make_only_for_its_help": "PASSED"}, done.stdout + done.stderr
+        "test_asks_make_only_for_its_help": "PASSED", "test_requests_a_module_fixture_that_runs_the_graph": "ERROR"}, \
+        done.stdout + done.stderr
     refusals = re.findall(r"UnmarkedNeed: \S+::(\w+) (.*), which needs the `(\w+)` marker", done.stdout)
     assert {name: marker for name, _, marker in refusals} == {
         "test_runs_the_graph": "whole_book", "test_runs_the_graph_as_a_program": "whole_book",
         "test_makes_the_book": "whole_book", "test_executes_a_page_of_the_book": "whole_book",
-        "test_runs_the_books_pages_under_nbval": "whole_book", "test_starts_a_browser": "browser"}, done.stdout
+        "test_runs_the_books_pages_under_nbval": "whole_book", "test_starts_a_browser": "browser",
+        "test_requests_a_module_fixture_that_runs_the_graph": "whole_book"}, done.stdout
 
 
 def test_make_check_leaves_out_every_need_and_make_help_lists_it():
