@@ -40,6 +40,17 @@ def site() -> Path:
 
 @pytest.fixture(scope="module")
 @needs("browser")
+def runner(site):
+    """A reader's browser on the built site (tools/browser/page_runner.py), once per test module:
+    one Chromium, one profile, so Python is downloaded once and cached for the module's pages."""
+    from tools.browser.page_runner import BrowserRunner
+
+    with BrowserRunner(site) as browser_runner:
+        yield browser_runner
+
+
+@pytest.fixture(scope="module")
+@needs("browser")
 def served_site_and_browser(site):
     """The built site served on 127.0.0.1 and Debian's Chromium, once per test module (each
     runs on one pytest-xdist worker): launching a browser costs more than most tests that use

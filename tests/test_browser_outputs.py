@@ -16,10 +16,8 @@
 from __future__ import annotations
 
 import pytest
-from markers import needs
 
 from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_runner import BrowserRunner
 from tools.browser.page_state import wait_until, wait_until_still
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.checks.run_check import pages_with_code
@@ -82,13 +80,6 @@ JS_OUTPUT = """() => {
         pageShown: getComputedStyle(document.body).display !== 'none',
     };
 }"""
-
-
-@pytest.fixture(scope="module")
-@needs("browser")
-def runner(site):
-    with BrowserRunner(site) as browser_runner:
-        yield browser_runner
 
 
 @pytest.fixture

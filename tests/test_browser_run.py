@@ -23,10 +23,9 @@ import re
 
 import nbformat
 import pytest
-from markers import needs
 
 from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
+from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON
 from tools.checks.run_check import (
     LOADER_ID,
     compare,
@@ -51,14 +50,6 @@ LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTAL
 # imports are the runner folder's files every page loads after its first paint:
 # tools/sphinx_ext/runner/__init__.py.)
 AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!(progress|dom|book_exercises)\.mjs)|pyodide/)")
-
-
-@pytest.fixture(scope="module")
-@needs("browser")
-def runner(site):
-    """One Chromium, one profile: Python is downloaded once and cached for every page."""
-    with BrowserRunner(site) as browser_runner:
-        yield browser_runner
 
 
 # What 15.11's progress box says (tools/sphinx_ext/runner/progress.mjs), once it has read what is kept.

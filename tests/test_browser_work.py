@@ -41,7 +41,6 @@ import shutil
 
 import nbformat
 import pytest
-from markers import needs
 from nbclient import NotebookClient
 
 from tools.browser.chromium import JS_DARK_THEME
@@ -50,7 +49,6 @@ from tools.browser.local_site import LocalSite
 from tools.browser.page_state import wait_until, wait_until_still
 from tools.browser.page_runner import (
     CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_CELL_STATE, JS_CELLS, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON,
-    BrowserRunner,
 )
 from tools.repository import ROOT
 
@@ -146,13 +144,6 @@ def site_copy(site, tmp_path):
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
     return copy
-
-
-@pytest.fixture(scope="module")
-@needs("browser")
-def runner(site):
-    with BrowserRunner(site) as browser_runner:
-        yield browser_runner
 
 
 @pytest.fixture

@@ -14,11 +14,9 @@ import re
 from pathlib import Path
 
 import pytest
-from markers import needs
 
 from student_answers import EXERCISE_3_RIGHT
 
-from tools.browser.page_runner import BrowserRunner
 from tools.browser.page_state import wait_until
 from tools.pipeline import book_shape
 from tools.repository import ROOT
@@ -63,13 +61,6 @@ def test_every_page_carries_the_exercises_as_book_shape_reads_them(site):
         found = re.search(r'<script id="book-exercises" type="application/json">(.*?)</script>',
                           page.read_text(encoding="utf-8"), re.DOTALL)
         assert found and json.loads(found.group(1)) == expected, f"{page}: {found and found.group(1)}"
-
-
-@pytest.fixture(scope="module")
-@needs("browser")
-def runner(site):
-    with BrowserRunner(site) as browser_runner:
-        yield browser_runner
 
 
 def progress(runner) -> dict:
