@@ -63,11 +63,14 @@ class StandIn:
         self.__name__ = self.__qualname__ = name
         self.answers = answers
         self.unanswered = 0
+        self.on_missing = None  # (tools/grade/hidden.py's CallDriver: ask the sandbox for it)
 
     def __call__(self, *args, **kwargs):
         key = wire.call_key(args, kwargs)
         queue = self.answers.get(key)
         if not queue:
+            if self.on_missing is not None:
+                self.on_missing(args, kwargs, key)
             self.unanswered += 1
             raise NoAnswer(f"{self.__name__} was never called so in the sandbox")
         entry = queue.popleft()
@@ -94,7 +97,8 @@ def _mutate(args, index, after):
         target.update(value)
 
 
-def _answers(calls, slots: int) -> list[dict]:
+def answers_of(calls, slots: int) -> list[dict]:
+    """The record's answers by function (slot) and arguments (key), in the order they came."""
     answers = [collections.defaultdict(collections.deque) for _ in range(slots)]
     for entry in calls if isinstance(calls, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("slot"), int) and 0 <= entry["slot"] < slots \
@@ -109,17 +113,18 @@ def _ran_out_of_memory(calls) -> bool:
 
 
 def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int, call=None,
-          hidden: HiddenCases | None = None) -> Verdict:
+          hidden: HiddenCases | None = None, hidden_outcome=None) -> Verdict:
     """The verdict for one exercise of one submission, from what its sandbox recorded.
 
     ``untouched``: the student left the exercise alone (no cell of their own there, the
     functions still the start cell's stubs or missing), so a check that does not pass means
     the exercise was not attempted. ``call``: the call judged (tools/grade/grade.py's
-    ``judged_call``; default, the start cell's). ``hidden``: the instructor's hidden cases."""
+    ``JudgedCall``; default, the start cell's). ``hidden``: the instructor's hidden cases, and
+    ``hidden_outcome`` the sandbox's record of the calls they made (tools/grade/hidden.py)."""
     shown = call.text if call is not None else exercise.call
-    names = ", ".join(call.names if call is not None else exercise.args)
+    names = tuple(call.names if call is not None else exercise.args)
     worth = exercise.points or 0.0
-    verdict = _judged(exercise, outcome, untouched, python_mb, shown, names, hidden)
+    verdict = _judged(exercise, outcome, untouched, python_mb, shown, names, hidden, hidden_outcome)
     verdict.call, verdict.max_points = shown, worth
     if verdict.verdict in ("pass", "fail") and verdict.lines:
         counted = passed_of(verdict.lines[0])
@@ -131,7 +136,8 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int, c
     return verdict
 
 
-def _judged(exercise, outcome, untouched, python_mb, shown, names, hidden) -> Verdict:
+def _judged(exercise, outcome, untouched, python_mb, shown, names, hidden, hidden_outcome) -> Verdict:
+    listed = ", ".join(names)
     if isinstance(outcome, Failure):
         if outcome.kind == "timeout":
             return Verdict("timeout", f"{shown}: {outcome.why}")
@@ -147,17 +153,18 @@ def _judged(exercise, outcome, untouched, python_mb, shown, names, hidden) -> Ve
         missing = [str(m) for m in outcome["missing"]][:5]
         said = f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not defined"
         if untouched:
-            return Verdict("not attempted", f"{said} (the start cell names {names} for {exercise.check})")
+            return Verdict("not attempted", f"{said} (the start cell names {listed} for {exercise.check})")
         return Verdict("fail", f"{shown}: {said} when the check runs (after every cell of the notebook)")
     calls = outcome.get("calls")
     if _ran_out_of_memory(calls):
         return Verdict("error", f"{shown}: ran out of memory (Python in the sandbox has {python_mb} MB)")
-    answers = _answers(calls, len(exercise.args))
-    stand_ins = [StandIn(name, answers[slot]) for slot, name in enumerate(names.split(", "))]
+    slots = len(exercise.args)
+    names = (list(names) + list(exercise.args))[:slots]
+    answers = answers_of(calls, slots)
+    stand_ins = [StandIn(str(name), answers[slot]) for slot, name in enumerate(names)]
     check = exercise.grader_check()
     printed = io.StringIO()
     stopped = None
-    hidden_results = None
     with _printing, contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
         try:
             check(*stand_ins)
@@ -165,21 +172,21 @@ def _judged(exercise, outcome, untouched, python_mb, shown, names, hidden) -> Ve
             if isinstance(error, (KeyboardInterrupt,)) and type(error).__module__ != "submission":
                 raise
             stopped = f"{type(error).__name__}: {str(error)[:200]}"
-        if hidden is not None and hidden.spec(exercise.check) is not None:
-            try:
-                hidden_results = hidden.results(exercise.check, stand_ins)
-            except BaseException as error:
-                if isinstance(error, (KeyboardInterrupt,)) and type(error).__module__ != "submission":
-                    raise
-                hidden_results = [CaseResult("the hidden cases", False, f"raised {type(error).__name__}: {error}")]
+        hidden_results = _hidden_results(exercise, hidden, hidden_outcome, names) \
+            if hidden is not None and hidden.has(exercise.check) else None
     lines = printed.getvalue().splitlines()
     found = VERDICT_HEADING.match(lines[0]) if lines else None
     if found is None or int(found.group(2)) != exercise.number:
-        why = f"the check stopped: {names} raised {stopped}" if stopped else "the check printed no verdict"
+        why = f"the check stopped: {listed} raised {stopped}" if stopped else "the check printed no verdict"
         return Verdict("not attempted" if untouched else "fail", why, lines)
     hidden_failed = [r for r in hidden_results or [] if not r.ok]
     hidden_count = None if hidden_results is None else [len(hidden_results) - len(hidden_failed), len(hidden_results)]
     hidden_lines = [f"  {'FAIL' if not r.ok else 'ok  '} (hidden) {r.name}: {r.why}" for r in hidden_results or []]
+    if isinstance(hidden_outcome, Failure) and found.group(1) == "PASS":
+        # The hidden cases' calls had to be stopped: the verdict is the step's, naming no case.
+        kind = "timeout" if hidden_outcome.kind == "timeout" else "error"
+        return Verdict(kind, f"{shown}: your instructor's hidden cases: {hidden_outcome.why}", lines,
+                       hidden=hidden_count, hidden_lines=hidden_lines)
     if found.group(1) == "PASS" and not hidden_failed:
         return Verdict("pass", lines[0].split(": ", 1)[-1].strip(), lines, hidden=hidden_count, hidden_lines=hidden_lines)
     first_failure = next((line.strip() for line in lines[1:] if line.startswith("  FAIL ")), "")
@@ -188,13 +195,27 @@ def _judged(exercise, outcome, untouched, python_mb, shown, names, hidden) -> Ve
         first_failure = f"(hidden) {hidden_failed[0].name}: {hidden_failed[0].why}"
     if untouched:
         stubs = "stub" if len(exercise.args) == 1 else "stubs"
-        return Verdict("not attempted", f"{names}: still the start cell's {stubs}", lines)
+        return Verdict("not attempted", f"{listed}: still the start cell's {stubs}", lines)
     unanswered = sum(s.unanswered for s in stand_ins)
     if unanswered:
         # The sandbox's copy of the check did not call the functions as the grader's does: the
         # notebook's code changed the check's world there (chapter_lib, the harness).
-        return Verdict("fail", f"the check's calls never reached {names} in the sandbox ({unanswered} unanswered): "
+        return Verdict("fail", f"the check's calls never reached {listed} in the sandbox ({unanswered} unanswered): "
                                f"the notebook's code changed chapter_lib or the check there", lines,
                        hidden=hidden_count, hidden_lines=hidden_lines)
     return Verdict("fail", first_failure[:400] or lines[0], lines, failed_case=first_failure.split(":", 1)[0][:200],
                    hidden=hidden_count, hidden_lines=hidden_lines)
+
+
+def _hidden_results(exercise, hidden: HiddenCases, hidden_outcome, names) -> list[CaseResult]:
+    """The instructor's hidden cases, run on stand-ins answering from the calls step's record (a
+    case whose call the sandbox never answered fails)."""
+    calls = hidden_outcome.get("calls") if isinstance(hidden_outcome, dict) else []
+    answers = answers_of(calls, len(names))
+    stand_ins = [StandIn(str(name), answers[slot]) for slot, name in enumerate(names)]
+    try:
+        return hidden.results(exercise.check, stand_ins)
+    except BaseException as error:
+        if isinstance(error, KeyboardInterrupt) and type(error).__module__ != "submission":
+            raise
+        return [CaseResult("the hidden cases", False, f"raised {type(error).__name__}: {error}")]

@@ -39,9 +39,11 @@ import shutil
 import signal
 import subprocess
 import time
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.grade import process_meter
 from tools.grade.isolation import NotIsolated, probe
 from tools.repository import ROOT
 
@@ -50,7 +52,15 @@ STATIC = ROOT / "_build" / "static"
 PYODIDE = STATIC / "pyodide"
 SNAPSHOT = STATIC / "runner" / "python-snapshot.bin.gz"
 FIGURES = STATIC / "runner" / "first-figure.zip"
-BOOT_SECONDS = 60  # Python's start, before any student code: generous for a loaded machine
+# Time is CPU time of the sandbox's processes (tools/grade/process_meter.py), never the
+# clock: a machine busy with other work slows a sandbox down but does not make it use more CPU,
+# so it changes no verdict. The clock only backs that up, for code that waits instead of
+# computing (``await asyncio.sleep``): a step may take WALL_FACTOR times its CPU limit in
+# wall-clock time (a step that gets a tenth of a core is on a machine loaded tenfold), and a step
+# whose processes use no CPU at all for IDLE_SECONDS is waiting on nothing that will come.
+BOOT_SECONDS = 60  # CPU for the grader's own work in a child: Python's start, loading packages
+WALL_FACTOR = 10
+IDLE_SECONDS = 20
 LINE_LIMIT = 64 * 2**20  # one message from the child (a check's record)
 NODE = shutil.which("node") or "node"
 # V8's own flags for each child: none. Pyodide's WebAssembly is compiled by V8's baseline
@@ -63,8 +73,8 @@ V8_FLAGS: list[str] = []
 
 @dataclass(frozen=True)
 class Limits:
-    step_seconds: float = 10.0  # each cell, and each exercise's check
-    notebook_seconds: float = 120.0  # everything one submission's sandbox does, restarts included
+    step_seconds: float = 10.0  # CPU seconds: each cell of the student's, each check, each check's hidden cases
+    notebook_seconds: float = 120.0  # CPU seconds of all of the student's steps (the book's own cells are not charged)
     python_mb: int = 512  # Python's heap (WebAssembly memory): MemoryError past it
     process_mb: int = 1536  # the whole sandbox process (Node, Pyodide, Python's heap): killed past it
 
@@ -92,7 +102,7 @@ def prepare_box(out: Path) -> Path:
     shutil.copy2(SNAPSHOT, box / "python-snapshot.bin.gz")
     if FIGURES.exists():
         shutil.copy2(FIGURES, box / "first-figure.zip")
-    for name in ("child.mjs", "harness.py", "wire.py", "jail.sh"):
+    for name in ("child.mjs", "harness.py", "wire.py", "call_forms.py", "jail.sh"):
         shutil.copy2(BOX_CODE / name, box / "code" / name)
     for path in [box, *box.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
@@ -114,13 +124,23 @@ class Failure:
 
 @dataclass
 class Run:
-    """What one submission's sandbox gave: a result (dict) or a Failure per step, and timings."""
+    """What one submission's sandbox gave: a result (dict) or a Failure per step, and what it cost."""
 
     results: dict[int, object] = field(default_factory=dict)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall-clock time, all children
+    cpu_seconds: float = 0.0  # CPU time, all children (the grader's own work in them included)
+    charged_seconds: float = 0.0  # CPU time of the student's steps, each counted once: the notebook's limit
     starts: int = 0
     peak_mb: float = 0.0  # the largest the sandbox's processes were, together
     notes: list[str] = field(default_factory=list)
+    charged_steps: set = field(default_factory=set)
+
+
+class CallDriver(typing.Protocol):
+    """Who decides, outside the sandbox, which calls a ``calls`` step makes (tools/grade/hidden.py):
+    given the calls answered so far, the next ones (``{"slot", "args", "kwargs"}``, encoded), or None."""
+
+    def next_calls(self, entries: list) -> list | None: ...
 
 
 FORBIDDEN = {"ChildProcess": "start a process", "FileSystemRead": "read a file outside the sandbox",
@@ -158,31 +178,6 @@ def crash_reason(stderr: str, returncode: int | None = None) -> str:
     return text + (f": {said[:300]}" if said else "")
 
 
-def _descendants(pid: int) -> list[int]:
-    found, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        found.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    queue.extend(int(p) for p in handle.read().split())
-        except OSError:
-            continue
-    return found
-
-
-def _rss_mb(pid: int) -> float:
-    total = 0
-    for each in _descendants(pid):
-        try:
-            with open(f"/proc/{each}/statm") as handle:
-                total += int(handle.read().split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 class Sandbox:
     def __init__(self, out: Path, limits: Limits = Limits(), unisolated: bool = False):
         """Raises :class:`~tools.grade.isolation.NotIsolated` where the namespaces cannot be had,
@@ -203,28 +198,30 @@ class Sandbox:
                 f"{inside}code/child.mjs", inside]
         return [*self.isolation.prefix, *node]
 
-    async def run(self, library: dict, steps: list[dict]) -> Run:
-        """Run ``steps`` (cells and checks, in order) in as many children as it takes."""
+    async def run(self, library: dict, steps: list[dict], drivers: dict[int, CallDriver] | None = None) -> Run:
+        """Run ``steps`` (cells, checks, then the calls steps that ``drivers`` drive, in order) in
+        as many children as it takes. A step with ``charged`` is the student's: its CPU time
+        counts towards the notebook's limit, once (a cell run again in a fresh child is not
+        charged twice)."""
         run = Run()
         started = time.monotonic()
-        deadline = started + self.limits.notebook_seconds
         skip: set[int] = set()
         boot_failures = 0
         while True:
             pending = [s for s in steps if s["index"] not in run.results and s["index"] not in skip]
             if not pending:
                 break
-            if time.monotonic() >= deadline:
+            if run.charged_seconds >= self.limits.notebook_seconds:
                 for s in pending:
                     run.results[s["index"]] = Failure("timeout", f"the notebook's {self.limits.notebook_seconds:g} s "
-                                                                 "were used up before this step ran")
+                                                                 "of CPU were used up before this step ran")
                 break
             # Cells run again in a fresh child (their effects are the state later steps need),
             # except those that had to be stopped; checks already recorded do not.
             job_steps = [s for s in steps if s["index"] not in skip
                          and (s["kind"] == "cell" or s["index"] not in run.results)]
             run.starts += 1
-            outcome = await self._child(library, job_steps, deadline, run)
+            outcome = await Child(self, library, job_steps, run, drivers or {}).converse()
             if outcome == "boot":
                 boot_failures += 1
                 if boot_failures >= 2:
@@ -237,124 +234,218 @@ class Sandbox:
         run.seconds = time.monotonic() - started
         return run
 
-    async def _child(self, library, job_steps, deadline, run: Run):
-        """One child: returns None (all done), "boot" (did not start), or the index of the step
-        it was stopped in (recorded in run.results as a Failure)."""
-        nonce = secrets.token_hex(16)
-        job = json.dumps({"nonce": nonce, "library": library, "steps": job_steps}).encode()
+
+def _cpu_limit_text(seconds: float, kind: str) -> str:
+    return f"used more than {seconds:g} s of CPU (the limit for a {kind})"
+
+
+class Child:
+    """One child process and the conversation with it (child.mjs's messages), metered: the step
+    running now, the CPU it used, and the limits that stop it."""
+
+    def __init__(self, sandbox: Sandbox, library: dict, job_steps: list[dict], run: Run, drivers: dict):
+        self.sandbox, self.limits, self.run, self.drivers = sandbox, sandbox.limits, run, drivers
+        self.nonce = secrets.token_hex(16)
+        self.job = json.dumps({"nonce": self.nonce, "library": library, "steps": job_steps}).encode() + b"\n"
+        self.expected = iter(job_steps)
+        self.current: dict | None = None  # the step running now (None: the grader's own work, or between steps)
+        self.ready = False
+        self.stopped: Failure | None = None  # why the watcher killed the child
+        self.memory_exceeded = False
+        self.entries: list = []  # a calls step's answers so far
+        self.cpu = 0.0  # the tree's CPU seconds at the last reading
+
+    # -- the phase's limits -------------------------------------------------------------
+    def _begin_phase(self):
+        self.phase_cpu = self.cpu
+        self.phase_wall = self.last_progress = time.monotonic()
+
+    def _limit_reached(self, now: float) -> Failure | None:
+        spent = self.cpu - self.phase_cpu
+        step = self.current
+        if step is None:  # Python's start, loading packages: the grader's own work
+            if spent > BOOT_SECONDS or now - self.phase_wall > BOOT_SECONDS * WALL_FACTOR:
+                return Failure("boot", f"the sandbox's Python did not start within {BOOT_SECONDS} s of CPU")
+            limit, what = BOOT_SECONDS, "the sandbox's own start"
+        else:
+            limit = step.get("seconds", self.limits.step_seconds)
+            what = {"cell": "cell", "check": "check", "calls": "check's hidden cases"}.get(step["kind"], "step")
+            if spent > limit:
+                return Failure("timeout", _cpu_limit_text(limit, what))
+            if step.get("charged") and step["index"] not in self.run.charged_steps \
+                    and self.run.charged_seconds + spent > self.limits.notebook_seconds:
+                return Failure("timeout", f"the notebook's {self.limits.notebook_seconds:g} s of CPU were used up "
+                                          f"while this {what} ran")
+            if now - self.phase_wall > limit * WALL_FACTOR:
+                return Failure("timeout", f"still running after {limit * WALL_FACTOR:g} s of wall-clock time, "
+                                          f"having used {spent:.0f} s of CPU: it waits more than it computes")
+        if now - self.last_progress > IDLE_SECONDS:
+            return Failure("timeout" if step is not None else "boot",
+                           f"waited {IDLE_SECONDS} s using no CPU at all, for something that does not come "
+                           f"({'in this ' + what if step is not None else 'before any step'})")
+        return None
+
+    async def _watch(self, process):
+        """Every 50 ms: memory (past the process cap: killed) and CPU (past a limit: killed)."""
+        while process.returncode is None:
+            now = time.monotonic()
+            used = process_meter.rss_mb(process.pid)
+            self.run.peak_mb = max(self.run.peak_mb, used)
+            cpu = process_meter.cpu_seconds(process.pid)
+            if cpu > self.cpu + 0.005:
+                self.last_progress = now
+            self.cpu = max(self.cpu, cpu)
+            if used > self.limits.process_mb:
+                self.memory_exceeded = True
+                kill_tree(process)
+                return
+            failure = self._limit_reached(now)
+            if failure is not None:
+                self.stopped = failure
+                kill_tree(process)
+                return
+            await asyncio.sleep(0.05)
+
+    def _charge(self, step: dict):
+        if step.get("charged") and step["index"] not in self.run.charged_steps:
+            self.run.charged_steps.add(step["index"])
+            self.run.charged_seconds += max(0.0, self.cpu - self.phase_cpu)
+
+    # -- the conversation -----------------------------------------------------------------
+    async def _send(self, process, message: dict):
+        try:
+            process.stdin.write(json.dumps({"nonce": self.nonce, **message}).encode() + b"\n")
+            await process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    async def _next_calls(self, process, step: dict, new_entries):
+        """A calls step: the answers so far to its driver, and its next calls to the child."""
+        if isinstance(new_entries, list):
+            self.entries.extend(e for e in new_entries if isinstance(e, dict))
+        driver = self.drivers.get(step["index"])
+        calls = driver.next_calls(list(self.entries)) if driver is not None else None
+        self.last_progress = time.monotonic()  # the child waited on us, not on itself
+        await self._send(process, {"calls": calls} if calls else {"done": True})
+
+    async def converse(self):
+        """Returns None (all done), "boot" (did not start), or the index of the step it was
+        stopped in (recorded in run.results as a Failure)."""
         process = await asyncio.create_subprocess_exec(
-            *self.command(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            *self.sandbox.command(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=_child_env(), start_new_session=True, limit=LINE_LIMIT, cwd="/")
         stderr_tail = bytearray()
-        memory_exceeded = asyncio.Event()
-
-        async def feed():
-            try:
-                process.stdin.write(job)
-                await process.stdin.drain()
-                process.stdin.close()
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+        self.cpu = 0.0
+        self._begin_phase()
 
         async def drain_stderr():
             while chunk := await process.stderr.read(65536):
                 stderr_tail.extend(chunk)
                 del stderr_tail[:-4000]
 
-        async def watch_memory():
-            while process.returncode is None:
-                used = _rss_mb(process.pid)
-                run.peak_mb = max(run.peak_mb, used)
-                if used > self.limits.process_mb:
-                    memory_exceeded.set()
-                    self._kill(process)
-                    return
-                await asyncio.sleep(0.05)
-
-        tasks = [asyncio.create_task(feed()), asyncio.create_task(drain_stderr()), asyncio.create_task(watch_memory())]
-        expected = iter(job_steps)
-        current = None  # the step running now
-        ready = False
-        step_deadline = min(time.monotonic() + BOOT_SECONDS, deadline)
-        result = None
+        await self._send_job(process)
+        tasks = [asyncio.create_task(drain_stderr()), asyncio.create_task(self._watch(process))]
         try:
             while True:
                 try:
-                    line = await asyncio.wait_for(process.stdout.readline(), max(0.01, step_deadline - time.monotonic()))
-                except asyncio.TimeoutError:
-                    if current is None:
-                        run.notes.append(f"the sandbox did not start in {BOOT_SECONDS} s")
-                        result = "boot"
-                    else:
-                        if step_deadline >= deadline:
-                            why = f"still running when the notebook's {self.limits.notebook_seconds:g} s were up"
-                        else:
-                            seconds = current.get("seconds", self.limits.step_seconds)
-                            why = f"still running after {seconds:g} s (the limit for a {current['kind']})"
-                        run.results[current["index"]] = Failure("timeout", why)
-                        result = current["index"]
-                    return result
+                    line = await process.stdout.readline()
                 except (ValueError, asyncio.LimitOverrunError):
                     line = b"{}"  # a line past the limit: not a message of ours
-                if not line:  # the child ended
-                    try:
-                        await asyncio.wait_for(process.wait(), 2)
-                    except asyncio.TimeoutError:
-                        pass
-                    await asyncio.sleep(0.05)
-                    if memory_exceeded.is_set():
-                        failure = Failure("memory", f"used more than {self.limits.process_mb} MB (the sandbox's limit)")
-                    else:
-                        failure = Failure("crashed", crash_reason(bytes(stderr_tail).decode("utf-8", "replace"),
-                                                                  process.returncode))
-                    if current is None and not ready:
-                        run.notes.append(failure.why)
-                        return "boot"
-                    if current is None:
-                        current = next(expected, None)  # ended between two steps: charge the next
-                        if current is None:
-                            return None
-                    run.results[current["index"]] = failure
-                    return current["index"]
+                if not line:  # the child ended (by itself, or killed by the watcher)
+                    return await self._ended(process, stderr_tail)
                 try:
                     message = json.loads(line)
-                    assert isinstance(message, dict) and message.get("nonce") == nonce
+                    assert isinstance(message, dict) and message.get("nonce") == self.nonce
                 except (ValueError, AssertionError):
                     continue  # not ours (a student's write to stdout): ignored
-                kind = message.get("type")
-                if kind == "ready":
-                    ready = True
-                    step_deadline = deadline
-                elif kind == "load":
-                    step_deadline = min(time.monotonic() + BOOT_SECONDS, deadline)
-                elif kind == "begin":
-                    current = next(expected, None)
-                    if current is None or message.get("step") != current["index"]:
-                        continue
-                    step_deadline = min(time.monotonic() + current.get("seconds", self.limits.step_seconds), deadline)
-                elif kind == "end" and current is not None and message.get("step") == current["index"]:
-                    if current["index"] not in run.results:
-                        try:
-                            run.results[current["index"]] = json.loads(message.get("result") or "null")
-                        except ValueError:
-                            run.results[current["index"]] = Failure("crashed", "its result could not be read")
-                    current = None
-                    step_deadline = deadline
-                elif kind == "done":
-                    return None
+                outcome = await self._on_message(process, message)
+                if outcome != "go on":
+                    return outcome
         finally:
-            self._kill(process)
+            kill_tree(process)
             for task in tasks:
                 task.cancel()
             try:
                 await asyncio.wait_for(process.wait(), 10)
             except asyncio.TimeoutError:
                 pass
+            self.run.cpu_seconds += self.cpu
 
-    @staticmethod
-    def _kill(process):
-        if process.returncode is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+    async def _send_job(self, process):
+        try:
+            process.stdin.write(self.job)
+            await process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    async def _on_message(self, process, message: dict):
+        kind = message.get("type")
+        step = self.current
+        if kind == "ready":
+            self.ready = True
+            self._begin_phase()
+        elif kind == "load":
+            self._begin_phase()  # loading packages: the grader's own work, under BOOT_SECONDS
+        elif kind == "begin":
+            step = next(self.expected, None)
+            if step is None or message.get("step") != step["index"]:
+                return "go on"
+            self.current, self.entries = step, []
+            self._begin_phase()
+        elif kind in ("serving", "answers") and step is not None and message.get("step") == step["index"] \
+                and step["kind"] == "calls":
+            if kind == "serving":
+                try:
+                    ready = json.loads(message.get("reply") or "null")
+                except ValueError:
+                    ready = None
+                if not (isinstance(ready, dict) and ready.get("ok")):
+                    await self._send(process, {"done": True})
+                    return "go on"
+            await self._next_calls(process, step, message.get("answers") if kind == "answers" else [])
+        elif kind == "end" and step is not None and message.get("step") == step["index"]:
+            self.cpu = max(self.cpu, process_meter.cpu_seconds(process.pid))
+            self._charge(step)
+            if step["index"] not in self.run.results:
+                try:
+                    self.run.results[step["index"]] = json.loads(message.get("result") or "null")
+                except ValueError:
+                    self.run.results[step["index"]] = Failure("crashed", "its result could not be read")
+            self.current = None
+            self._begin_phase()
+        elif kind == "done":
+            return None
+        return "go on"
+
+    async def _ended(self, process, stderr_tail):
+        try:
+            await asyncio.wait_for(process.wait(), 2)
+        except asyncio.TimeoutError:
+            pass
+        await asyncio.sleep(0.05)
+        if self.memory_exceeded:
+            failure = Failure("memory", f"used more than {self.limits.process_mb} MB (the sandbox's limit)")
+        elif self.stopped is not None:
+            failure = self.stopped
+        else:
+            failure = Failure("crashed", crash_reason(bytes(stderr_tail).decode("utf-8", "replace"), process.returncode))
+        if self.current is None and not self.ready or failure.kind == "boot":
+            self.run.notes.append(failure.why)
+            return "boot"
+        if self.current is None:
+            self.current = next(self.expected, None)  # ended between two steps: charge the next
+            if self.current is None:
+                return None
+        else:
+            self._charge(self.current)
+        self.run.results[self.current["index"]] = failure
+        return self.current["index"]
+
+
+def kill_tree(process):
+    """The child's whole process group, at once."""
+    if process.returncode is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -27,6 +27,7 @@ import types
 
 from pyodide.code import CodeRunner, find_imports
 
+import call_forms
 import wire
 
 # Packages the sandbox serves, loaded on a cell's first import of them (as the page does).
@@ -247,34 +248,43 @@ def _describe_raise(error):
     return [type(error).__name__, message[:1000], not isinstance(error, Exception)]
 
 
-def run_check(spec_json) -> str:
-    """Call the student's functions as a fresh copy of the grader's check asks, recording each call.
-
-    ``spec``: the check's module name and source (the grader's own), the check's name, the
-    expressions giving the student's functions (from their own call of the check, or the start
-    cell's names), and the instructor's hidden cases for it, if any. Returns JSON: ``missing``
-    names (or ``unevaluable``: an expression that raised), or ``calls`` (the record the judge
-    replays), whether the check ran to its end, and what it printed here (for the report only:
-    the judge's copy decides)."""
-    spec = json.loads(spec_json)
-    # The functions the student handed to the check: the expressions of their own call of it
-    # (``router``, ``lambda q, g: ...``), or the start cell's names, evaluated in the notebook.
-    functions, missing = [], []
-    for expression in spec["args"]:
+def handed_functions(spec):
+    """The functions the student handed to the check, in the order of its parameters: from the
+    first of ``spec["candidates"]`` (argument lists as written: the student's own calls of the
+    check, last first, then the start cell's names) that evaluates in the notebook's namespace
+    and fits the check's parameters. Returns ``(functions, index used)``, or ``(None, problem)``:
+    a dict saying which names are ``missing`` or which call was ``unevaluable``."""
+    problems = []
+    for index, arguments in enumerate(spec["candidates"]):
         try:
-            functions.append(eval(compile(expression, "<the check's call>", "eval"), namespace))
+            code = compile(call_forms.expression(arguments), "<the check's call>", "eval")
+            args, kwargs = eval(code, namespace, {call_forms.COLLECT: call_forms.collect})
         except NameError as error:
-            missing.append(getattr(error, "name", None) or expression)
+            problems.append({"missing": [getattr(error, "name", None) or arguments]})
+            continue
         except BaseException as error:
-            return json.dumps({"unevaluable": [expression, *_describe_raise(error)[:2]]})
-    if missing:
-        return json.dumps({"missing": missing})
-    module = types.ModuleType(spec["module"])
-    module.__file__ = spec["filename"]
-    linecache.cache[spec["filename"]] = (len(spec["source"]), None, spec["source"].splitlines(True), spec["filename"])
-    handles, calls = [], []
+            problems.append({"unevaluable": [arguments, *_describe_raise(error)[:2]]})
+            continue
+        bound = call_forms.bind(spec["parameters"], args, kwargs)
+        if isinstance(bound, str):
+            problems.append({"unevaluable": [arguments, "TypeError", bound]})
+            continue
+        return bound, index
+    # None evaluates: the student's own call that could not, if it says more than a missing name;
+    # else the last candidate's (the start cell's names: not defined, or never attempted).
+    return None, next((p for p in problems if "unevaluable" in p), problems[-1] if problems else {"missing": ["?"]})
 
-    def recorder(slot, function):
+
+class Recorder:
+    """The student's functions as the check calls them: each call recorded (arguments, what came
+    back or was raised, what it did to a list, dict or set it was given) for the judge to replay."""
+
+    def __init__(self):
+        self.calls, self.handles = [], []
+
+    def wrap(self, slot, function):
+        calls, handles = self.calls, self.handles
+
         def recorded(*args, **kwargs):
             key = wire.call_key(args, kwargs)
             if len(calls) >= CALLS_LIMIT:
@@ -300,47 +310,95 @@ def run_check(spec_json) -> str:
             calls.append(entry)
             return value
 
-        recorded.__name__ = recorded.__qualname__ = getattr(function, "__name__", "function")
+        recorded.__name__ = recorded.__qualname__ = str(getattr(function, "__name__", "function"))
         return recorded
 
-    def _mutations(entry, args, before):
-        after = []
-        for index, text in before.items():
-            try:
-                now = wire.encode(args[index])
-                if wire.canonical(now) != text:
-                    after.append([index, now])
-            except Exception:
-                pass
-        if after:
-            entry["after"] = after
 
-    result = {"calls": calls, "finished": False}
-    recorders = None
+def _mutations(entry, args, before):
+    after = []
+    for index, text in before.items():
+        try:
+            now = wire.encode(args[index])
+            if wire.canonical(now) != text:
+                after.append([index, now])
+        except Exception:
+            pass
+    if after:
+        entry["after"] = after
+
+
+def run_check(spec_json) -> str:
+    """Call the student's functions as a fresh copy of the grader's check asks, recording each call.
+
+    ``spec``: the check's module name and source (the grader's own, as public as the book), the
+    check's name and parameters, and the candidate calls (:func:`handed_functions`). Returns
+    JSON: ``missing`` names (or ``unevaluable``: a call that raised), or ``calls`` (the record
+    the judge replays), which candidate was ``used``, whether the check ran to its end, and
+    what it printed here (for the report only: the judge's copy decides)."""
+    spec = json.loads(spec_json)
+    functions, used = handed_functions(spec)
+    if functions is None:
+        return json.dumps(used)
+    module = types.ModuleType(spec["module"])
+    module.__file__ = spec["filename"]
+    linecache.cache[spec["filename"]] = (len(spec["source"]), None, spec["source"].splitlines(True), spec["filename"])
+    recorder = Recorder()
+    result = {"calls": recorder.calls, "finished": False, "used": used}
     with Capture() as output:
         try:
             exec(compile(spec["source"], spec["filename"], "exec"), module.__dict__)
             check = module.__dict__[spec["check"]]
-            recorders = [recorder(slot, f) for slot, f in enumerate(functions)]
-            check(*recorders)
+            check(*[recorder.wrap(slot, f) for slot, f in enumerate(functions)])
             result["finished"] = True
         except BaseException as error:
             described = _describe_raise(error)
             result["stopped"] = f"{described[0]}: {described[1]}"
-        hidden = spec.get("hidden")
-        if hidden and recorders is not None:
-            # The instructor's hidden cases, in the order the judge replays them: after the check's own.
-            try:
-                cases_module = types.ModuleType("hidden_cases")
-                exec(compile(hidden["source"], hidden["filename"], "exec"), cases_module.__dict__)
-                cases = cases_module.__dict__[hidden["function"]](*recorders)
-                for _, case in (cases.items() if isinstance(cases, dict) else cases):
-                    try:
-                        case()
-                    except Exception:
-                        pass
-            except BaseException as error:
-                described = _describe_raise(error)
-                result["hidden_stopped"] = f"{described[0]}: {described[1]}"
     result["printed"] = output.text
     return json.dumps(result)
+
+
+# A calls step (the instructor's hidden cases): the grader, outside, runs the cases and sends
+# only the arguments of each call the cases make; the sandbox calls the student's function on
+# them and sends back what came of it. No case's name, expected answer or source is ever here.
+served = {}
+
+
+def start_calls(spec_json) -> str:
+    """Evaluate the functions for a calls step. Returns JSON: ``ok`` and the candidate ``used``,
+    or why not (as :func:`run_check`)."""
+    spec = json.loads(spec_json)
+    functions, used = handed_functions(spec)
+    served.clear()
+    if functions is None:
+        return json.dumps(used)
+    recorder = Recorder()
+    served.update(recorder=recorder, functions=[recorder.wrap(slot, f) for slot, f in enumerate(functions)])
+    return json.dumps({"ok": True, "used": used})
+
+
+def make_calls(calls_json) -> str:
+    """Make the calls the grader asks for, in order; returns the new entries of the record (what
+    the functions printed is dropped: it could only tell the student about the hidden cases)."""
+    recorder, functions = served["recorder"], served["functions"]
+    before = len(recorder.calls)
+    for call in json.loads(calls_json):
+        try:
+            slot = int(call["slot"])
+            args = [wire.decode(a) for a in call.get("args", [])]
+            kwargs = {str(k): wire.decode(v) for k, v in call.get("kwargs", [])}
+        except Exception:
+            continue
+        if not 0 <= slot < len(functions):
+            continue
+        with Capture():
+            try:
+                functions[slot](*args, **kwargs)
+            except BaseException:
+                pass  # recorded, raised or not
+    return json.dumps(recorder.calls[before:])
+
+
+def finish_calls() -> str:
+    recorder = served.get("recorder")
+    served.clear()
+    return json.dumps({"calls": recorder.calls if recorder else [], "finished": True})
