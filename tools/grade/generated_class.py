@@ -140,3 +140,19 @@ def make_class(folder: Path, size: int = 40, seed: int = 15) -> dict[str, dict[i
         write(folder / name, notebook_with(book, added, style=rng.choice(["page", "lab"])))
         plan[name] = given
     return plan
+
+
+def one_exercise_notebook(book: Book, number: int, cells: list[str]) -> dict:
+    """The reader notebook with ``cells`` added after exercise ``number``'s start cell, and every
+    other exercise's code deleted, worked solutions included (a student may delete cells): a
+    submission that costs the sandbox only that exercise's time."""
+    nb = notebook_with(book, {number: cells}, style="lab")
+    kept, exercise = [], None
+    for cell in nb["cells"]:
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "markdown" and source.lstrip().startswith("## Exercise "):
+            exercise = int(source.split()[2])
+        if cell["cell_type"] != "code" or exercise == number or "install" in cell["metadata"].get("tags", []):
+            kept.append(cell)
+    nb["cells"] = [c for c in kept if "hide-cell" not in c.get("metadata", {}).get("tags", [])]
+    return nb

@@ -16,6 +16,7 @@ names as the grader's check asks, and the judge (tools/grade/judge.py) gives the
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 from dataclasses import asdict, dataclass, field
 
@@ -241,9 +242,24 @@ def _memory_error(cells, results) -> str | None:
 
 async def grade(submission: Submission, book: Book, sandbox: Sandbox, library: dict,
                 hidden: HiddenCases | None = None) -> Graded:
+    """One submission's grades. Never raises for a submission: whatever goes wrong while grading
+    it (a fault of the grader's own included) is that student's, said in their row, and the
+    class goes on."""
     graded = Graded(submission.name, problem=submission.problem)
     if submission.problem:
         return graded
+    try:
+        return await _graded(submission, book, sandbox, library, hidden, graded)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:
+        why = (f"the grader failed on this notebook ({type(error).__name__}: {str(error)[:200]}); "
+               "a fault of the grader's, please report it")
+        graded.verdicts = {e.number: Verdict("error", why, max_points=e.points or 0.0) for e in book.checked}
+        return graded
+
+
+async def _graded(submission, book, sandbox, library, hidden, graded) -> Graded:
     calls = {e.number: judged_calls(e, submission.cells) for e in book.checked}
     steps, checks, hidden_steps = steps_for(submission, book, sandbox.limits, calls, hidden)
     # The hidden cases' drivers (their functions named as the preferred call names them: names

@@ -286,7 +286,15 @@ class Child:
         return None
 
     async def _watch(self, process):
-        """Every 50 ms: memory (past the process cap: killed) and CPU (past a limit: killed)."""
+        """Every 50 ms: memory (past the process cap: killed) and CPU (past a limit: killed). A
+        fault of its own kills the child too: nothing is left running unwatched."""
+        try:
+            await self._metered(process)
+        except Exception as error:
+            self.stopped = Failure("crashed", f"the grader could not watch the sandbox ({type(error).__name__}: {error})")
+            kill_tree(process)
+
+    async def _metered(self, process):
         while process.returncode is None:
             now = time.monotonic()
             used = process_meter.rss_mb(process.pid)
@@ -346,11 +354,18 @@ class Child:
         await self._send_job(process)
         tasks = [asyncio.create_task(drain_stderr()), asyncio.create_task(self._watch(process))]
         try:
+            reading = None
             while True:
+                reading = reading or asyncio.ensure_future(process.stdout.readline())
+                done, _ = await asyncio.wait([reading, tasks[1]], return_when=asyncio.FIRST_COMPLETED)
+                if reading not in done:  # the watcher ended (the child too, or a fault): never wait unwatched
+                    kill_tree(process)
+                    continue
                 try:
-                    line = await process.stdout.readline()
+                    line = reading.result()
                 except (ValueError, asyncio.LimitOverrunError):
                     line = b"{}"  # a line past the limit: not a message of ours
+                reading = None
                 if not line:  # the child ended (by itself, or killed by the watcher)
                     return await self._ended(process, stderr_tail)
                 try:

@@ -38,3 +38,38 @@ def bind(parameters, args, kwargs):
     if missing:
         return f"it does not give {', '.join(missing)}"
     return [bound[p] for p in parameters]
+
+
+def _described(error) -> list:
+    try:
+        message = str(error)
+    except BaseException:
+        message = "(its message could not be read)"
+    return [type(error).__name__, message[:1000]]
+
+
+def handed_functions(candidates, parameters, namespace):
+    """The functions the student handed to the check, in the order of its ``parameters``: from the
+    first of ``candidates`` (argument lists as written: the student's own calls of the check,
+    last first, then the start cell's names) that evaluates in the notebook's ``namespace`` and
+    fits the parameters. Returns ``(functions, index used)``, or ``(None, problem)``: a dict
+    saying which names are ``missing`` or which call was ``unevaluable``."""
+    problems = []
+    for index, arguments in enumerate(candidates):
+        try:
+            code = compile(expression(arguments), "<the check's call>", "eval")
+            args, kwargs = eval(code, namespace, {COLLECT: collect})
+        except NameError as error:
+            problems.append({"missing": [getattr(error, "name", None) or arguments]})
+            continue
+        except BaseException as error:  # the student's own code, evaluated: anything
+            problems.append({"unevaluable": [arguments, *_described(error)]})
+            continue
+        bound = bind(parameters, args, kwargs)
+        if isinstance(bound, str):
+            problems.append({"unevaluable": [arguments, "TypeError", bound]})
+            continue
+        return bound, index
+    # None evaluates: the student's own call that could not, if it says more than a missing name;
+    # else the last candidate's (the start cell's names: not defined, or never attempted).
+    return None, next((p for p in problems if "unevaluable" in p), problems[-1] if problems else {"missing": ["?"]})

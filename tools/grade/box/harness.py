@@ -249,30 +249,8 @@ def _describe_raise(error):
 
 
 def handed_functions(spec):
-    """The functions the student handed to the check, in the order of its parameters: from the
-    first of ``spec["candidates"]`` (argument lists as written: the student's own calls of the
-    check, last first, then the start cell's names) that evaluates in the notebook's namespace
-    and fits the check's parameters. Returns ``(functions, index used)``, or ``(None, problem)``:
-    a dict saying which names are ``missing`` or which call was ``unevaluable``."""
-    problems = []
-    for index, arguments in enumerate(spec["candidates"]):
-        try:
-            code = compile(call_forms.expression(arguments), "<the check's call>", "eval")
-            args, kwargs = eval(code, namespace, {call_forms.COLLECT: call_forms.collect})
-        except NameError as error:
-            problems.append({"missing": [getattr(error, "name", None) or arguments]})
-            continue
-        except BaseException as error:
-            problems.append({"unevaluable": [arguments, *_describe_raise(error)[:2]]})
-            continue
-        bound = call_forms.bind(spec["parameters"], args, kwargs)
-        if isinstance(bound, str):
-            problems.append({"unevaluable": [arguments, "TypeError", bound]})
-            continue
-        return bound, index
-    # None evaluates: the student's own call that could not, if it says more than a missing name;
-    # else the last candidate's (the start cell's names: not defined, or never attempted).
-    return None, next((p for p in problems if "unevaluable" in p), problems[-1] if problems else {"missing": ["?"]})
+    """The functions the student handed to the check (tools/grade/box/call_forms.py)."""
+    return call_forms.handed_functions(spec["candidates"], spec["parameters"], namespace)
 
 
 class Recorder:
