@@ -55,9 +55,11 @@ FIGURES = STATIC / "runner" / "first-figure.zip"
 # Time is CPU time of the sandbox's processes (tools/grade/process_meter.py), never the
 # clock: a machine busy with other work slows a sandbox down but does not make it use more CPU,
 # so it changes no verdict. The clock only backs that up, for code that waits instead of
-# computing (``await asyncio.sleep``): a step may take WALL_FACTOR times its CPU limit in
-# wall-clock time (a step that gets a tenth of a core is on a machine loaded tenfold), and a step
-# whose processes use no CPU at all for IDLE_SECONDS is waiting on nothing that will come.
+# computing (``await asyncio.sleep``, ``Atomics.wait``): a step may take WALL_FACTOR times its CPU
+# limit in wall-clock time (a step that gets a tenth of a core is on a machine loaded tenfold), and
+# a step whose processes use no CPU at all for as long as its CPU limit (IDLE_SECONDS at most) is
+# waiting on nothing that will come: a process that can run gets some CPU every second, however
+# loaded the machine.
 BOOT_SECONDS = 60  # CPU for the grader's own work in a child: Python's start, loading packages
 WALL_FACTOR = 10
 IDLE_SECONDS = 20
@@ -279,9 +281,10 @@ class Child:
             if now - self.phase_wall > limit * WALL_FACTOR:
                 return Failure("timeout", f"still running after {limit * WALL_FACTOR:g} s of wall-clock time, "
                                           f"having used {spent:.0f} s of CPU: it waits more than it computes")
-        if now - self.last_progress > IDLE_SECONDS:
+        idle = IDLE_SECONDS if step is None else min(IDLE_SECONDS, max(limit, 1.0))
+        if now - self.last_progress > idle:
             return Failure("timeout" if step is not None else "boot",
-                           f"waited {IDLE_SECONDS} s using no CPU at all, for something that does not come "
+                           f"waited {idle:g} s using no CPU at all, for something that does not come "
                            f"({'in this ' + what if step is not None else 'before any step'})")
         return None
 
