@@ -16,8 +16,8 @@ module                 what it is
 ``check_N``            hand-written: the check a reader calls on their own function
 ``common``             hand-written: shared helpers and the checks' harness (verdict first)
 ``fixtures``           hand-written: the documents exercises 3 and 4 start from
-``points``             GENERATED from the ``points:`` of each exercise's start cell: what
-                       a check's verdict line and the grader give for it
+``points``             GENERATED from the ``points:`` and ``weights:`` of each exercise's
+                       start cell: what a check's verdict line and the grader give for it
 =====================  =====================================================================
 
 Every public name of these modules is importable from ``chapter_lib.exercises`` too, as

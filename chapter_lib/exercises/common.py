@@ -7,6 +7,7 @@ runs all its cases, then prints its verdict first.
 
 from __future__ import annotations
 
+import math
 import re
 import traceback
 import types
@@ -23,7 +24,7 @@ AURORA_REGION_QUERY = "What region does Aurora run in?"  # the attack question o
 HARNESS_FOLDER = Path(__file__).resolve().parent
 
 __all__ = ["ENG", "FINANCE", "AURORA_REGION_QUERY", "question", "chapter_code_with", "print_table",
-           "CaseResult", "run_case", "report", "points_for"]
+           "CaseResult", "run_case", "report", "points_for", "verdict_points"]
 
 
 def question(qid, qs=None):
@@ -122,9 +123,11 @@ VERDICT_HEADING = re.compile(r"^(PASS|FAIL) {2}exercise (\d+) \((\w+)\)")
 CASE_COUNTS = re.compile(r": (?:all (?P<all>\d+) cases pass|(?P<failed>\d+) of (?P<total>\d+) cases fail)")
 
 
-def points_for(passed: int, total: int, worth: float) -> float:
-    """The points ``passed`` cases of ``total`` earn on an exercise worth ``worth``: the same share
-    of its points, to two decimals. The one rule: the page's verdict line and the grader use it."""
+def points_for(passed: float, total: float, worth: float) -> float:
+    """The points the cases that passed earn on an exercise worth ``worth``: ``passed`` of
+    ``total``, counted in weights (a case weighs 1 unless its exercise's start cell says otherwise),
+    the same share of its points, to two decimals. The one rule: the page's verdict line and the
+    grader use it (through :func:`verdict_points`)."""
     return round(worth * passed / total, 2) if total else 0.0
 
 
@@ -139,6 +142,18 @@ def passed_of(heading: str) -> tuple[int, int] | None:
     return total - int(found.group("failed")), total
 
 
+# A case's line under the verdict, as report() prints it: "  ok   <name>: <why>" or "  FAIL <name>: <why>".
+CASE_LINE = re.compile(r"^  (ok  |FAIL) (.*)$")
+
+
+def case_name(line: str) -> str | None:
+    """The name a case line begins with (up to its first ": "), or None for another line. A weighted
+    case's name never holds ": " (tools/pipeline/book_shape.py refuses it), so what the reader's
+    function said (the line's ``why``) cannot pass for another case's name."""
+    found = CASE_LINE.match(line)
+    return None if found is None else found.group(2).partition(": ")[0]
+
+
 def _worth(exercise: int) -> float | None:
     """The exercise's points, as its start cell on the page declares them (generated into points.py)."""
     try:
@@ -148,9 +163,47 @@ def _worth(exercise: int) -> float | None:
     return POINTS.get(exercise)
 
 
-def _points_text(exercise: int, passed: int, total: int) -> str:
-    worth = _worth(exercise)
-    return "" if worth is None else f", {points_for(passed, total, worth):g} of {worth:g} points"
+def case_weights(exercise: int) -> dict[str, float]:
+    """The weights its start cell gives some of the exercise's cases (generated into points.py); {}: none."""
+    try:
+        from chapter_lib.exercises.points import WEIGHTS
+    except ImportError:  # a library built before weights were declared
+        return {}
+    return WEIGHTS.get(exercise, {})
+
+
+def verdict_points(exercise: int, lines: list[str], worth: float, hidden: list[int] | None = None) -> float | None:
+    """The points a check's printed verdict earns: its cases that passed, each weighing what the
+    exercise's start cell says (1 where it says nothing), plus ``hidden``, ``[passed, of]`` the
+    instructor's hidden cases, each weighing 1. None when ``lines`` hold no verdict with counts.
+
+    ``lines``: what the check printed, verdict first, then one line per case (:func:`report`):
+    the page's verdict line and the grader (tools/grade/judge.py) both count from them."""
+    counted = passed_of(lines[0]) if lines else None
+    if counted is None:
+        return None
+    weights = case_weights(exercise)
+    passed, total = [], []
+    for line in lines[1:1 + counted[1]]:
+        name = case_name(line)
+        if name is None:  # (not report()'s lines: count the verdict's cases as they are, equal shares)
+            passed, total = [1.0] * counted[0], [1.0] * counted[1]
+            break
+        weight = float(weights.get(name, 1))
+        total.append(weight)
+        if line.startswith("  ok"):
+            passed.append(weight)
+    if hidden:
+        passed.append(float(hidden[0]))
+        total.append(float(hidden[1]))
+    # fsum: exact, whatever the order, so every case passed earns exactly ``worth``.
+    return points_for(math.fsum(passed), math.fsum(total), worth)
+
+
+def _one_line(text) -> str:
+    """A case's ``why`` on one line: it may quote the reader's error message, whose line breaks would
+    otherwise make lines that read as cases (the grader counts the case lines, :func:`verdict_points`)."""
+    return " ".join(str(text).splitlines())
 
 
 def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
@@ -158,22 +211,24 @@ def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
 
     The first line is the verdict, ``PASS`` or ``FAIL``, with the exercise number (the
     page marks an exercise done when its check prints ``PASS``) and the points the passing
-    cases earn (:func:`points_for`), as the grader gives them. Nothing is raised, so
-    a wrong function shows no traceback at all; when the reader's function raised, the
-    first error's traceback follows, with the reader's frames only.
+    cases earn (:func:`verdict_points`, from these very lines), as the grader gives them.
+    Nothing is raised, so a wrong function shows no traceback at all; when the reader's
+    function raised, the first error's traceback follows, with the reader's frames only.
 
     Returns:
         Whether every case passed.
     """
     failed = [r for r in results if not r.ok]
-    points = _points_text(exercise, len(results) - len(failed), len(results))
     if failed:
-        lines = [f"{verdict_heading(exercise, check_name, False)}: {len(failed)} of {len(results)} cases fail{points}"]
-        lines += [f"  FAIL {r.name}: {r.why}" for r in failed]
-        lines += [f"  ok   {r.name}: {r.why}" for r in results if r.ok]
+        lines = [f"{verdict_heading(exercise, check_name, False)}: {len(failed)} of {len(results)} cases fail"]
+        lines += [f"  FAIL {r.name}: {_one_line(r.why)}" for r in failed]
+        lines += [f"  ok   {r.name}: {_one_line(r.why)}" for r in results if r.ok]
     else:
-        lines = [f"{verdict_heading(exercise, check_name, True)}: all {len(results)} cases pass{points}"]
-        lines += [f"  ok   {r.name}: {r.why}" for r in results]
+        lines = [f"{verdict_heading(exercise, check_name, True)}: all {len(results)} cases pass"]
+        lines += [f"  ok   {r.name}: {_one_line(r.why)}" for r in results]
+    worth = _worth(exercise)
+    if worth is not None:
+        lines[0] += f", {verdict_points(exercise, lines, worth):g} of {worth:g} points"
     print("\n".join(lines), flush=True)
     raised = next((r for r in failed if r.error is not None), None)
     if raised is not None:
