@@ -7,7 +7,6 @@ runs all its cases, then prints its verdict first.
 
 from __future__ import annotations
 
-import math
 import re
 import traceback
 import types
@@ -16,6 +15,10 @@ from pathlib import Path
 
 from chapter_lib import chapter15
 from chapter_lib.chapter15 import questions
+# The points of a verdict, read from its lines (their own module, scoring.py); importable from here
+# too, where the grader, the build and the tests import the verdict's definitions from.
+from chapter_lib.exercises.scoring import (CASE_COUNTS, exercise_worth, passed_of, points_for,  # noqa: F401
+                                           verdict_points)
 
 ENG = frozenset({"engineering"})
 FINANCE = frozenset({"finance"})
@@ -119,85 +122,6 @@ def verdict_heading(exercise: int, check_name: str, passed: bool) -> str:
 
 # verdict_heading's lines, read back: (PASS|FAIL, exercise number, check name).
 VERDICT_HEADING = re.compile(r"^(PASS|FAIL) {2}exercise (\d+) \((\w+)\)")
-# ... and how many of its cases passed: "all 8 cases pass" or "2 of 8 cases fail".
-CASE_COUNTS = re.compile(r": (?:all (?P<all>\d+) cases pass|(?P<failed>\d+) of (?P<total>\d+) cases fail)")
-
-
-def points_for(passed: float, total: float, worth: float) -> float:
-    """The points the cases that passed earn on an exercise worth ``worth``: ``passed`` of
-    ``total``, counted in weights (a case weighs 1 unless its exercise's start cell says otherwise),
-    the same share of its points, to two decimals. The one rule: the page's verdict line and the
-    grader use it (through :func:`verdict_points`)."""
-    return round(worth * passed / total, 2) if total else 0.0
-
-
-def passed_of(heading: str) -> tuple[int, int] | None:
-    """(cases passed, cases) from a verdict line, or None if it does not say."""
-    found = CASE_COUNTS.search(heading)
-    if found is None:
-        return None
-    if found.group("all"):
-        return int(found.group("all")), int(found.group("all"))
-    total = int(found.group("total"))
-    return total - int(found.group("failed")), total
-
-
-# A case's line under the verdict, as report() prints it: "  ok   <name>: <why>" or "  FAIL <name>: <why>".
-CASE_LINE = re.compile(r"^  (ok  |FAIL) (.*)$")
-
-
-def case_name(line: str) -> str | None:
-    """The name a case line begins with (up to its first ": "), or None for another line. A weighted
-    case's name never holds ": " (tools/pipeline/book_shape.py refuses it), so what the reader's
-    function said (the line's ``why``) cannot pass for another case's name."""
-    found = CASE_LINE.match(line)
-    return None if found is None else found.group(2).partition(": ")[0]
-
-
-def _worth(exercise: int) -> float | None:
-    """The exercise's points, as its start cell on the page declares them (generated into points.py)."""
-    try:
-        from chapter_lib.exercises.points import POINTS
-    except ImportError:  # a library built before points were declared
-        return None
-    return POINTS.get(exercise)
-
-
-def case_weights(exercise: int) -> dict[str, float]:
-    """The weights its start cell gives some of the exercise's cases (generated into points.py); {}: none."""
-    try:
-        from chapter_lib.exercises.points import WEIGHTS
-    except ImportError:  # a library built before weights were declared
-        return {}
-    return WEIGHTS.get(exercise, {})
-
-
-def verdict_points(exercise: int, lines: list[str], worth: float, hidden: list[int] | None = None) -> float | None:
-    """The points a check's printed verdict earns: its cases that passed, each weighing what the
-    exercise's start cell says (1 where it says nothing), plus ``hidden``, ``[passed, of]`` the
-    instructor's hidden cases, each weighing 1. None when ``lines`` hold no verdict with counts.
-
-    ``lines``: what the check printed, verdict first, then one line per case (:func:`report`):
-    the page's verdict line and the grader (tools/grade/judge.py) both count from them."""
-    counted = passed_of(lines[0]) if lines else None
-    if counted is None:
-        return None
-    weights = case_weights(exercise)
-    passed, total = [], []
-    for line in lines[1:1 + counted[1]]:
-        name = case_name(line)
-        if name is None:  # (not report()'s lines: count the verdict's cases as they are, equal shares)
-            passed, total = [1.0] * counted[0], [1.0] * counted[1]
-            break
-        weight = float(weights.get(name, 1))
-        total.append(weight)
-        if line.startswith("  ok"):
-            passed.append(weight)
-    if hidden:
-        passed.append(float(hidden[0]))
-        total.append(float(hidden[1]))
-    # fsum: exact, whatever the order, so every case passed earns exactly ``worth``.
-    return points_for(math.fsum(passed), math.fsum(total), worth)
 
 
 def _one_line(text) -> str:
@@ -226,7 +150,7 @@ def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
     else:
         lines = [f"{verdict_heading(exercise, check_name, True)}: all {len(results)} cases pass"]
         lines += [f"  ok   {r.name}: {_one_line(r.why)}" for r in results]
-    worth = _worth(exercise)
+    worth = exercise_worth(exercise)
     if worth is not None:
         lines[0] += f", {verdict_points(exercise, lines, worth):g} of {worth:g} points"
     print("\n".join(lines), flush=True)

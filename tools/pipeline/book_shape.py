@@ -339,7 +339,7 @@ def unknown_weights(md: Path) -> list[str]:
     """The ``weights:`` of the page's start cells that name no case of their check (or more than one),
     each said with the page, the cell, its line and the check's cases to choose from. Runs each
     weighted exercise's check, as chapter_lib has it, on functions not written yet."""
-    from chapter_lib.exercises.common import case_name
+    from chapter_lib.exercises.scoring import case_name
 
     problems = []
     for number, exercise in read_exercises(md).items():

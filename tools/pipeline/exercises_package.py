@@ -30,6 +30,7 @@ module                 what it is
                        are code on the page, which a reader reads, edits and runs there.
 ``check_N``            hand-written: the check a reader calls on their own function
 ``common``             hand-written: shared helpers and the checks' harness (verdict first)
+``scoring``            hand-written: the points a verdict earns, read from the lines it prints
 ``fixtures``           hand-written: the documents exercises 3 and 4 start from
 ``points``             GENERATED from the ``points:`` and ``weights:`` of each exercise's
                        start cell: what a check's verdict line and the grader give for it
@@ -39,7 +40,7 @@ Every public name of these modules is importable from ``chapter_lib.exercises`` 
 the page's start cells and the tests do. This file is GENERATED (``make lib``).
 """
 '''
-HAND_WRITTEN_FIRST = ["common", "fixtures"]
+HAND_WRITTEN_FIRST = ["common", "scoring", "fixtures"]
 GENERATED_LAST = ["points"]  # (made from the page like the solutions; common reads it when a check reports)
 
 
