@@ -48,7 +48,8 @@ def _student_and_time(rows: list[list[str]], path: Path, what: str, column: str,
             continue
         student, text = (row + ["", ""])[:2]
         where = f"{what}={path}, line {line}: {student.strip()!r}"
-        handin = intake.find(student, handed, where, advice="Name them by their notebook's file name instead.")
+        handin = intake.find(student, handed, where,
+                             advice="Name them by their notebook's path in the submissions, or their LMS id, instead.")
         when = intake.parse_time(text)
         if when is None:
             raise IntakeProblem(f"{what}={path}, line {line}: {text.strip()!r} is not a date and time "
