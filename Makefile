@@ -308,7 +308,9 @@ clean:  ## remove built files (not the environment)
 # variables), so a name with spaces, quotes or accents arrives as typed.
 .PHONY: grade grade-merge bench-grade
 GRADE_OPTIONS = $${ONLY:+--only "$$ONLY"} $${DUE:+--due "$$DUE"} $${HIDDEN:+--hidden "$$HIDDEN"} \
-  $${MANUAL:+--manual "$$MANUAL"} $${ASSIGNMENT:+--assignment "$$ASSIGNMENT"} $(foreach f,$(FORMAT),--format $(f))
+  $${MANUAL:+--manual "$$MANUAL"} $${ASSIGNMENT:+--assignment "$$ASSIGNMENT"} $(foreach f,$(FORMAT),--format $(f)) \
+  $${SUBMITTED:+--submitted "$$SUBMITTED"} $${EXTENSIONS:+--extensions "$$EXTENSIONS"} $${TIMES:+--times "$$TIMES"} \
+  $${ROSTER:+--roster "$$ROSTER"}
 # OUT= (default _build/grades) is where the grades go and where ONLY= and grade-merge find them;
 # JOBS= how many students at a time (default: the CPUs this process may use and the memory it has).
 grade: env assets  ## grade SUBMISSIONS=<folder or zip> -> _build/grades/ (report, gradebook, feedback); ONLY=, DUE=, HIDDEN=, MANUAL=, FORMAT=canvas|moodle, SHARD=k/N, OUT=, JOBS= (docs/grading.md)

@@ -310,7 +310,8 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total_count: 
         sid = ids[graded.key]
         title = graded.student_name + ("" if graded.student_name == graded.name else f" — {graded.name}")
         parts = [f'<section id="{sid}" aria-labelledby="{sid}-title"><h2 id="{sid}-title">{_e(title)}</h2>']
-        facts = [f"handed in {graded.when}" if graded.when else "", "late" if graded.late else "",
+        facts = [graded.student.get("handed_in") or (f"handed in {graded.when}" if graded.when else ""),  # (lateness.py)
+                 "late" if graded.late else "",
                  _graded_again(meta, graded.key),
                  f"also handed in, not counted: {', '.join(graded.superseded)}" if graded.superseded else "",
                  f"feedback: feedback/{graded.student.get('slug', '')}.html" if graded.student.get("slug") else ""]
