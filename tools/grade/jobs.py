@@ -53,7 +53,7 @@ def cpus_allowed(environ=os.environ, cgroup: Path = CGROUP) -> tuple[int, str]:
     slurm = _positive(environ.get("SLURM_CPUS_PER_TASK"))
     if slurm:
         found.append((slurm, "SLURM_CPUS_PER_TASK"))
-    return min(found, key=lambda pair: pair[0])
+    return min(reversed(found), key=lambda pair: pair[0])  # (a tie: the most specific, the last, is named)
 
 
 def memory_mb(cpus: int, environ=os.environ, cgroup: Path = CGROUP, meminfo: Path = MEMINFO) -> tuple[int, str] | None:
@@ -77,7 +77,7 @@ def memory_mb(cpus: int, environ=os.environ, cgroup: Path = CGROUP, meminfo: Pat
         found.append((per_node, "SLURM_MEM_PER_NODE"))
     elif per_cpu:
         found.append((per_cpu * cpus, "SLURM_MEM_PER_CPU"))
-    return min(found, key=lambda pair: pair[0]) if found else None
+    return min(reversed(found), key=lambda pair: pair[0]) if found else None
 
 
 def choose(asked: int | None, sandbox_mb: int, environ=os.environ, cgroup: Path = CGROUP,

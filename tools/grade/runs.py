@@ -38,6 +38,7 @@ from tools.grade.grade import Graded
 # when ONLY= does not give it again. Settings with no option (the book, its points) are the
 # repository's: they are never reused, only compared.
 LIMITS = ("step_seconds", "notebook_seconds", "python_mb", "process_mb")
+REUSED = ("due", "hidden_digest", "limits")  # the settings ``reuse`` gives back to the options
 OPTION_WORDS = {"due": "DUE=", "hidden_digest": "HIDDEN=", "limits": "the limits (--step-seconds, ...)",
                 "book": "the book (chapter_lib and the exercise page)", "points": "the exercises' points"}
 
@@ -176,9 +177,12 @@ def check_same(now: dict, earlier: dict, folder: Path, submissions: str, hidden_
                          f"{now['hidden_digest']}): put the file back as it was, or grade the class again with it "
                          f"(make grade SUBMISSIONS={submissions}, without ONLY=)")
     lines = "; ".join(said(key, old.get(key), now.get(key)) for key in differ)
+    unreused = [OPTION_WORDS.get(key, key) for key in differ if key not in REUSED and key not in ("book", "points")]
+    keep = ("Give ONLY= without them to reuse the earlier ones" if not unreused else
+            f"Give {', '.join(unreused)} as the earlier grading did")
     raise RunProblem(f"ONLY= would grade with other settings than the grading it amends ({folder / 'results.json'}), "
-                     f"earlier / now: {lines}. Give ONLY= without them to reuse the earlier ones, or grade the class "
-                     f"again with the new ones: make grade SUBMISSIONS={submissions} (without ONLY=)")
+                     f"earlier / now: {lines}. {keep}, or grade the class again with the new ones: "
+                     f"make grade SUBMISSIONS={submissions} (without ONLY=)")
 
 
 # ---- grade-merge: the newest grading of each student ----------------------------------
