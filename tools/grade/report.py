@@ -98,7 +98,7 @@ def summary_line(results: list[Graded], book: Book) -> str:
 def timing_line(results: list[Graded], seconds: float, jobs: int, why: str = "") -> str:
     graded = [g for g in results if not g.problem]
     each = sum(g.seconds for g in graded) / len(graded) if graded else 0
-    return (f"graded in {_duration(seconds)}, {jobs} at a time{f' ({why})' if why else ''}, "
+    return (f"graded in {_duration(seconds)}, {jobs} at a time{f': {why};' if why else ','} "
             f"{each:.1f} s of sandbox each")
 
 

@@ -123,8 +123,14 @@ class Run:
 
 
 def legacy_stamp(meta: dict) -> dict:
-    """The stamp of a record written before stamps: older than any stamped grading."""
-    return {"at": "", "run": "", "settings": digest(settings_of(meta)), "again": False,
+    """The stamp of a record written before stamps: its file's run's time (to the minute, local), else
+    older than any stamped grading. (A file an ONLY= amended then is newer than its shards, as its regrade.)"""
+    try:
+        at = datetime.strptime(meta.get("run", {}).get("when", ""), "%Y-%m-%d %H:%M").astimezone(timezone.utc)
+        at = at.isoformat(timespec="microseconds")
+    except (ValueError, AttributeError):
+        at = ""
+    return {"at": at, "run": "", "settings": digest(settings_of(meta)), "again": False,
             "from": meta.get("submissions", "")}
 
 

@@ -114,7 +114,7 @@ def merge(shards_root: Path, out: Path) -> tuple[dict, list, list[str]]:
     told = []
     if (out / "results.json").is_file():
         meta, graded = report.read_json(out / "results.json")
-        if meta.get("shards") == n:  # this grading's merge, which an ONLY= may have amended since
+        if n in (meta.get("shards"), len(meta.get("run", {}).get("shards", []))):  # their merge (ONLY= since?)
             sources.append(runs.Source("results.json", out, meta, graded))
         else:
             told.append(f"{out / 'results.json'} (not a merge of these {n} shards) replaced")
