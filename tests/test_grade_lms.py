@@ -22,6 +22,7 @@ import unicodedata
 import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -238,6 +239,21 @@ def test_moodles_worksheet_is_a_submissions_list(tmp_path):
         lateness.settle(handed, None, tmp_path / "extensions.csv")
 
 
+def test_only_reuses_the_amended_gradings_times_extensions_and_roster(tmp_path):
+    roster, submitted = canvas_roster(tmp_path / "r.csv"), tmp_path / "submitted.csv"
+    submitted.write_text("student,submitted\n12346,2026-12-02T08:00\n")
+    handed = intake.collect(canvas_zip(tmp_path), tmp_path / "scratch", times="zip", roster=roster)
+    earlier = lateness.settle(handed, submitted).settings
+    args = SimpleNamespace(times="", submitted=None, extensions=None, roster=None)
+    assert lateness.reuse(args, earlier, set()) == ["TIMES=zip", f"SUBMITTED={submitted}", f"ROSTER={roster}"]
+    assert (args.times, args.submitted, args.roster) == ("zip", submitted, roster)
+    given = SimpleNamespace(times="", submitted=None, extensions=None, roster=None)
+    assert lateness.reuse(given, earlier, {"times", "submitted", "roster"}) == []  # (given again: compared, not reused)
+    submitted.write_text("student,submitted\n12346,2026-12-01T08:00\n")
+    with pytest.raises(intake.IntakeProblem, match=r"read SUBMITTED=.*submitted\.csv, which is gone or has changed"):
+        lateness.reuse(args, earlier, set())
+
+
 # ---- the import files, against each importer's rules -------------------------------------
 
 def moodle_importer_reads(text: str) -> dict[str, tuple[str, str]]:
@@ -366,8 +382,11 @@ def test_feedback_is_packed_as_each_lms_bulk_upload_reads_it(tmp_path):
     handed_in = {g.key: json.loads(EMPTY) for g in results}
     out = tmp_path / "out"
     out.mkdir()
-    outputs.write_all(out, results, BOOK, {"title": "T"}, formats=("canvas", "moodle"), assignment="X (1)",
-                      handed_in=handed_in)
+    notes = "\n".join(outputs.write_all(out, results, BOOK, {"title": "T"}, formats=("canvas", "moodle"),
+                                        assignment="X (1)", handed_in=handed_in))
+    assert "'Last modified (grade)' is '-' for 1 student(s) (Zoë Ðặng)" in notes  # (not in the worksheet)
+    assert (f"set the assignment's maximum grade to {gradebook.max_total(BOOK):g}" in notes) == (
+        gradebook.max_total(BOOK) != 40)  # (the worksheet's assignment is out of 40)
     with zipfile.ZipFile(out / "feedback-canvas.zip") as bundle:
         names = bundle.namelist()
         assert sorted(names) == sorted(CANVAS_FILES)  # one file each, named as Canvas named their file
@@ -406,8 +425,14 @@ def graded_canvas_class(tmp_path_factory):
                            base / "extensions.csv", "--format", "canvas", "--assignment", "Chapter 15 exercises (4242)",
                            "--jobs", "2", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return {"out": base / "out", "stdout": done.stdout,
-            "results": json.loads((base / "out" / "results.json").read_text())}
+    first = json.loads((base / "out" / "results.json").read_text())
+    # José graded again, as typed, with nothing else given: the amended grading's settings are reused.
+    again = subprocess.run([sys.executable, "-m", "tools.grade", archive, "--out", base / "out", "--only", "Núñez, José",
+                            "--format", "canvas", "--assignment", "Chapter 15 exercises (4242)", "--jobs", "1"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    return {"out": base / "out", "stdout": done.stdout, "again": again.stdout, "results": first,
+            "amended": json.loads((base / "out" / "results.json").read_text())}
 
 
 @pytest.mark.long
@@ -427,3 +452,8 @@ def test_a_graded_canvas_class_names_times_and_feedback_as_canvas_means_them(gra
     assert {name: row[0] for name, row in canvas_rows.items()} == {"Núñez, José": "12345", "Kowalski, Anna": "12346"}
     with zipfile.ZipFile(out / "feedback-canvas.zip") as bundle:
         assert sorted(bundle.namelist()) == sorted(CANVAS_FILES[:2])
+    # ONLY= kept José's name, extension and late flag as the amended grading read them.
+    assert "EXTENSIONS=" in graded_canvas_class["again"] and "ROSTER=" in graded_canvas_class["again"]
+    amended = {s["student"]["name"]: s for s in graded_canvas_class["amended"]["submissions"]}
+    assert sorted(amended) == ["Kowalski, Anna", "Núñez, José"]
+    assert amended["Núñez, José"]["student"]["due"] == "2026-12-10 12:00:00" and amended["Núñez, José"]["late"]

@@ -193,6 +193,8 @@ def plan(args, out: Path) -> Plan:
         raise Refused("ONLY= and SHARD= together: leave SHARD= out. ONLY= grades the student again in the grading in "
                       "OUT= (default _build/grades): in its results.json, or, shards not merged yet, in the student's "
                       "shard folder; make grade-merge then keeps the newest grading of each student")
+    # ONLY= reads the class as the grading it amends did (its roster names the student ONLY= gives).
+    restored = lateness.reuse(args, lateness.earlier_settings(out), args.given) if args.only else []
     handed = lateness.settle(intake.collect(args.submissions.resolve(), out / ".handins", args.times, args.roster),
                            args.submitted, args.extensions)
     if not handed.handins:
@@ -208,7 +210,7 @@ def plan(args, out: Path) -> Plan:
         folder = shards.amended_folder(out, again)
         if (folder / "results.json").is_file():
             earlier, previous = report.read_json(folder / "results.json")
-            reused = runs.reuse(args, earlier, args.given)
+            reused = runs.reuse(args, earlier, args.given) + restored
             kept = [g for g in previous if g.key not in again]
     due = intake.parse_due(args.due) if args.due else None
     hidden = hidden_cases.load(args.hidden.resolve(), {e.check: len(e.args) for e in book.checked}) \

@@ -208,7 +208,7 @@ def collect(source: Path, scratch: Path, times: str = "", roster: Path | None = 
         if len(theirs) > 1:
             superseded[key] = [h.name for h in theirs[:-1]]
     counted.sort(key=lambda h: (h.student.name.casefold(), h.student.key))
-    settings = {"times": times}
+    settings = {"times": times, "roster": file_setting(roster)}  # (a roster names the students: ONLY= keeps it)
     return Class(counted, superseded, skipped, handins, settings)
 
 

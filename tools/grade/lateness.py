@@ -21,6 +21,7 @@ that fits no student or several is refused, naming the file and its line.
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -112,6 +113,42 @@ def settle(handed: Class, submitted: Path | None = None, extensions: Path | None
                     extensions=intake.file_setting(extensions))
     return dataclasses.replace(handed, handins=[changed.get(id(h), h) for h in handed.handins],
                                everyone=[changed.get(id(h), h) for h in handed.everyone], settings=settings)
+
+
+OPTIONS = {"times": "TIMES=", "submitted": "SUBMITTED=", "extensions": "EXTENSIONS=", "roster": "ROSTER="}
+
+
+def earlier_settings(out: Path) -> dict:
+    """The settings of the grading in ``out`` (its results.json, else a shard's: the class's own, which
+    every shard of one grading shares), or {} without one."""
+    for path in [out / "results.json", *sorted(out.glob("shard-*-of-*/results.json"))]:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))["meta"].get("settings", {})
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return {}
+
+
+def reuse(args, earlier: dict, given: set[str]) -> list[str]:
+    """ONLY= amending a grading: give ``args`` that grading's hand-in times, submissions list, extensions and
+    roster where ONLY= does not give them again (``earlier``: its settings); returns what was reused. A file that
+    is gone, or no longer holds what it held, is refused, naming it (tools/grade/runs.py compares the rest)."""
+    reused = []
+    if "times" not in given and earlier.get("times"):
+        args.times = earlier["times"]
+        reused.append(f"TIMES={args.times}")
+    for key in ("submitted", "extensions", "roster"):
+        recorded = earlier.get(key)
+        if key in given or not isinstance(recorded, dict):
+            continue
+        path = Path(recorded.get("path", ""))
+        if intake.file_setting(path) != recorded:
+            raise IntakeProblem(f"the grading ONLY= amends read {OPTIONS[key]}{path}, which is gone or has changed "
+                                f"since: give {OPTIONS[key]} again (the file as it was, or a new one: then grade the "
+                                "class again, without ONLY=)")
+        setattr(args, key, path)
+        reused.append(f"{OPTIONS[key]}{path}")
+    return reused
 
 
 def is_late(handin: Handin, due: datetime | None) -> bool:

@@ -133,8 +133,8 @@ def _lms_notes(name: str, results: list[Graded], book: Book, assignment: str) ->
         other = [m for m in maxima if _float(m) not in (None, worth)]
         if other:
             notes.append(f"Moodle's assignment is out of {', '.join(sorted(other))} (ROSTER=), these grades out of "
-                         f"{worth:g}: Moodle skips a grade above its maximum; set the assignment's maximum grade to "
-                         f"{worth:g}")
+                         f"{worth:g}: Moodle takes them as they are (a full mark here is not one there, and a grade "
+                         f"above its maximum is skipped); set the assignment's maximum grade to {worth:g}")
     return notes
 
 
