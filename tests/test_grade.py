@@ -3,7 +3,7 @@
 One grader run, shared by the tests (a module-scoped fixture), grades a handful of crafted
 submissions: right, untouched, tampered (replaced checks, printed PASS lines, a patched
 chapter_lib and sys.modules, answers that compare equal to anything, a forged grades.csv),
-endless (added after that run, then graded alone with `--only`, under a shorter limit),
+endless (added after that run, then graded alone with `--only`, under the run's limits, reused),
 escaping (files written outside, shell commands, network), memory-hungry and corrupt ones,
 plus one submission per kind of answer for the same-verdict test. Each gets the verdicts it
 should, and nothing is written outside the grades folder.
@@ -46,10 +46,6 @@ ANSWERS = answers(BOOK)
 STEP_SECONDS = 12  # (the memory-hungry cell must reach its cap first, on a loaded machine too: at 8 s it once
 # timed out instead, in a fresh-clone `make test` on a throttled machine)
 LIMITS = ["--step-seconds", str(STEP_SECONDS), "--notebook-seconds", "90", "--python-mb", "256", "--process-mb", "1024"]
-# The endless submission takes its whole limit twice (an endless cell, an endless check), so it
-# is graded again on its own under a shorter one (`--only`, as an instructor re-grades one
-# notebook; the other grades are kept): 2 x 8 s fewer than at STEP_SECONDS.
-ENDLESS_STEP_SECONDS = 4
 TOKEN = hashlib.sha256(str(os.getpid()).encode()).hexdigest()[:10]
 
 
@@ -341,12 +337,12 @@ def graded(tmp_path_factory):
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     after = digest(folder)
-    # Added after the whole run, then graded alone under its own limit (ENDLESS_STEP_SECONDS).
+    # Added after the whole run, then graded alone (as an instructor re-grades one notebook; the other
+    # grades are kept), with no limits given: --only reuses the run's (a shorter one would be refused).
     write(folder / "endless.ipynb", minimal({A: [right(A)], B: [right(B)], C: [ENDLESS_CELL],
                                              D: [endless_check_calls(D)]}))
     before_again = digest(folder)
-    again = subprocess.run([sys.executable, "-m", "tools.grade", str(folder), "--out", str(out), "--only", "endless.ipynb",
-                            *LIMITS, "--step-seconds", str(ENDLESS_STEP_SECONDS)],
+    again = subprocess.run([sys.executable, "-m", "tools.grade", str(folder), "--out", str(out), "--only", "endless.ipynb"],
                            cwd=ROOT, capture_output=True, text=True, timeout=900)
     listener.close()
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
@@ -478,7 +474,7 @@ def test_tampering_changes_no_verdict(graded):
 def test_an_endless_exercise_times_out_and_the_others_are_graded(graded):
     assert verdicts(graded, "endless.ipynb") == expect({A: "pass", B: "pass", C: "timeout", D: "timeout"})
     detail = details(graded, "endless.ipynb")
-    assert f"waited {ENDLESS_STEP_SECONDS} s using no CPU at all" in detail[D] and "in this check" in detail[D]
+    assert f"waited {STEP_SECONDS} s using no CPU at all" in detail[D] and "in this check" in detail[D]
     assert detail[C].startswith("cell ") and "in this cell" in detail[C]  # the endless cell is named
     # A fresh sandbox after the endless cell (the endless check was the last step).
     assert graded["results"]["endless.ipynb"]["starts"] == 2

@@ -15,9 +15,10 @@ module                 what it is
                        are code on the page, which a reader reads, edits and runs there.
 ``check_N``            hand-written: the check a reader calls on their own function
 ``common``             hand-written: shared helpers and the checks' harness (verdict first)
+``scoring``            hand-written: the points a verdict earns, read from the lines it prints
 ``fixtures``           hand-written: the documents exercises 3 and 4 start from
-``points``             GENERATED from the ``points:`` of each exercise's start cell: what
-                       a check's verdict line and the grader give for it
+``points``             GENERATED from the ``points:`` and ``weights:`` of each exercise's
+                       start cell: what a check's verdict line and the grader give for it
 =====================  =====================================================================
 
 Every public name of these modules is importable from ``chapter_lib.exercises`` too, as
@@ -25,6 +26,7 @@ the page's start cells and the tests do. This file is GENERATED (``make lib``).
 """
 
 from chapter_lib.exercises.common import *  # noqa: F401,F403
+from chapter_lib.exercises.scoring import *  # noqa: F401,F403
 from chapter_lib.exercises.fixtures import *  # noqa: F401,F403
 from chapter_lib.exercises.solution_1 import *  # noqa: F401,F403
 from chapter_lib.exercises.solution_2 import *  # noqa: F401,F403

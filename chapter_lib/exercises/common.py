@@ -15,6 +15,10 @@ from pathlib import Path
 
 from chapter_lib import chapter15
 from chapter_lib.chapter15 import questions
+# The points of a verdict, read from its lines (their own module, scoring.py); importable from here
+# too, where the grader, the build and the tests import the verdict's definitions from.
+from chapter_lib.exercises.scoring import (CASE_COUNTS, exercise_worth, passed_of, points_for,  # noqa: F401
+                                           verdict_points)
 
 ENG = frozenset({"engineering"})
 FINANCE = frozenset({"finance"})
@@ -23,7 +27,7 @@ AURORA_REGION_QUERY = "What region does Aurora run in?"  # the attack question o
 HARNESS_FOLDER = Path(__file__).resolve().parent
 
 __all__ = ["ENG", "FINANCE", "AURORA_REGION_QUERY", "question", "chapter_code_with", "print_table",
-           "CaseResult", "run_case", "report", "points_for"]
+           "CaseResult", "run_case", "report", "points_for", "verdict_points"]
 
 
 def question(qid, qs=None):
@@ -118,39 +122,12 @@ def verdict_heading(exercise: int, check_name: str, passed: bool) -> str:
 
 # verdict_heading's lines, read back: (PASS|FAIL, exercise number, check name).
 VERDICT_HEADING = re.compile(r"^(PASS|FAIL) {2}exercise (\d+) \((\w+)\)")
-# ... and how many of its cases passed: "all 8 cases pass" or "2 of 8 cases fail".
-CASE_COUNTS = re.compile(r": (?:all (?P<all>\d+) cases pass|(?P<failed>\d+) of (?P<total>\d+) cases fail)")
 
 
-def points_for(passed: int, total: int, worth: float) -> float:
-    """The points ``passed`` cases of ``total`` earn on an exercise worth ``worth``: the same share
-    of its points, to two decimals. The one rule: the page's verdict line and the grader use it."""
-    return round(worth * passed / total, 2) if total else 0.0
-
-
-def passed_of(heading: str) -> tuple[int, int] | None:
-    """(cases passed, cases) from a verdict line, or None if it does not say."""
-    found = CASE_COUNTS.search(heading)
-    if found is None:
-        return None
-    if found.group("all"):
-        return int(found.group("all")), int(found.group("all"))
-    total = int(found.group("total"))
-    return total - int(found.group("failed")), total
-
-
-def _worth(exercise: int) -> float | None:
-    """The exercise's points, as its start cell on the page declares them (generated into points.py)."""
-    try:
-        from chapter_lib.exercises.points import POINTS
-    except ImportError:  # a library built before points were declared
-        return None
-    return POINTS.get(exercise)
-
-
-def _points_text(exercise: int, passed: int, total: int) -> str:
-    worth = _worth(exercise)
-    return "" if worth is None else f", {points_for(passed, total, worth):g} of {worth:g} points"
+def _one_line(text) -> str:
+    """A case's ``why`` on one line: it may quote the reader's error message, whose line breaks would
+    otherwise make lines that read as cases (the grader counts the case lines, :func:`verdict_points`)."""
+    return " ".join(str(text).splitlines())
 
 
 def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
@@ -158,22 +135,24 @@ def report(exercise: int, check_name: str, results: list[CaseResult]) -> bool:
 
     The first line is the verdict, ``PASS`` or ``FAIL``, with the exercise number (the
     page marks an exercise done when its check prints ``PASS``) and the points the passing
-    cases earn (:func:`points_for`), as the grader gives them. Nothing is raised, so
-    a wrong function shows no traceback at all; when the reader's function raised, the
-    first error's traceback follows, with the reader's frames only.
+    cases earn (:func:`verdict_points`, from these very lines), as the grader gives them.
+    Nothing is raised, so a wrong function shows no traceback at all; when the reader's
+    function raised, the first error's traceback follows, with the reader's frames only.
 
     Returns:
         Whether every case passed.
     """
     failed = [r for r in results if not r.ok]
-    points = _points_text(exercise, len(results) - len(failed), len(results))
     if failed:
-        lines = [f"{verdict_heading(exercise, check_name, False)}: {len(failed)} of {len(results)} cases fail{points}"]
-        lines += [f"  FAIL {r.name}: {r.why}" for r in failed]
-        lines += [f"  ok   {r.name}: {r.why}" for r in results if r.ok]
+        lines = [f"{verdict_heading(exercise, check_name, False)}: {len(failed)} of {len(results)} cases fail"]
+        lines += [f"  FAIL {r.name}: {_one_line(r.why)}" for r in failed]
+        lines += [f"  ok   {r.name}: {_one_line(r.why)}" for r in results if r.ok]
     else:
-        lines = [f"{verdict_heading(exercise, check_name, True)}: all {len(results)} cases pass{points}"]
-        lines += [f"  ok   {r.name}: {r.why}" for r in results]
+        lines = [f"{verdict_heading(exercise, check_name, True)}: all {len(results)} cases pass"]
+        lines += [f"  ok   {r.name}: {_one_line(r.why)}" for r in results]
+    worth = exercise_worth(exercise)
+    if worth is not None:
+        lines[0] += f", {verdict_points(exercise, lines, worth):g} of {worth:g} points"
     print("\n".join(lines), flush=True)
     raised = next((r for r in failed if r.error is not None), None)
     if raised is not None:

@@ -37,7 +37,7 @@ EXPECTED = {"right": "pass", "wrong": "fail", "raises": "fail", "untouched": "no
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench.grade_class", description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=40)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--jobs", type=int, help="students at a time (default: the grader's, tools/grade/jobs.py)")
     parser.add_argument("--shards", type=int, default=2, help="the sharded run's shards (0: none)")
     args = parser.parse_args(argv)
     base = OUT / "grade-class"
@@ -45,13 +45,16 @@ def main(argv=None) -> int:
     plan = make_class(base / "submissions", size=args.size)
     started, cpu_before = time.monotonic(), busy_cpu_seconds()
     done = subprocess.run([sys.executable, "-m", "tools.grade", str(base / "submissions"), "--out", str(base / "grades"),
-                           "--jobs", str(args.jobs), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+                           *(["--jobs", str(args.jobs)] if args.jobs else []), "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True)
     wall, cpu = time.monotonic() - started, busy_cpu_seconds() - cpu_before
     print(done.stdout.strip())
     if done.returncode != 0:
         print(done.stderr[-3000:], file=sys.stderr)
         return 1
-    results = {s["name"]: s for s in json.loads((base / "grades" / "results.json").read_text())["submissions"]}
+    written = json.loads((base / "grades" / "results.json").read_text())
+    results = {s["name"]: s for s in written["submissions"]}
+    args.jobs, jobs_why = written["meta"]["run"]["jobs"], written["meta"]["run"].get("jobs_why", "")
     by_kind: dict[str, list[float]] = {}
     mismatches = []
     for name, given in plan.items():
@@ -65,7 +68,8 @@ def main(argv=None) -> int:
                 mismatches.append(f"{name} exercise {number}: {answer} answer got {got}, expected {want}")
     seconds = [s["seconds"] for s in results.values() if not s["problem"]]
     report = {
-        "submissions": len(plan), "jobs": args.jobs, "cores": os.cpu_count(), "wall_seconds": round(wall, 1),
+        "submissions": len(plan), "jobs": args.jobs, "jobs_why": jobs_why, "cores": os.cpu_count(),
+        "wall_seconds": round(wall, 1),
         "wall_seconds_per_submission": round(wall / len(plan), 2), "busy_cpu_seconds": round(cpu, 1),
         "v8_flags": V8_FLAGS,
         "sandbox_seconds_per_submission": {"mean": round(statistics.mean(seconds), 2),
@@ -82,7 +86,7 @@ def main(argv=None) -> int:
         report["sharded"] = sharded(base, args.shards)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "grade.json").write_text(json.dumps(report, indent=2))
-    print(f"{len(plan)} submissions on {args.jobs} jobs ({os.cpu_count()} cores): {wall:.0f} s "
+    print(f"{len(plan)} submissions on {args.jobs} jobs ({jobs_why}; {os.cpu_count()} cores): {wall:.0f} s "
           f"({wall / len(plan):.1f} s per submission, {cpu:.0f} busy CPU-s of the machine; Node's V8 flags: "
           f"{' '.join(V8_FLAGS) or 'none'}); sandbox time per submission: mean "
           f"{report['sandbox_seconds_per_submission']['mean']} s, median {report['sandbox_seconds_per_submission']['median']} s, "

@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from dataclasses import dataclass
 import shutil
 import sys
 import time
 from pathlib import Path
 
 from tools.grade import hidden as hidden_cases
-from tools.grade import intake, notebook, outputs, report, shards
+from tools.grade import intake, lateness, notebook, outputs, report, runs, shards
+from tools.grade import jobs as grade_jobs
 from tools.grade.book import BookProblem, digest, library_files, load
 from tools.grade.gradebook import ManualProblem
 from tools.grade.grade import Graded, grade
@@ -48,7 +50,17 @@ def arguments(argv):
     parser.add_argument("--format", action="append", default=[], choices=outputs.FORMATS,
                         help="also write an LMS's import file (gradebook-canvas.csv, gradebook-moodle.csv)")
     parser.add_argument("--assignment", default="", help="the assignment's column in Canvas's file: `Name (id)`")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students at a time (default: cores)")
+    parser.add_argument("--submitted", type=Path, help="when each student handed in: a CSV of student,submitted, or "
+                                                       "Moodle's grading worksheet (tools/grade/lateness.py)")
+    parser.add_argument("--extensions", type=Path, help="students' own due dates: a CSV of student,due")
+    parser.add_argument("--times", choices=("zip", "files"), default="",
+                        help="take the time handed in from the zip's entries or the files' modification times "
+                             "(an LMS's zip holds the download's time: by default no time is read from files)")
+    parser.add_argument("--roster", type=Path, help="the LMS's table of the students, to name them as it does: "
+                                                    "Canvas's gradebook export or Moodle's grading worksheet")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="students at a time (default: as many as the CPUs this process may use and the memory "
+                             "hold, tools/grade/jobs.py)")
     parser.add_argument("--step-seconds", type=float, default=Limits.step_seconds,
                         help="limit for each cell and each exercise's check (default %(default)g)")
     parser.add_argument("--notebook-seconds", type=float, default=Limits.notebook_seconds,
@@ -62,7 +74,19 @@ def arguments(argv):
                              "isolation, no filesystem jail), said on the first line, in the report and in every "
                              "feedback file (default: refuse; UNISOLATED=1 sets it)")
     parser.add_argument("--quiet", action="store_true", help="no progress, only the summary")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.given = given_options(parser, argv)  # (ONLY= reuses the earlier grading's settings for the others)
+    return args
+
+
+def given_options(parser: argparse.ArgumentParser, argv) -> set[str]:
+    """The options given on the command line, by their names in ``args`` (``step_seconds``): argparse
+    sets a default only where the namespace has no value yet, so a namespace of sentinels keeps them."""
+    unset = object()
+    settable = [a.dest for a in parser._actions  # (append and count actions read their value: left out)
+                if a.dest != "help" and not isinstance(a, (argparse._AppendAction, argparse._CountAction))]
+    namespace = parser.parse_args(argv, namespace=argparse.Namespace(**{dest: unset for dest in settable}))
+    return {dest for dest in settable if getattr(namespace, dest) is not unset}
 
 
 def say(text: str) -> None:
@@ -107,10 +131,13 @@ class Progress:
 def _placed(graded: Graded, handin: intake.Handin, due, superseded: list[str]) -> Graded:
     """The student's facts on their grades: who, when, late, and what else they handed in."""
     student = handin.student
+    own_due = handin.due or due
     graded.student = {"key": student.key, "name": student.name, "lms": student.lms, "lms_id": student.lms_id,
-                      "slug": student.slug}
+                      "slug": student.slug, "filed_as": student.filed_as, "fields": dict(student.fields),
+                      "due": own_due.isoformat(sep=" ") if own_due else "", "extension": handin.due is not None,
+                      "when_from": handin.when_from, "handed_in": lateness.explain(handin, due)}
     graded.when = handin.when.isoformat(sep=" ") if handin.when else ""
-    graded.late = handin.marked_late or bool(due and handin.when and handin.when > due)
+    graded.late = lateness.is_late(handin, due)
     graded.superseded = list(superseded)
     return graded
 
@@ -143,30 +170,57 @@ class Refused(Exception):
     """What the instructor asked for cannot be done: one line, exit status 2."""
 
 
-def plan(args, out: Path):
-    """(the class, the students to grade now, the grades kept from the last run, the due date, the hidden cases)."""
+@dataclass
+class Plan:
+    """What a run grades, and with what."""
+    book: object
+    handed: intake.Class
+    chosen: list  # the hand-ins graded now
+    kept: list[Graded]  # the grades kept from the grading ONLY= amends
+    due: object
+    hidden: object
+    limits: Limits
+    settings: dict  # tools/grade/runs.py
+    folder: Path  # where the outputs go: OUT, or the shard folder an ONLY= amends
+    earlier: dict | None  # the meta of the grading ONLY= amends
+    reused: list[str]  # its settings ONLY= reuses, as options
+
+
+def plan(args, out: Path) -> Plan:
+    """The class, the students to grade now, the grades kept, and the settings (ONLY= reuses the earlier ones)."""
     book = load()
+    if args.shard and args.only:
+        raise Refused("ONLY= and SHARD= together: leave SHARD= out. ONLY= grades the student again in the grading in "
+                      "OUT= (default _build/grades): in its results.json, or, shards not merged yet, in the student's "
+                      "shard folder; make grade-merge then keeps the newest grading of each student")
+    # ONLY= reads the class as the grading it amends did (its roster names the student ONLY= gives).
+    restored = lateness.reuse(args, lateness.earlier_settings(out), args.given) if args.only else []
+    handed = lateness.settle(intake.collect(args.submissions.resolve(), out / ".handins", args.times, args.roster),
+                           args.submitted, args.extensions)
+    if not handed.handins:
+        raise Refused(f"{args.submissions}: no .ipynb files" + (f" ({len(handed.skipped)} skipped)" if handed.skipped else ""))
+    chosen = list(handed.handins)
+    if args.shard:
+        k, n = shards.parse(args.shard)
+        chosen = [h for h in chosen if shards.belongs(h.student.key, k, n)]
+    folder, earlier, kept, reused = out, None, [], []
+    if args.only:
+        chosen = list({h.student.key: h for h in (intake.choose(name, handed) for name in args.only)}.values())
+        again = {h.student.key for h in chosen}
+        folder = shards.amended_folder(out, again)
+        if (folder / "results.json").is_file():
+            earlier, previous = report.read_json(folder / "results.json")
+            reused = runs.reuse(args, earlier, args.given) + restored
+            kept = [g for g in previous if g.key not in again]
     due = intake.parse_due(args.due) if args.due else None
     hidden = hidden_cases.load(args.hidden.resolve(), {e.check: len(e.args) for e in book.checked}) \
         if args.hidden else None
-    handed = intake.collect(args.submissions.resolve(), out / ".handins")
-    chosen = list(handed.handins)
-    if args.shard:
-        if args.only:
-            raise Refused("ONLY= and SHARD= together: grade one student again in the shard's own folder, "
-                          "without SHARD=, giving OUT= that folder")
-        k, n = shards.parse(args.shard)
-        chosen = [h for h in chosen if shards.belongs(h.student.key, k, n)]
-    kept: list[Graded] = []
-    if args.only:
-        chosen = list({h.student.key: h for h in (intake.choose(name, handed) for name in args.only)}.values())
-        if (out / "results.json").exists():
-            _, previous = report.read_json(out / "results.json")
-            again = {h.student.key for h in chosen}
-            kept = [g for g in previous if g.key not in again]
-    if not handed.handins:
-        raise Refused(f"{args.submissions}: no .ipynb files" + (f" ({len(handed.skipped)} skipped)" if handed.skipped else ""))
-    return book, handed, chosen, kept, due, hidden
+    limits = Limits(args.step_seconds, args.notebook_seconds, args.python_mb, args.process_mb)
+    settings = runs.settings(digest(), book.points, due, hidden, limits)
+    settings.update(handed.settings)  # (where hand-in times and extensions came from: tools/grade/lateness.py)
+    if earlier is not None:
+        runs.check_same(settings, earlier, folder, str(args.submissions), any(r.startswith("HIDDEN=") for r in reused))
+    return Plan(book, handed, chosen, kept, due, hidden, limits, settings, folder, earlier, reused)
 
 
 def main(argv=None) -> int:
@@ -176,7 +230,9 @@ def main(argv=None) -> int:
     except shards.ShardProblem as problem:
         print(f"make grade: {problem}", file=sys.stderr)
         return 2
-    out = (args.out or (OUT / shards.folder_name(*k_n) if k_n else OUT)).resolve()
+    out = (args.out or OUT).resolve()
+    if k_n and out.name != shards.folder_name(*k_n):  # (OUT= is the class's folder; a shard's is below it)
+        out = out / shards.folder_name(*k_n)
     out.mkdir(parents=True, exist_ok=True)
     try:
         return run(args, out)
@@ -187,59 +243,83 @@ def main(argv=None) -> int:
 
 def run(args, out: Path) -> int:
     try:
-        book, handed, chosen, kept, due, hidden = plan(args, out)
+        p = plan(args, out)
     except BookProblem as problem:
         print(f"make grade: the book does not say what to grade: {problem}", file=sys.stderr)
         return 2
-    except (Refused, intake.IntakeProblem, hidden_cases.HiddenProblem, shards.ShardProblem) as problem:
+    except (Refused, intake.IntakeProblem, hidden_cases.HiddenProblem, shards.ShardProblem, runs.RunProblem) as problem:
         print(f"make grade: {problem}", file=sys.stderr)
         return 2
-    limits = Limits(args.step_seconds, args.notebook_seconds, args.python_mb, args.process_mb)
+    book, handed, chosen, kept, due, hidden, limits = p.book, p.handed, p.chosen, p.kept, p.due, p.hidden, p.limits
     try:
-        sandbox = Sandbox(out, limits, args.unisolated)
+        sandbox = Sandbox(out, limits, args.unisolated)  # (its scratch in OUT, whichever folder is graded)
     except NotIsolated as refusal:
         print(f"make grade: {refusal}", file=sys.stderr)
         return 3
     except RuntimeError as error:
         print(f"make grade: cannot grade: {error}", file=sys.stderr)
         return 2
+    jobs = grade_jobs.choose(args.jobs, limits.process_mb)
     describe = sandbox.isolation.describe()
     if not args.quiet or not sandbox.isolation.complete:
         say(describe + "\n")
+    if not args.quiet:
+        say(f"{jobs.line()}\n")
+    if p.reused:
+        say(f"ONLY= amends {_shown(p.folder / 'results.json')} with its settings: {', '.join(p.reused)}\n")
     title = next((line[2:].strip() for line in book.page.read_text(encoding="utf-8").splitlines()
                   if line.startswith("# ")), book.page.stem)
+    hidden_reused = any(r.startswith("HIDDEN=") for r in p.reused)
     meta = {"title": title, "submissions": str(args.submissions), "isolation": describe,
             "isolation_complete": sandbox.isolation.complete, "book": digest(),
-            "due": due.isoformat(sep=" ") if due else "", "hidden": str(args.hidden) if args.hidden else "",
+            "due": due.isoformat(sep=" ") if due else "",
+            "hidden": (p.earlier.get("hidden", "") if hidden_reused else str(args.hidden)) if args.hidden else "",
+            "hidden_file": str(hidden.path) if hidden else "",
             "hidden_digest": hidden.digest if hidden else "", "skipped": handed.skipped,
             "limits": f"{limits.step_seconds:g} s per cell and per exercise's check, {limits.notebook_seconds:g} s "
                       f"per notebook, Python {limits.python_mb} MB, the sandbox {limits.process_mb} MB, no network",
-            "shard": args.shard or ""}
+            "shard": args.shard or "",
+            # What changes a grade and is chosen per run: compared by ONLY= and make grade-merge
+            # (tools/grade/runs.py). The folder or zip a notebook came from is not among them: a
+            # student graded again may hand in again, in a newer export; each stamp names its own.
+            "settings": p.settings}
+    this_run = runs.Run.start(f"ONLY={', '.join(args.only)}" if args.only else
+                              f"shard {args.shard}" if args.shard else "the class", p.settings)
+    if p.earlier is not None:  # the class's facts stay the amended grading's; its weakest isolation stays said
+        meta.update({key: p.earlier[key] for key in ("submissions", "shard", "shards", "skipped") if key in p.earlier})
+        if not p.earlier.get("isolation_complete", True):
+            meta.update(isolation=p.earlier["isolation"], isolation_complete=False)
+    meta["runs"] = dict((p.earlier or {}).get("runs", {}), **{this_run.id: this_run.described()})
+    meta["graded"] = dict((p.earlier or {}).get("graded", {}))
+    meta["graded"].update({h.student.key: this_run.stamp(p.earlier is not None, str(args.submissions)) for h in chosen})
     started = time.monotonic()
     progress = Progress(len(chosen), args.quiet)
-    results, notebooks = asyncio.run(grade_all(chosen, handed, book, sandbox, hidden, due, kept, meta, out,
-                                               args.jobs, progress))
+    results, notebooks = asyncio.run(grade_all(chosen, handed, book, sandbox, hidden, due, kept, meta, p.folder,
+                                               jobs.count, progress))
     seconds = time.monotonic() - started
     graded_now = [g for g in results if g.key in {h.student.key for h in chosen}]
-    meta["run"] = {"seconds": round(seconds, 1), "jobs": args.jobs, "when": time.strftime("%Y-%m-%d %H:%M"),
-                   "graded": len(graded_now), "kept": len(kept)}
-    report.write_json(out / "results.json", report.ordered(results), meta)
+    meta["run"] = {"seconds": round(seconds, 1), "jobs": jobs.count, "jobs_why": jobs.why,
+                   "when": time.strftime("%Y-%m-%d %H:%M"), "graded": len(graded_now), "kept": len(kept)}
+    report.write_json(p.folder / "results.json", report.ordered(results), meta)
     try:
-        notes = outputs.write_all(out, results, book, meta, args.manual, tuple(args.format), args.assignment, notebooks)
+        notes = outputs.write_all(p.folder, results, book, meta, args.manual, tuple(args.format), args.assignment,
+                                  notebooks)
     except ManualProblem as problem:
         print(f"make grade: {problem} (the grades are in results.json: fix the file and run make grade-merge)",
               file=sys.stderr)
         return 2
-    timing = report.timing_line(graded_now, seconds, args.jobs)
+    timing = report.timing_line(graded_now, seconds, jobs.count, jobs.why)
     if args.only:
-        say(f"{len(graded_now)} graded again in {seconds:.0f} s, {len(kept)} kept — "
+        where = (f" (in {p.folder.name}: make grade-merge joins it to the other shards)" if p.folder != out else
+                 "" if p.earlier is not None else f" (no earlier grading in {_shown(p.folder)}: only they are in it)")
+        say(f"{len(graded_now)} graded again in {seconds:.0f} s, {len(kept)} kept{where} — "
             f"{report.summary_line(results, book).split(' — ', 1)[1]}\n")
     else:
         say(f"{report.summary_line(results, book)}\n{timing}"
             + (f" (shard {args.shard}: merge with make grade-merge)" if args.shard else "") + "\n")
     for note in notes:
         say(f"NOTE: {note}\n")
-    say(f"-> {_shown(out / 'index.html')}, {_shown(out / 'gradebook.csv')}, {_shown(out / 'feedback')}/\n")
+    say(f"-> {_shown(p.folder / 'index.html')}, {_shown(p.folder / 'gradebook.csv')}, {_shown(p.folder / 'feedback')}/\n")
     return 0
 
 

@@ -88,7 +88,9 @@ def page(graded: Graded, book: Book, manual: dict, meta: dict) -> str:
     name = graded.student_name
     parts = [f"<h1>Feedback for {_e(name)}</h1>",
              f'<p class="meta">{_e(meta.get("title", ""))}: the notebook <code>{_e(graded.name)}</code>'
-             + (f", handed in {_e(graded.when)}" if graded.when else "") + (" (late)" if graded.late else "") + "</p>"]
+             + (f", handed in {_e(graded.when)}" if graded.when else "")
+             + (f", due {_e(graded.student.get('due'))} (your extension)" if graded.student.get("extension") else "")
+             + (" (late)" if graded.late else "") + "</p>"]
     if not meta.get("isolation_complete", True):
         parts.append(f'<p class="warning">{_e(meta.get("isolation", ""))}</p>')
     if graded.problem:

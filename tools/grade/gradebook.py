@@ -3,17 +3,23 @@
 * ``grades.csv``: one row per student and checked exercise: ``student, submission, exercise,
   verdict, points, max_points, detail`` (a notebook that cannot be read: one ``error`` row
   with no exercise, naming why).
-* ``gradebook.csv``: one row per student: their name and LMS id, the submission counted,
-  ``late``, one column of points per exercise (checked ones from the grader, open ones from
-  the instructor's manual scores; empty where nothing was scored), ``total`` and ``max``.
-* ``FORMAT=canvas``: ``gradebook-canvas.csv``, Canvas's gradebook import: ``Student, ID,
-  SIS User ID, SIS Login ID, Section`` and one column for the assignment (``ASSIGNMENT=``,
-  as Canvas names it, ``Name (id)``), with its ``Points Possible`` row. Canvas matches rows by
-  ``ID``, its user id, read from Canvas's own file names.
-* ``FORMAT=moodle``: ``gradebook-moodle.csv``, a Moodle assignment's offline grading worksheet
-  (``Identifier`` is ``Participant <id>``, read from Moodle's own folder names; ``Grade``,
-  ``Maximum Grade``, ``Feedback comments``), uploaded in the assignment's "Upload grading
-  worksheet".
+* ``gradebook.csv``: one row per student: their name and LMS id, the submission counted, when
+  it was handed in and where that time came from, their due date, ``late``, one column of points
+  per exercise (checked ones from the grader, open ones from the instructor's manual scores;
+  empty where nothing was scored), ``total`` and ``max``.
+* ``FORMAT=canvas``: ``gradebook-canvas.csv``, Canvas's gradebook import as its importer reads
+  it: ``Student, ID, SIS User ID, SIS Login ID, Section`` (the first two must say ``Student``
+  and ``ID``, the last ``Section``), one column for the assignment (``ASSIGNMENT=``, as Canvas
+  names it, ``Name (id)``: an unknown name makes a new assignment), and a ``Points Possible``
+  row. Canvas matches a row by ``ID`` (its user id, from its file names), else the SIS ids,
+  else the name; the roster (``ROSTER=``) gives the name, SIS ids and section as Canvas has them.
+* ``FORMAT=moodle``: ``gradebook-moodle.csv``, a Moodle assignment's offline grading worksheet,
+  uploaded in the assignment's "Upload grading worksheet". Its importer needs ``Identifier``
+  (``Participant <id>``, from Moodle's own folder names), ``Grade`` and ``Last modified
+  (grade)``, and reads ``Feedback comments``; the rest is Moodle's worksheet as it downloads it.
+  ``Last modified (grade)`` is Moodle's safety check (a grade changed in Moodle after that time
+  is not overwritten): it is the roster worksheet's own (``ROSTER=``), else ``-``, as Moodle
+  writes it for a student it holds no grade for.
 
 Every file is UTF-8 with a byte-order mark, which Excel needs to read accents and both LMSs
 accept; a field that begins like a formula (``=``, ``+``, ``-``, ``@``) is quoted with ``'``.
@@ -30,8 +36,10 @@ import csv
 import io
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from tools.grade import lms
 from tools.grade.book import Book
 from tools.grade.grade import Graded
 
@@ -49,9 +57,9 @@ class Manual:
 
 
 def _safe(text) -> str:
-    """A spreadsheet does not read a field as a formula (=, +, -, @ first)."""
+    """A spreadsheet does not read a field as a formula (=, +, -, @ first; a lone "-", Moodle's "none", is none)."""
     text = str(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and text != "-" else text
 
 
 def _number(value: float | None) -> str:
@@ -164,14 +172,21 @@ def grades_csv(results: list[Graded], book: Book) -> str:
 
 
 def gradebook_csv(results: list[Graded], book: Book, manual: dict) -> str:
-    rows = [["student", "lms_id", "submission", "handed_in", "late",
+    rows = [["student", "lms_id", "submission", "handed_in", "time_from", "due", "late",
              *[f"ex{n}" for n in book.exercises], "total", "max"]]
     for graded in results:
         each = scores(graded, book, manual)
-        rows.append([graded.student_name, graded.student.get("lms_id", ""), graded.name, graded.when,
-                     "yes" if graded.late else "", *[each[n] for n in book.exercises],
+        time_from = graded.student.get("when_from", "") or (
+            "Canvas's late mark" if graded.late and not graded.when else "")
+        rows.append([graded.student_name, graded.student.get("lms_id", ""), graded.name, graded.when, time_from,
+                     graded.student.get("due", ""), "yes" if graded.late else "", *[each[n] for n in book.exercises],
                      total(graded, book, manual), max_total(book)])
     return _csv(rows)
+
+
+def _field(graded: Graded, name: str) -> str:
+    """A column of the LMS's roster for this student ("" without one)."""
+    return (graded.student.get("fields") or {}).get(name, "")
 
 
 def canvas_csv(results: list[Graded], book: Book, manual: dict, assignment: str) -> str:
@@ -179,18 +194,28 @@ def canvas_csv(results: list[Graded], book: Book, manual: dict, assignment: str)
             ["Points Possible", "", "", "", "", max_total(book)]]
     for graded in results:
         canvas_id = graded.student.get("lms_id", "") if graded.student.get("lms") == "canvas" else ""
-        rows.append([graded.student_name, canvas_id, "", "", "", total(graded, book, manual)])
+        rows.append([graded.student_name, canvas_id, _field(graded, "SIS User ID"), _field(graded, "SIS Login ID"),
+                     _field(graded, "Section"), total(graded, book, manual)])
     return _csv(rows)
 
 
+MOODLE_COLUMNS = ("Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",
+                  "Grade can be changed", "Last modified (submission)", "Last modified (grade)", "Feedback comments")
+MOODLE_REQUIRED = ("Identifier", "Grade", "Last modified (grade)")  # (its importer refuses a file without one)
+
+
 def moodle_csv(results: list[Graded], book: Book, manual: dict) -> str:
-    rows = [["Identifier", "Full name", "Grade", "Maximum Grade", "Feedback comments"]]
+    rows = [list(MOODLE_COLUMNS)]
     for graded in results:
         participant = graded.student.get("lms_id", "") if graded.student.get("lms") == "moodle" else ""
         comments = "; ".join(f"Exercise {n}: {m.comment}" for (key, n), m in sorted(manual.items())
                              if key == graded.key and m.comment)
-        rows.append([f"Participant {participant}" if participant else "", graded.student_name,
-                     total(graded, book, manual), max_total(book), comments])
+        handed_in = lms.moodle_date(datetime.fromisoformat(graded.when)) if graded.when else ""
+        rows.append([f"{lms.PARTICIPANT}{participant}" if participant else "", graded.student_name,
+                     _field(graded, "Email address"), _field(graded, "Status"), total(graded, book, manual),
+                     max_total(book), _field(graded, "Grade can be changed"),
+                     handed_in or _field(graded, "Last modified (submission)") or "-",
+                     _field(graded, "Last modified (grade)") or "-", comments])
     return _csv(rows)
 
 

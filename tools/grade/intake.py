@@ -7,20 +7,18 @@ from either, the same way:
   ``.ipynb_checkpoints`` are skipped, and said to be;
 * names are compared in Unicode's NFC (a macOS zip stores ``Núñez`` decomposed, NFD; what an
   instructor types is composed);
-* the student is read from the file name where the LMS wrote one of its patterns, else the
-  file's path is the student:
-
-  ===========  =========================================================================
-  Canvas       ``<name>_<user id>_<submission id>_<file>``, or
-               ``<name>_LATE_<user id>_<submission id>_<file>`` (Canvas's own late mark)
-  Moodle       ``<Full Name>_<participant id>_assignsubmission_file_`` as the folder or
-               as the start of the file name, then the file's own name
-  ===========  =========================================================================
-
-* a student with several notebooks is graded on their latest (by time handed in, then
-  name); the others are listed in the report as not counted;
-* the time handed in is the zip entry's own time, or the file's modification time: a
-  submission after ``DUE`` is late (a column of the gradebook; no penalty is applied).
+* the student is read from the file name where the LMS wrote one of its patterns
+  (tools/grade/lms.py: Canvas's ``<name>_<user id>_<attachment id>_<file>``, with its late mark
+  ``_late_`` in any case; Moodle's ``<Full Name>_<participant id>_assignsubmission_file[_]``), else the
+  file's path is the student; ``ROSTER=`` (Canvas's gradebook export or Moodle's grading worksheet)
+  names them as the LMS does, matched by LMS id;
+* the time handed in is not read from the files: an LMS's zip carries the download's time on every
+  entry, and a copied folder the copy's. ``TIMES=zip`` (a zip's entry times) or ``TIMES=files``
+  (the files' modification times) asks for them by name; tools/grade/lateness.py reads a submissions
+  list and extensions;
+* a student with several notebooks is graded on their latest (by the time handed in where asked
+  for, then Canvas's attachment id, which grows with each upload, then name); the others are
+  listed in the report as not counted.
 
 A zip is read entry by entry into a scratch folder of the grader's (never following an
 entry's path: ``../`` or an absolute name cannot place a file anywhere), each entry capped
@@ -29,6 +27,7 @@ at the size a notebook may have, so a zip bomb stops at the cap.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import re
@@ -40,9 +39,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
+from tools.grade import lms
+
 MAX_BYTES = 20_000_000  # a class's notebooks are a few hundred KB (tools/grade/notebook.py reads up to this)
-CANVAS = re.compile(r"^(?P<name>[^_/]+)_(?:(?P<late>LATE)_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<file>.+)$")
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+TIMES = {"zip": "the zip entry's time (TIMES=zip)", "files": "the file's modification time (TIMES=files)"}
 
 
 LINK = "it is a symbolic link, not a file (the grader does not follow links)"
@@ -66,6 +66,8 @@ class Student:
     name: str  # as the report shows it
     lms: str = ""  # "canvas", "moodle" or ""
     lms_id: str = ""  # the LMS's id for the student (Canvas's user id, Moodle's participant id)
+    filed_as: str = ""  # the name as the LMS's file name writes it (Canvas's "nunezjose"), when a roster renamed them
+    fields: tuple[tuple[str, str], ...] = ()  # the roster's other columns for them (SIS ids, section, e-mail, ...)
 
     @property
     def slug(self) -> str:
@@ -82,8 +84,12 @@ class Handin:
     name: str  # its path in the folder or the zip, NFC, "/"-separated: what the report shows
     student: Student
     when: datetime | None  # when it was handed in (local time), if known
-    marked_late: bool = False  # the LMS's file name says so (Canvas's LATE)
+    marked_late: bool = False  # the LMS's file name says so (Canvas's late mark)
     problem: str | None = None  # why it cannot be read, known before reading it (a link, too large)
+    stamp: datetime | None = None  # the zip entry's or the file's own time: used only when asked (TIMES=)
+    when_from: str = ""  # where ``when`` came from, as the report says it
+    due: datetime | None = None  # this student's own due date (an extension), if they have one
+    attachment: int = -1  # Canvas's attachment id: the later upload of two has the larger
 
 
 @dataclass
@@ -92,20 +98,21 @@ class Class:
     superseded: dict[str, list[str]] = field(default_factory=dict)  # student key -> their other notebooks
     skipped: list[str] = field(default_factory=list)  # files left out, and why
     everyone: list[Handin] = field(default_factory=list)  # every notebook, counted or not
+    settings: dict = field(default_factory=dict)  # the choices that change grades (results.json's meta["settings"])
 
 
 def student_of(name: str) -> tuple[Student, bool]:
     """The student an LMS's file name names (and whether it marks the file late), else the path."""
-    parts = PurePosixPath(name).parts
-    base = parts[-1]
-    canvas = CANVAS.match(base)
-    if canvas:
-        return Student(f"canvas:{canvas['id']}", canvas["name"], "canvas", canvas["id"]), bool(canvas["late"])
-    for part in parts:
-        moodle = MOODLE.match(part)
-        if moodle:
-            return Student(f"moodle:{moodle['id']}", moodle["name"], "moodle", moodle["id"]), False
-    return Student(name, name), False
+    found = lms.filed(name)
+    if found is None:
+        return Student(name, name), False
+    return Student(f"{found.lms}:{found.lms_id}", found.name, found.lms, found.lms_id), found.late
+
+
+def _handin(path: Path, name: str, stamp: datetime | None, problem: str | None) -> Handin:
+    student, late = student_of(name)
+    found = lms.filed(name)
+    return Handin(path, name, student, None, late, problem, stamp, attachment=found.attachment if found else -1)
 
 
 def _skipped_why(name: str) -> str | None:
@@ -132,10 +139,8 @@ def from_folder(folder: Path) -> tuple[list[Handin], list[str]]:
             if ".ipynb_checkpoints" not in name:
                 skipped.append(f"{name}: {why}")
             continue
-        student, late = student_of(name)
         link = path.is_symlink()
-        when = None if link else _local(path.stat().st_mtime)
-        handins.append(Handin(path, name, student, when, late, LINK if link else None))
+        handins.append(_handin(path, name, None if link else _local(path.stat().st_mtime), LINK if link else None))
     return handins, skipped
 
 
@@ -158,7 +163,6 @@ def from_zip(archive: Path, scratch: Path) -> tuple[list[Handin], list[str]]:
                 if why:
                     skipped.append(f"{name}: {why}")
                     continue
-                student, late = student_of(name)
                 target = scratch / f"{number:05d}.ipynb"
                 problem = None
                 if stat.S_ISLNK(entry.external_attr >> 16):
@@ -168,14 +172,16 @@ def from_zip(archive: Path, scratch: Path) -> tuple[list[Handin], list[str]]:
                 else:
                     with bundle.open(entry) as source, open(target, "wb") as copy:
                         copy.write(source.read(MAX_BYTES + 1))
-                handins.append(Handin(target, name, student, datetime(*entry.date_time), late, problem))
+                handins.append(_handin(target, name, datetime(*entry.date_time), problem))
     except zipfile.BadZipFile as error:
         raise IntakeProblem(f"{archive}: not a zip the grader can read ({error})") from None
     return handins, skipped
 
 
-def collect(source: Path, scratch: Path) -> Class:
-    """The class in ``source`` (a folder or a zip): one notebook counted per student."""
+def collect(source: Path, scratch: Path, times: str = "", roster: Path | None = None) -> Class:
+    """The class in ``source`` (a folder or a zip): one notebook counted per student. ``times``: "zip" or
+    "files" to take the time handed in from the entries' or the files' own times; ``roster``: the LMS's
+    table of the students, to name them as the LMS does."""
     if source.is_dir():
         handins, skipped = from_folder(source)
     elif source.is_file() and zipfile.is_zipfile(source):
@@ -184,50 +190,110 @@ def collect(source: Path, scratch: Path) -> Class:
         raise IntakeProblem(f"{source}: neither a folder nor a zip of notebooks")
     else:
         raise IntakeProblem(f"{source}: no such folder or zip")
+    if times:
+        kind = "files" if source.is_dir() else "zip"
+        if times != kind:
+            raise IntakeProblem(f"TIMES={times}: {source} is a {'folder' if kind == 'files' else 'zip'}; "
+                                f"its own times are TIMES={kind}")
+        handins = [dataclasses.replace(h, when=h.stamp, when_from=TIMES[times]) for h in handins]
+    if roster is not None:
+        handins = _named(handins, roster)
     by_student: dict[str, list[Handin]] = {}
     for handin in handins:
         by_student.setdefault(handin.student.key, []).append(handin)
     counted, superseded = [], {}
     for key, theirs in by_student.items():
-        theirs.sort(key=lambda h: (h.when or datetime.min, h.name))
+        theirs.sort(key=lambda h: (h.when or datetime.min, h.attachment, h.name))
         counted.append(theirs[-1])
         if len(theirs) > 1:
             superseded[key] = [h.name for h in theirs[:-1]]
     counted.sort(key=lambda h: (h.student.name.casefold(), h.student.key))
-    return Class(counted, superseded, skipped, handins)
+    settings = {"times": times, "roster": file_setting(roster)}  # (a roster names the students: ONLY= keeps it)
+    return Class(counted, superseded, skipped, handins, settings)
+
+
+def file_setting(path: Path | None) -> dict | str:
+    """A file the instructor chose, as a run's settings record it: its path and a digest of what it held."""
+    if path is None:
+        return ""
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        digest = ""
+    return {"path": str(path), "digest": digest}
+
+
+def _named(handins: list[Handin], path: Path) -> list[Handin]:
+    """Each student of the roster's LMS named as the roster names them, with its other columns (one it does
+    not list keeps their file's name: outputs.py says so)."""
+    try:
+        roster = lms.read_roster(path)
+    except lms.RosterProblem as problem:
+        raise IntakeProblem(str(problem)) from None
+    theirs = [h for h in handins if h.student.lms == roster.lms]
+    if handins and not theirs:
+        raise IntakeProblem(f"ROSTER={path} is {roster.lms.title()}'s, and no file of the submissions is named as "
+                            f"{roster.lms.title()} names them")
+    named = []
+    for handin in handins:
+        listed = roster.students.get(handin.student.lms_id) if handin.student.lms == roster.lms else None
+        if listed is None:
+            named.append(handin)
+            continue
+        student = dataclasses.replace(handin.student, name=nfc(listed.name) or handin.student.name,
+                                      filed_as=handin.student.name, fields=listed.fields)
+        named.append(dataclasses.replace(handin, student=student))
+    return named
+
+
+def _names(handin: Handin) -> set[str]:
+    """Every name a student may be given by: the notebook's path or file name, their name (the LMS's and
+    their file name's), their key, their LMS id and the roster's ids (SIS ids, e-mail)."""
+    student = handin.student
+    found = {handin.name, PurePosixPath(handin.name).name, student.name, student.key, student.lms_id,
+             student.filed_as}
+    found.update(value for key, value in student.fields if key in ("SIS User ID", "SIS Login ID", "Email address"))
+    return {nfc(name) for name in found if name}
+
+
+def find(given: str, handed: Class, where: str, advice: str = "Give the notebook's path in the submissions instead.") -> Handin:
+    """The one student ``given`` names (see ``_names``), compared in NFC; ``where`` begins the message that
+    refuses an unknown or ambiguous name (``ONLY='x'``, or a file and its row), naming the candidates."""
+    wanted = nfc(given.strip())
+    counted = {h.student.key: h for h in handed.handins}
+    matches = {h.student.key: counted[h.student.key] for h in handed.everyone if wanted in _names(h)}
+    if len(matches) == 1:
+        return next(iter(matches.values()))
+    if matches:
+        listed = "; ".join(f"{h.name} ({h.student.name})" for h in sorted(matches.values(), key=lambda h: h.name))
+        raise IntakeProblem(f"{where} matches {len(matches)} students: {listed}. {advice}")
+    known = sorted({h.name for h in handed.everyone} | {h.student.name for h in handed.everyone})
+    close = difflib.get_close_matches(wanted, known, n=3)
+    raise IntakeProblem(f"{where} is no notebook or student of this class"
+                        + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""))
 
 
 def choose(given: str, handed: Class) -> Handin:
     """The one student ``ONLY=`` names: by a notebook's path or file name, the student's name, or
     their LMS id, compared in NFC. An unknown or ambiguous name is refused, naming the candidates."""
-    wanted = nfc(given.strip())
-    matches: dict[str, Handin] = {}
-    counted = {h.student.key: h for h in handed.handins}
-    everyone = handed.everyone
-    for handin in everyone:
-        names = {handin.name, PurePosixPath(handin.name).name, handin.student.name, handin.student.key}
-        if handin.student.lms_id:
-            names.add(handin.student.lms_id)
-        if wanted in names:
-            matches[handin.student.key] = counted[handin.student.key]
-    if len(matches) == 1:
-        return next(iter(matches.values()))
-    if matches:
-        listed = "; ".join(f"{h.name} ({h.student.name})" for h in sorted(matches.values(), key=lambda h: h.name))
-        raise IntakeProblem(f"ONLY={given!r} matches {len(matches)} students: {listed}. "
-                            "Give the notebook's path in the submissions instead.")
-    known = sorted({h.name for h in everyone} | {h.student.name for h in everyone})
-    close = difflib.get_close_matches(wanted, known, n=3)
-    raise IntakeProblem(f"ONLY={given!r} is no notebook or student of this class"
-                        + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""))
+    return find(given, handed, f"ONLY={given!r}")
+
+
+def parse_time(text: str) -> datetime | None:
+    """``2026-12-01T23:59`` (local time; an offset such as +01:00 or Z is converted to it), or a time as
+    Moodle's worksheet writes it (``Tuesday, 1 December 2026, 11:59 PM``); None if it is neither."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return lms.parse_moodle_date(text)
+    if when.tzinfo is not None:
+        when = when.astimezone().replace(tzinfo=None)
+    return when
 
 
 def parse_due(text: str) -> datetime:
     """``DUE=2026-12-01T23:59`` (local time; an offset such as +01:00 or Z is converted to it)."""
-    try:
-        due = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise IntakeProblem(f"DUE={text!r} is not a date and time (write it as 2026-12-01T23:59)") from None
-    if due.tzinfo is not None:
-        due = due.astimezone().replace(tzinfo=None)
+    due = parse_time(text)
+    if due is None:
+        raise IntakeProblem(f"DUE={text!r} is not a date and time (write it as 2026-12-01T23:59)")
     return due

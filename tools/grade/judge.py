@@ -23,7 +23,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from chapter_lib.exercises.common import VERDICT_HEADING, CaseResult, passed_of, points_for
+from chapter_lib.exercises.common import VERDICT_HEADING, CaseResult, verdict_points
 from tools.grade.book import CheckedExercise
 from tools.grade.box import wire
 from tools.grade.hidden import HiddenCases
@@ -38,7 +38,7 @@ class Verdict:
     verdict: str  # pass, fail, error, timeout, not attempted
     detail: str  # one line, for grades.csv
     lines: list[str] = field(default_factory=list)  # what the check printed, for the report and the feedback
-    points: float = 0.0  # what the cases passed earn (chapter_lib.exercises.common.points_for)
+    points: float = 0.0  # what the cases passed earn (chapter_lib.exercises.common.verdict_points)
     max_points: float = 0.0  # what the exercise is worth (its start cell's ``points:``)
     call: str = ""  # the call judged: the student's own call of the check, or the start cell's
     failed_case: str = ""  # the first case that failed (the report counts them per exercise)
@@ -127,12 +127,11 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int, c
     verdict = _judged(exercise, outcome, untouched, python_mb, shown, names, hidden, hidden_outcome)
     verdict.call, verdict.max_points = shown, worth
     if verdict.verdict in ("pass", "fail") and verdict.lines:
-        counted = passed_of(verdict.lines[0])
-        if counted is not None:
-            passed, total = counted
-            if verdict.hidden:
-                passed, total = passed + verdict.hidden[0], total + verdict.hidden[1]
-            verdict.points = points_for(passed, total, worth)
+        # The page's own rule on the check's printed cases (their weights, from the book via
+        # chapter_lib), and each hidden case weighing 1: common.verdict_points.
+        points = verdict_points(exercise.number, verdict.lines, worth, verdict.hidden)
+        if points is not None:
+            verdict.points = points
     return verdict
 
 

@@ -27,6 +27,7 @@ import re
 import statistics
 from pathlib import Path
 
+from tools.grade import runs
 from tools.grade.book import Book
 from tools.grade.gradebook import max_total, scores, total
 from tools.grade.grade import VERDICTS, Graded
@@ -43,13 +44,28 @@ def write_text(path: Path, text: str):
 
 
 def write_json(path: Path, results: list[Graded], meta: dict):
-    write_text(path, json.dumps({"meta": meta, "submissions": [g.to_json() for g in results]}, indent=1,
-                                ensure_ascii=False))
+    """Each student's record carries its stamp (``meta["graded"]`` in memory: tools/grade/runs.py), so a
+    record read into another grading (a merge) says when and how it was graded; ``meta["runs"]``
+    keeps the runs that graded the students present."""
+    stamps = meta.get("graded", {})
+    used = {stamps[g.key]["run"] for g in results if g.key in stamps}
+    head = {k: v for k, v in meta.items() if k != "graded"}
+    head["runs"] = {run: about for run, about in meta.get("runs", {}).items() if run in used}
+    records = [dict(g.to_json(), graded=stamps[g.key]) if g.key in stamps else g.to_json() for g in results]
+    write_text(path, json.dumps({"meta": head, "submissions": records}, indent=1, ensure_ascii=False))
 
 
 def read_json(path: Path) -> tuple[dict, list[Graded]]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return data.get("meta", {}), [Graded.from_json(g) for g in data.get("submissions", [])]
+    meta, results, stamps = data.get("meta", {}), [], {}
+    for record in data.get("submissions", []):
+        record = dict(record)
+        stamp = record.pop("graded", None)
+        graded = Graded.from_json(record)
+        results.append(graded)
+        stamps[graded.key] = stamp or runs.legacy_stamp(meta)
+    meta["graded"] = stamps
+    return meta, results
 
 
 def ordered(results: list[Graded]) -> list[Graded]:
@@ -79,11 +95,11 @@ def summary_line(results: list[Graded], book: Book) -> str:
             + " — " + "; ".join(parts))
 
 
-def timing_line(results: list[Graded], seconds: float, jobs: int) -> str:
+def timing_line(results: list[Graded], seconds: float, jobs: int, why: str = "") -> str:
     graded = [g for g in results if not g.problem]
     each = sum(g.seconds for g in graded) / len(graded) if graded else 0
-    return (f"graded in {_duration(seconds)} on {jobs} {'core' if jobs == 1 else 'cores'} "
-            f"({each:.1f} s of sandbox each)")
+    return (f"graded in {_duration(seconds)}, {jobs} at a time{f': {why};' if why else ','} "
+            f"{each:.1f} s of sandbox each")
 
 
 def _duration(seconds: float) -> str:
@@ -213,6 +229,20 @@ def _cells_html(cells: list[dict]) -> str:
     return "".join(parts)
 
 
+def _graded_again(meta: dict, key: str) -> str:
+    """How a student graded apart from the class was graded: when, with which settings, from where."""
+    stamp = meta.get("graded", {}).get(key) or {}
+    same = stamp.get("settings") == runs.digest(runs.settings_of(meta))
+    if not stamp.get("again") and same:
+        return ""
+    source = stamp.get("from", "")
+    return (f"graded {'again ' if stamp.get('again') else ''}on {runs.when(stamp)}"
+            + (" (ONLY=)" if stamp.get("again") else "")
+            + (", with the class's settings" if same else
+               f", with other settings than the class's: {runs.summary(meta.get('runs', {}).get(stamp.get('run'), {}).get('settings') or {})}")
+            + (f", from {source}" if source and source != meta.get("submissions") else ""))
+
+
 def _students_cells(graded: Graded, number: int | None) -> list[dict]:
     """The cells the report shows for an exercise: the student's own, and the book's that failed when graded."""
     return [c for c in graded.cells if c.get("exercise") == number]
@@ -280,7 +310,9 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total_count: 
         sid = ids[graded.key]
         title = graded.student_name + ("" if graded.student_name == graded.name else f" — {graded.name}")
         parts = [f'<section id="{sid}" aria-labelledby="{sid}-title"><h2 id="{sid}-title">{_e(title)}</h2>']
-        facts = [f"handed in {graded.when}" if graded.when else "", "late" if graded.late else "",
+        facts = [graded.student.get("handed_in") or (f"handed in {graded.when}" if graded.when else ""),  # (lateness.py)
+                 "late" if graded.late else "",
+                 _graded_again(meta, graded.key),
                  f"also handed in, not counted: {', '.join(graded.superseded)}" if graded.superseded else "",
                  f"feedback: feedback/{graded.student.get('slug', '')}.html" if graded.student.get("slug") else ""]
         if any(facts):
@@ -335,6 +367,9 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total_count: 
         facts.append(f"with the hidden cases of <code>{_e(meta['hidden'])}</code>")
     if meta.get("manual"):
         facts.append(f"manual scores from <code>{_e(meta['manual'])}</code>")
+    again = sorted(g.student_name for g in students if (meta.get("graded", {}).get(g.key) or {}).get("again"))
+    if again:
+        facts.append(f"{len(again)} graded again on their own since (ONLY=; noted under each): {_e(', '.join(again))}")
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
            "base-uri 'none'; form-action 'none'")
@@ -353,7 +388,8 @@ def page(results: list[Graded], book: Book, meta: dict, done: int, total_count: 
 check, the grader's copy, called on the functions the student handed to it (their own call of the check, else
 the start cell's names); the student's code ran in a sandbox ({_e(meta.get("isolation", ""))}) and the check
 ran outside it, on the answers their functions gave. Points: the cases passed out of the cases, of what the
-exercise is worth. Limits: {_e(meta.get("limits", ""))}.</p></details></header>
+exercise is worth. Limits: {_e(meta.get("limits", ""))}. Graded with: {_e(runs.summary(runs.settings_of(meta)))}.
+</p></details></header>
 <main>{_course_table(results, book, manual)}
 <div class="scroll"><table><caption class="meta" style="text-align:left;padding:6px 8px">By student:
 each verdict opens what the check printed for that student.</caption><thead><tr>{"".join(head)}</tr></thead>

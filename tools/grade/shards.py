@@ -7,11 +7,17 @@ independent run of the grader (its own sandbox, on its own machine: a CI matrix'
 batch scheduler's array task), so nothing here schedules anything.
 
 ``make grade-merge`` (``python -m tools.grade.shards``) reads every ``shard-*-of-N`` folder
-under ``SHARDS`` (default ``_build/grades``), checks that they are the N shards of one
-grading (the same book, the same hidden cases and due date, each student once), and writes
-one report, gradebook and feedback set with tools/grade/outputs.py, as one run would: the
-same bytes. Without shard folders it writes the outputs again from ``results.json`` (to
-add ``MANUAL=`` scores or a ``FORMAT=`` after grading).
+under ``SHARDS`` (default: ``OUT``, itself ``_build/grades`` by default), checks that they are
+the N shards of one grading (the same settings: book, points, hidden cases, due date,
+limits), and writes one report, gradebook and feedback set with tools/grade/outputs.py, as
+one run would: the same bytes. An earlier merge's ``results.json`` in ``OUT`` joins them:
+an ``ONLY=`` may have graded a student there again since, and the newest grading of each
+student is kept, wherever it is, saying what was taken from where (tools/grade/runs.py).
+Without shard folders it writes the outputs again from ``results.json`` (to add ``MANUAL=``
+scores or a ``FORMAT=`` after grading).
+
+``ONLY=`` after a sharded grading not merged yet grades the student again in their shard's
+folder (``amended_folder``), so the merge finds it there.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import sys
 from pathlib import Path
 
 from tools.grade import book as grade_book
-from tools.grade import outputs, report
+from tools.grade import outputs, report, runs
 from tools.grade.gradebook import ManualProblem
 from tools.repository import ROOT
 
@@ -53,8 +59,30 @@ def folder_name(k: int, n: int) -> str:
     return f"shard-{k}-of-{n}"
 
 
-def merge(shards_root: Path, out: Path) -> tuple[dict, list]:
-    """The shards under ``shards_root`` joined: (meta, results); their feedback notebooks copied into ``out``."""
+def amended_folder(out: Path, keys: set[str]) -> Path:
+    """Where ``ONLY=`` grades again: ``out`` if it holds a grading (results.json), else the shard folder
+    under it that grades these students (a sharded grading not merged yet), else ``out``."""
+    if (out / "results.json").is_file() or not out.is_dir():
+        return out
+    folders = [(int(m.group(1)), int(m.group(2)), p) for p in sorted(out.iterdir())
+               if p.is_dir() and (m := FOLDER.match(p.name)) and (p / "results.json").is_file()]
+    if not folders:
+        return out
+    counts = {n for _, n, _ in folders}
+    if len(counts) > 1:
+        raise ShardProblem(f"{out}: shards of different counts ({', '.join(f'of {n}' for n in sorted(counts))}) and "
+                           "no results.json: remove the folders of the other grading, then give ONLY= again")
+    places = {p for k, n, p in folders for key in keys if belongs(key, k, n)}
+    if len(places) > 1:
+        raise ShardProblem(f"ONLY= names students of {len(places)} shards ({', '.join(sorted(p.name for p in places))}):"
+                           " grade them again one shard at a time (one ONLY= each)")
+    return places.pop() if places else out  # (their shard's folder missing: make grade-merge says so)
+
+
+def merge(shards_root: Path, out: Path) -> tuple[dict, list, list[str]]:
+    """The shards under ``shards_root`` joined, with ``out``'s results.json if it is their merge (since
+    amended by ``ONLY=``, perhaps): (meta, results, what to tell the instructor). The newest grading of
+    each student is kept (tools/grade/runs.py); feedback notebooks taken from a shard are copied into ``out``."""
     found = sorted((int(m.group(2)), int(m.group(1)), p) for p in shards_root.iterdir()
                    if p.is_dir() and (m := FOLDER.match(p.name)))
     if not found:
@@ -69,40 +97,63 @@ def merge(shards_root: Path, out: Path) -> tuple[dict, list]:
     if missing:
         raise ShardProblem(f"{shards_root}: shard {', '.join(map(str, missing))} of {n} missing "
                            f"(expected {', '.join(folder_name(k, n) for k in missing)})")
-    metas, results, seen = [], [], {}
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
+    sources = []
     for _, k, path in found:
         if not (path / "results.json").is_file():
             raise ShardProblem(f"{path}: no results.json (that shard did not finish)")
         meta, graded = report.read_json(path / "results.json")
-        metas.append((path, meta))
-        for each in graded:
-            if each.key in seen:
-                raise ShardProblem(f"{each.student_name} is in {seen[each.key].name} and {path.name}")
-            seen[each.key] = path
-            results.append(each)
-            notebook = path / "feedback" / f"{each.student.get('slug')}.ipynb"
-            if notebook.is_file():
-                shutil.copyfile(notebook, out / "feedback" / notebook.name)
-    first_path, first = metas[0]
-    for path, meta in metas[1:]:
-        for key in ("book", "hidden_digest", "due", "submissions"):
-            if meta.get(key) != first.get(key):
-                raise ShardProblem(f"{path.name} and {first_path.name} were graded with different {key.replace('_', ' ')} "
-                                   f"({meta.get(key)!r}, {first.get(key)!r})")
-    merged = dict(first)
-    weakest = next((m for _, m in metas if not m.get("isolation_complete", True)), None)
+        sources.append(runs.Source(path.name, path, meta, graded))
+    first = sources[0]
+    for source in sources[1:]:
+        differ = runs.differences(runs.settings_of(source.meta), runs.settings_of(first.meta))
+        if differ:
+            raise ShardProblem(f"{source.label} and {first.label} were graded with different settings ("
+                               + "; ".join(runs.said(key, runs.settings_of(source.meta).get(key),
+                                                     runs.settings_of(first.meta).get(key)) for key in differ)
+                               + "): grade the other shards again with one set of them")
+    told = []
+    if (out / "results.json").is_file():
+        meta, graded = report.read_json(out / "results.json")
+        if n in (meta.get("shards"), len(meta.get("run", {}).get("shards", []))):  # their merge (ONLY= since?)
+            sources.append(runs.Source("results.json", out, meta, graded))
+        else:
+            told.append(f"{out / 'results.json'} (not a merge of these {n} shards) replaced")
+    try:
+        chosen, replaced = runs.newest(sources)
+    except runs.RunProblem as problem:
+        raise ShardProblem(str(problem)) from None
+    results = [graded for _, graded in chosen.values()]
+    taken = {source.label: sorted(g.student_name for s, g in chosen.values() if s is source) for source in sources}
+    (out / "feedback").mkdir(parents=True, exist_ok=True)
+    for source, graded in chosen.values():
+        notebook = source.folder / "feedback" / f"{graded.student.get('slug')}.ipynb"
+        if source.folder != out and notebook.is_file():
+            shutil.copyfile(notebook, out / "feedback" / notebook.name)
+    contributing = [s for s in sources if taken[s.label]] or sources[:1]
+    merged = dict(first.meta)
+    weakest = next((s.meta for s in contributing if not s.meta.get("isolation_complete", True)), None)
     if weakest is not None:
         merged.update(isolation=weakest["isolation"], isolation_complete=False)
-    merged["skipped"] = sorted({s for _, m in metas for s in m.get("skipped", [])})
-    merged["shard"] = ""
-    merged["run"] = {"shards": [m.get("run", {}) for _, m in metas]}
-    return merged, results
+    merged["skipped"] = sorted({s for source in sources[:n] for s in source.meta.get("skipped", [])})
+    merged["settings"] = runs.settings_of(contributing[0].meta)
+    merged["graded"] = {key: source.meta["graded"].get(key) or runs.legacy_stamp(source.meta)
+                        for key, (source, _) in chosen.items()}
+    merged["runs"] = {run: about for source in contributing for run, about in source.meta.get("runs", {}).items()}
+    merged.update(shard="", shards=n)
+    merged["run"] = {"shards": [s.meta.get("run", {}) for s in sources[:n]],
+                     "taken": {label: len(names) for label, names in taken.items() if names}}
+    from_shards = sum(len(names) for label, names in taken.items() if label != "results.json")
+    told.insert(0, f"{from_shards} {'student' if from_shards == 1 else 'students'} from the shards in {shards_root}")
+    if taken.get("results.json"):
+        names = taken["results.json"]
+        told.append(f"{len(names)} from {out / 'results.json'}, graded there after the shards: "
+                    f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''}")
+    return merged, results, told + replaced
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.grade.shards", description=__doc__.split("\n")[0])
-    parser.add_argument("--shards", type=Path, default=OUT, help="the folder holding the shard-k-of-N folders")
+    parser.add_argument("--shards", type=Path, help="the folder holding the shard-k-of-N folders (default: --out)")
     parser.add_argument("--out", type=Path, default=OUT, help="where the merged grades go (default: _build/grades)")
     parser.add_argument("--manual", type=Path, help="the instructor's manual scores (student,exercise,points,comment)")
     parser.add_argument("--format", action="append", default=[], choices=outputs.FORMATS,
@@ -112,13 +163,13 @@ def main(argv=None) -> int:
     book = grade_book.load()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    args.shards = args.shards or out
     try:
         if any(FOLDER.match(p.name) for p in args.shards.iterdir() if p.is_dir()) if args.shards.is_dir() else False:
-            meta, results = merge(args.shards.resolve(), out)
-            what = f"{len(results)} students from the shards in {args.shards}"
+            meta, results, told = merge(args.shards.resolve(), out)
         elif (out / "results.json").is_file():
             meta, results = report.read_json(out / "results.json")
-            what = f"{len(results)} students from {out / 'results.json'}"
+            told = [f"{len(results)} students from {out / 'results.json'}"]
         else:
             raise ShardProblem(f"{args.shards}: no shard-k-of-N folders and no results.json: grade first")
         report.write_json(out / "results.json", report.ordered(results), meta)
@@ -126,7 +177,9 @@ def main(argv=None) -> int:
     except (ShardProblem, ManualProblem) as problem:
         print(f"make grade-merge: {problem}", file=sys.stderr)
         return 2
-    print(f"{what}: {report.summary_line(results, book)}")
+    for line in told:
+        print(f"grade-merge: {line}")
+    print(report.summary_line(results, book))
     for note in notes:
         print(f"NOTE: {note}")
     print(f"-> {out / 'index.html'}, {out / 'gradebook.csv'}, {out / 'feedback'}/")

@@ -13,7 +13,8 @@ is found where Sphinx finds it:
 * its checks, the ``check_*`` functions its start cell imports (an exercise without a check
   gets "Mark as done" in the page, tools/sphinx_ext/runner/progress.mjs);
 * its points, the ``points:`` option of its start cell: what the check's verdict line, the
-  grader and the gradebook give for it (chapter_lib/exercises/points.py is made from them).
+  grader and the gradebook give for it, and beside them ``weights:``, what some of its check's
+  cases weigh (chapter_lib/exercises/points.py is made from both, :func:`declared_points`).
 
 The HTML book hands the exercises to the page's JavaScript as data written from this module
 (tools/sphinx_ext/exercises.py), and the print moves the solutions of the sections it names
@@ -28,7 +29,10 @@ follows.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
+import io
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -39,7 +43,7 @@ from docutils.nodes import make_id
 
 from tools.pipeline.book_text import inline_text
 from tools.pipeline.myst_to_notebook import figure_numbers, parser
-from tools.pipeline.pages import mermaid_sources, notebook_pages, pages_in_toc_order, read_page
+from tools.pipeline.pages import code_cells, mermaid_sources, notebook_pages, pages_in_toc_order, read_page, shown
 
 EXERCISE_HEADING = re.compile(r"Exercise (\d+)")
 HINT_TITLE = re.compile(r"Hint (\d+) of (\d+) for exercise (\d+)")
@@ -83,6 +87,31 @@ class Exercise:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ValueError(f"exercise {self.number}: its start cell's `points: {value!r}` should be a positive number")
         return value
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """Its cases' weights: its start cell's ``weights:`` option beside ``points:``, a case's
+        name as its check names it -> a positive number; a case it does not name weighs 1, so an
+        exercise without ``weights:`` ({}) shares its points equally among its cases."""
+        value = self.start.metadata.get("weights") if self.start is not None else None
+        if value is None:
+            return {}
+        example = "`weights:` then one indented line per case, `  any single mislabeled flag: 2`"
+        if not isinstance(value, dict) or not value:
+            raise ValueError(f"exercise {self.number}: its start cell's `weights: {value!r}` should map case names "
+                             f"to numbers: write {example}")
+        if not self.checks:
+            raise ValueError(f"exercise {self.number}: its start cell gives `weights:` but imports no check, and "
+                             "only a check's cases have weights: remove `weights:`, or import the exercise's check")
+        for name, weight in value.items():
+            if not isinstance(name, str) or not name.strip() or ": " in name:
+                raise ValueError(f"exercise {self.number}: `weights:` names the case {name!r}: name a case as its "
+                                 "check does (text; a case whose name holds \": \" cannot be weighed: rename it)")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) \
+                    or weight <= 0:
+                raise ValueError(f"exercise {self.number}: `weights:` gives the case {name!r} the weight {weight!r}; "
+                                 "a weight is a positive number (every case not named weighs 1)")
+        return dict(value)
 
     @property
     def checks(self) -> list[str]:
@@ -263,3 +292,73 @@ def when_ready(number: int, start: str, checks: list[str]) -> tuple[str, tuple[s
         raise BookProblem(f"exercise {number}: the start cell names {', '.join(sorted(set(names) - defined))} "
                           "for its check but does not define it")
     return call.func.id, names
+
+
+# The start cell's ``weights:`` name cases of its check; each name must be one the check prints.
+NOT_WRITTEN = "the function is not written yet"
+
+
+def _not_written(*args, **kwargs):
+    raise NotImplementedError(NOT_WRITTEN)
+
+
+def start_cell_where(md: Path, exercise: Exercise) -> str:
+    """Where an exercise's start cell is, for a message: the page, the code cell and its line."""
+    cell = next((c for c in code_cells(md) if exercise.start is not None and c.source == exercise.start.source), None)
+    return cell.where if cell is not None else f"{shown(md)}, exercise {exercise.number}'s start cell"
+
+
+def declared_points(md: Path) -> tuple[dict[int, float], dict[int, dict[str, float]]]:
+    """Each exercise's ``points:`` and its cases' ``weights:``, as the page's start cells declare them
+    (what `make lib` writes into chapter_lib/exercises/points.py). A declaration that does not read
+    raises BookProblem naming the page, the start cell and its line, and the fix."""
+    points, weights = {}, {}
+    for number, exercise in read_exercises(md).items():
+        try:
+            if exercise.points is not None:
+                points[number] = exercise.points
+            if exercise.weights:
+                weights[number] = exercise.weights
+        except ValueError as error:
+            raise BookProblem(f"{start_cell_where(md, exercise)}: {error}") from None
+    return points, weights
+
+
+def case_lines(check: str, arity: int) -> list[str]:
+    """What ``check`` (chapter_lib's, imported in this Python) prints on functions not written yet:
+    its verdict, then one line per case, every case named (:func:`chapter_lib.exercises.common.report`)."""
+    import chapter_lib.exercises as library
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        getattr(library, check)(*[_not_written] * arity)
+    return printed.getvalue().splitlines()
+
+
+def unknown_weights(md: Path) -> list[str]:
+    """The ``weights:`` of the page's start cells that name no case of their check (or more than one),
+    each said with the page, the cell, its line and the check's cases to choose from. Runs each
+    weighted exercise's check, as chapter_lib has it, on functions not written yet."""
+    from chapter_lib.exercises.scoring import case_name
+
+    problems = []
+    for number, exercise in read_exercises(md).items():
+        if not exercise.weights:
+            continue
+        check, names = when_ready(number, exercise.start.source, exercise.checks)
+        try:
+            cases = [name for name in map(case_name, case_lines(check, len(names))[1:]) if name is not None]
+        except Exception as error:  # (a check that stops before its verdict names no case)
+            cases, stopped = [], f"; it raised {type(error).__name__}: {error}"
+        else:
+            stopped = "" if cases else "; it printed no case"
+        if stopped:
+            problems.append(f"{start_cell_where(md, exercise)}: exercise {number}'s `weights:` could not be read "
+                            f"against the cases of {check}, run on functions not written yet{stopped}")
+            continue
+        for name in exercise.weights:
+            if cases.count(name) != 1:
+                said = "names no case" if name not in cases else f"names {cases.count(name)} cases"
+                problems.append(f"{start_cell_where(md, exercise)}: exercise {number}'s `weights:` {said} of {check}: "
+                                f"{name!r}. Name one of its cases as the check prints it: {'; '.join(cases)}")
+    return problems

@@ -239,13 +239,22 @@ def generate() -> dict[Path, str]:
     check_defined_once(saved)
     targets = [TARGET] + sorted({s.module for s in saved} - {TARGET}, key=lambda p: p.name)
     rendered_modules = {target: rendered([s for s in saved if s.module == target], target) for target in targets}
+    # What each exercise is worth, and its cases' weights, from its start cell (tools/pipeline/book_shape.py).
+    points = {}
+    for page in book_shape.exercise_pages()[-1:]:
+        try:
+            worth, weights = book_shape.declared_points(page)
+        except book_shape.BookProblem as problem:
+            raise BookError(str(problem)) from None
+        points[SOLUTIONS / "points.py"] = points_module(page.relative_to(ROOT), worth, weights)
     # First: does every import of the library still resolve? (A renamed saved function is
     # named here with its importers and the edit that renamed it, before pyflakes would
     # blame a later cell that uses it.)
     new_cells = {}
     for s in saved:
         new_cells.setdefault(s.cell.name, set()).update(name for name, _ in defined_names(s.tree))
-    library_imports.check({module_name(target): text for target, (text, _) in rendered_modules.items()}, new_cells,
+    library_imports.check({module_name(target): text for target, (text, _) in rendered_modules.items()}
+                          | {module_name(target): text for target, text in points.items()}, new_cells,
                           TARGET.read_text() if TARGET.exists() else None, pages,
                           # (the hand-written checks import the real library, not a test's scratch one)
                           SOLUTIONS if TARGET.parent == SOLUTIONS.parent else None)
@@ -253,13 +262,7 @@ def generate() -> dict[Path, str]:
     for target, (text, origins) in rendered_modules.items():
         check_names(text, origins, target, pages)
         modules[target] = with_digest(text)
-    # What each exercise is worth, from its start cell (tools/pipeline/book_shape.py).
-    for page in book_shape.exercise_pages()[-1:]:
-        try:
-            worth = {n: e.points for n, e in book_shape.read_exercises(page).items() if e.points is not None}
-        except ValueError as error:
-            raise BookError(f"{shown(page)}: {error}") from None
-        modules[SOLUTIONS / "points.py"] = points_module(page.relative_to(ROOT), worth)
+    modules.update(points)
     # The package's __init__ imports every solution and check (tools/pipeline/exercises_package.py).
     generated = [t for t in targets if t != TARGET] + [p for p in modules if p.name == "points.py"]
     modules[SOLUTIONS / "__init__.py"] = package_init(SOLUTIONS, generated)
@@ -364,6 +367,16 @@ def main(argv: list[str] | None = None) -> int:
         stale.unlink()
         print(f"removed {shown(stale)} (no page makes it any more)")
         changed = True
+    # A weight's case names are checked against the check's cases once the library is written:
+    # they are what the (hand-written) check prints, on the (just generated) chapter_lib.
+    try:
+        unknown = [problem for page in book_shape.exercise_pages()[-1:] for problem in book_shape.unknown_weights(page)]
+    except (BookError, book_shape.BookProblem) as problem:
+        unknown = [str(problem)]
+    for problem in unknown:
+        print(f"error: {problem}", file=sys.stderr)
+    if unknown:
+        return 1
     if not changed and not args.quiet:
         print("chapter_lib is up to date.")
     return 0
