@@ -10,7 +10,9 @@ CPU-seconds while it graded (/proc/stat: every sandbox's Node counts), the sandb
 and the memory they used, and whether every verdict is the one the generated answer should
 get. Then the same class in ``--shards`` shards (2: one per core here), each its own grader
 process at one job, all at once as separate machines would run them, and merged: their wall
-time, CPU-seconds, and whether the merged outputs are the one run's bytes. Writes
+time, CPU-seconds, and whether the merged outputs are the one run's bytes. Then once more
+beside ``--busy`` processes that keep every core busy: whether the grades (CSVs and feedback)
+are the quiet run's bytes, the limits being CPU time (tools/grade/sandbox.py). Writes
 _build/bench/grade.json; the class and its grades stay in _build/bench/grade-class/.
 """
 
@@ -39,6 +41,8 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=40)
     parser.add_argument("--jobs", type=int, help="students at a time (default: the grader's, tools/grade/jobs.py)")
     parser.add_argument("--shards", type=int, default=2, help="the sharded run's shards (0: none)")
+    parser.add_argument("--busy", type=int, default=4,
+                        help="busy processes beside the class graded once more, its grades compared (0: not run)")
     args = parser.parse_args(argv)
     base = OUT / "grade-class"
     shutil.rmtree(base, ignore_errors=True)
@@ -77,6 +81,10 @@ def main(argv=None) -> int:
                                            "max": round(max(seconds), 2)},
         "sandbox_seconds_by_kind": {k: {"count": len(v), "mean": round(statistics.mean(v), 2), "max": round(max(v), 2)}
                                     for k, v in sorted(by_kind.items())},
+        "sandbox_cpu_seconds_per_submission": {
+            "mean": round(statistics.mean(s.get("cpu_seconds", 0) for s in results.values() if not s["problem"]), 2),
+            "student_charged_mean": round(statistics.mean(s.get("charged_seconds", 0) for s in results.values()
+                                                          if not s["problem"]), 2)},
         "sandboxes_started": sum(s["starts"] for s in results.values()),
         "peak_memory_mb": max((s.get("peak_mb", 0) for s in results.values()), default=0),
         "verdicts_as_expected": not mismatches, "mismatches": mismatches,
@@ -84,6 +92,8 @@ def main(argv=None) -> int:
     }
     if args.shards:
         report["sharded"] = sharded(base, args.shards)
+    if args.busy:
+        report["beside_busy_processes"] = beside_busy(base, args.busy, args.jobs)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "grade.json").write_text(json.dumps(report, indent=2))
     print(f"{len(plan)} submissions on {args.jobs} jobs ({jobs_why}; {os.cpu_count()} cores): {wall:.0f} s "
@@ -102,13 +112,46 @@ def main(argv=None) -> int:
         print(f"In {run['shards']} shards at once (a grader process each, one job), merged: {run['wall_seconds']:.0f} s, "
               f"{run['busy_cpu_seconds']:.0f} busy CPU-s; merge {run['merge_seconds']:.1f} s; the one run's bytes: "
               f"{'yes' if run['same_outputs'] else 'NO: ' + ', '.join(run['differ'][:5])}")
+    if args.busy:
+        run = report["beside_busy_processes"]
+        print(f"Beside {run['busy_processes']} busy processes on {os.cpu_count()} cores: {run['wall_seconds']:.0f} s "
+              f"(load {run['load_average_after'][0]:.1f} after); the same grades (grades.csv, gradebook.csv, "
+              f"feedback): {'yes' if run['same_grades'] else 'NO: ' + ', '.join(run['differ'][:5])}")
     print(f"-> {(OUT / 'grade.json').relative_to(ROOT)}, {(base / 'grades' / 'index.html').relative_to(ROOT)}")
-    return 0 if not mismatches and (not args.shards or report["sharded"]["same_outputs"]) else 1
+    return 0 if not mismatches and (not args.shards or report["sharded"]["same_outputs"]) \
+        and (not args.busy or report["beside_busy_processes"]["same_grades"]) else 1
 
 
 def _files(folder) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and p.name != "results.json"}
+
+
+def _grades(folder) -> dict[str, bytes]:
+    """What a student or the LMS is given: the CSVs and the feedback (not the report's timings)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and (p.suffix == ".csv" or p.parent.name == "feedback")}
+
+
+def beside_busy(base, processes: int, jobs: int) -> dict:
+    """The class graded again beside ``processes`` busy processes (a loaded machine), compared with the quiet run."""
+    out = base / "busy"
+    shutil.rmtree(out, ignore_errors=True)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "tools.grade", str(base / "submissions"), "--out", str(out),
+                               "--jobs", str(jobs), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+        wall, load = time.monotonic() - started, os.getloadavg()
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    quiet, busy = _grades(base / "grades"), _grades(out) if done.returncode == 0 else {}
+    differ = sorted(n for n in set(quiet) | set(busy) if quiet.get(n) != busy.get(n))
+    return {"busy_processes": processes, "wall_seconds": round(wall, 1), "load_average_after": load,
+            "same_grades": done.returncode == 0 and not differ, "differ": differ or ([done.stderr[-2000:]] if
+                                                                                     done.returncode else [])}
 
 
 def sharded(base, shards: int) -> dict:
