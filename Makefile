@@ -319,5 +319,5 @@ grade: env assets  ## grade SUBMISSIONS=<folder or zip> -> _build/grades/ (repor
 grade-merge: env  ## join the SHARD=k/N gradings in _build/grades (or OUT=, SHARDS=<folder>) into one report, gradebook and feedback, keeping the newest grading of each student; without shards, write them again from results.json (MANUAL=, FORMAT=)
 	$(PY) -m tools.grade.shards $${OUT:+--out "$$OUT"} $${SHARDS:+--shards "$$SHARDS"} $${MANUAL:+--manual "$$MANUAL"} \
 	  $${ASSIGNMENT:+--assignment "$$ASSIGNMENT"} $(foreach f,$(FORMAT),--format $(f))
-bench-grade: env assets  ## a generated class of 40 graded: seconds per submission (_build/bench/grade.json)
+bench-grade: env assets  ## a generated class of 40 graded: seconds and CPU-seconds per submission, in shards, and beside busy processes with its grades compared (_build/bench/grade.json)
 	$(PY) -m tools.bench.grade_class $(if $(SIZE),--size $(SIZE))

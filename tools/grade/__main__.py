@@ -62,9 +62,11 @@ def arguments(argv):
                         help="students at a time (default: as many as the CPUs this process may use and the memory "
                              "hold, tools/grade/jobs.py)")
     parser.add_argument("--step-seconds", type=float, default=Limits.step_seconds,
-                        help="limit for each cell and each exercise's check (default %(default)g)")
+                        help="CPU seconds for each cell of the student's, each check and each check's hidden "
+                             "cases (default %(default)g)")
     parser.add_argument("--notebook-seconds", type=float, default=Limits.notebook_seconds,
-                        help="limit for one whole submission (default %(default)g)")
+                        help="CPU seconds for all of a submission's own steps; the book's cells are not charged "
+                             "(default %(default)g)")
     parser.add_argument("--python-mb", type=int, default=Limits.python_mb,
                         help="Python's memory in the sandbox; MemoryError past it (default %(default)d)")
     parser.add_argument("--process-mb", type=int, default=Limits.process_mb,
@@ -276,8 +278,9 @@ def run(args, out: Path) -> int:
             "hidden": (p.earlier.get("hidden", "") if hidden_reused else str(args.hidden)) if args.hidden else "",
             "hidden_file": str(hidden.path) if hidden else "",
             "hidden_digest": hidden.digest if hidden else "", "skipped": handed.skipped,
-            "limits": f"{limits.step_seconds:g} s per cell and per exercise's check, {limits.notebook_seconds:g} s "
-                      f"per notebook, Python {limits.python_mb} MB, the sandbox {limits.process_mb} MB, no network",
+            "limits": f"{limits.step_seconds:g} s of CPU per cell, check or hidden cases, {limits.notebook_seconds:g} s "
+                      f"per notebook (the book's cells not charged), Python {limits.python_mb} MB, the sandbox "
+                      f"{limits.process_mb} MB, no network",
             "shard": args.shard or "",
             # What changes a grade and is chosen per run: compared by ONLY= and make grade-merge
             # (tools/grade/runs.py). The folder or zip a notebook came from is not among them: a

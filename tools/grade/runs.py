@@ -40,7 +40,8 @@ from tools.grade.grade import Graded
 LIMITS = ("step_seconds", "notebook_seconds", "python_mb", "process_mb")
 REUSED = ("due", "hidden_digest", "limits")  # the settings ``reuse`` gives back to the options
 OPTION_WORDS = {"due": "DUE=", "hidden_digest": "HIDDEN=", "limits": "the limits (--step-seconds, ...)",
-                "book": "the book (chapter_lib and the exercise page)", "points": "the exercises' points"}
+                "book": "the book (chapter_lib and the exercise page)", "points": "the exercises' points",
+                "times": "TIMES=", "submitted": "SUBMITTED=", "extensions": "EXTENSIONS=", "roster": "ROSTER="}
 
 
 class RunProblem(Exception):
@@ -52,7 +53,9 @@ def settings(book_digest: str, points: dict, due: datetime | None, hidden, limit
     return {"book": book_digest, "points": {str(n): points[n] for n in sorted(points)},
             "due": due.isoformat(sep=" ", timespec="seconds") if due else "",
             "hidden_digest": hidden.digest if hidden else "",
-            "limits": {name: getattr(limits, name) for name in LIMITS}}
+            # (the clock the seconds are on: CPU time since limits stopped being wall-clock time,
+            # so a grading under the old limits is not taken for one under the new)
+            "limits": {**{name: getattr(limits, name) for name in LIMITS}, "clock": "cpu"}}
 
 
 def settings_of(meta: dict) -> dict:
@@ -74,7 +77,8 @@ def differences(one: dict, other: dict) -> list[str]:
 def shown(key: str, value) -> str:
     """A setting's value as an instructor reads it."""
     if key == "limits" and isinstance(value, dict):
-        return (f"{value.get('step_seconds', '?'):g} s per step, {value.get('notebook_seconds', '?'):g} s per "
+        clock = " of CPU" if value.get("clock") == "cpu" else " on the clock"
+        return (f"{value.get('step_seconds', '?'):g} s{clock} per step, {value.get('notebook_seconds', '?'):g} s per "
                 f"notebook, Python {value.get('python_mb')} MB, the sandbox {value.get('process_mb')} MB")
     if key == "points" and isinstance(value, dict):
         return ", ".join(f"ex {n}: {p:g}" for n, p in value.items()) or "none"
