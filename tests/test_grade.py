@@ -656,7 +656,8 @@ def test_the_call_judged_is_the_students_last_call_of_the_check_with_its_functio
              Cell(2, f"{exercise.check}({by_keyword})\n{exercise.check}()", exercise.number, "edited"),
              Cell(3, f"{exercise.check}({', '.join('book' for _ in parameters)})", exercise.number, "book")]
     call = judged_call(exercise, cells)
-    assert call.expressions == tuple(f"f{i}" for i in range(len(parameters))) and call.position == 2
-    assert judged_call(exercise, cells[2:]).expressions == exercise.args  # the book's own calls are not theirs
+    assert call.arguments == by_keyword and call.position == 2
+    assert call.names == tuple(f"f{i}" for i in range(len(parameters)))  # in the order of the check's parameters
+    assert judged_call(exercise, cells[2:]).names == exercise.args  # the book's own calls are not theirs
     assert judge(exercise, {"missing": [exercise.args[0]]}, False, 256).verdict == "fail"
     assert judge(exercise, {"missing": [exercise.args[0]]}, True, 256).verdict == "not attempted"

@@ -154,7 +154,7 @@ def test_shards_of_different_settings_are_refused_naming_the_setting(tmp_path):
     write_grading(tmp_path / "shard-2-of-2", [graded("nowak.ipynb", "pass")],
                   runs.Run.start("shard", the_settings(limits=Limits(5, 60, 256, 1024))), shard="2/2")
     done = merge(tmp_path)
-    assert done.returncode == 2 and "the limits" in done.stderr and "5 s per step" in done.stderr
+    assert done.returncode == 2 and "the limits" in done.stderr and "5 s of CPU per step" in done.stderr
 
 
 @hypothesis_settings(max_examples=60, deadline=None)
