@@ -225,7 +225,7 @@ def test_only_with_another_setting_is_refused_naming_it_both_values_and_the_way_
     message = str(refused.value)
     assert "DUE=: 2026-12-01 23:59:00 / 2026-12-08 23:59:00" in message
     assert f"make grade SUBMISSIONS={a_class['folder']} (without ONLY=)" in message
-    with pytest.raises(runs.RunProblem, match=r"the limits .*: 20 s per step.* / 5 s per step"):
+    with pytest.raises(runs.RunProblem, match=r"the limits .*: 20 s of CPU per step.* / 5 s of CPU per step"):
         planned(a_class, "--only", "kowalski.ipynb", "--step-seconds", "5")
 
 

@@ -412,6 +412,37 @@ def test_hidden_cases_reach_no_feedback_and_are_passed_only_where_solved(spied_c
     assert table["hidden"] == [solved, cases] and table["verdict"] == "fail", table
 
 
+@pytest.mark.netns
+@settings(max_examples=1, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(forms=st.lists(st.tuples(st.sampled_from(FORMS), st.sampled_from(sorted(PLACES))), min_size=4, max_size=4),
+       junk=st.lists(st.lists(CELLS, max_size=3), min_size=4, max_size=4))
+def test_a_generated_class_finishes_with_a_row_per_student(tmp_path_factory, forms, junk):
+    """Students Hypothesis makes up: the router handed over in any form, from any place, among cells of
+    any shape; one grading of them all ends with one row per student (and the forms judged)."""
+    if ROUTER is None:
+        pytest.skip("the book has no check_router exercise")
+    folder = tmp_path_factory.mktemp("generated") / "class"
+    folder.mkdir()
+    params = parameters_of(ROUTER)
+    for index, ((form, place), cells) in enumerate(zip(forms, junk)):
+        setup, arguments = call_form(form, ROUTER.check, params, "mine")
+        setup = setup.replace("return 'router_fn'", "return route_question(*args, **kwargs)")
+        call = PLACES[place].format(call=f"{ROUTER.check}({arguments})")
+        nb = one_exercise_notebook(BOOK, ROUTER.number, [IMPORTS + setup, call])
+        nb["cells"][-1:-1] = cells  # (before the call: the call judged stays the form's)
+        (folder / f"{index}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    out = folder.parent / "grades"
+    run_grader(folder, "--out", out, "--jobs", "2", "--step-seconds", "20", "--quiet")
+    rows = list(csv.DictReader((out / "grades.csv").open(encoding="utf-8-sig")))
+    assert sorted({r["submission"] for r in rows}) == sorted(f"{i}.ipynb" for i in range(len(forms)))
+    results = {r["name"]: r for r in json.loads((out / "results.json").read_text())["submissions"]}
+    for index, (form, place) in enumerate(forms):
+        if results[f"{index}.ipynb"]["problem"]:  # a notebook its junk made unreadable: its one error row
+            continue
+        verdict = results[f"{index}.ipynb"]["verdicts"][str(ROUTER.number)]
+        assert verdict["verdict"] == "pass", (form, place, junk[index], verdict["detail"])
+
+
 # --------------------------------------------------------------------------
 # A busy machine changes no verdict
 # --------------------------------------------------------------------------
