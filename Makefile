@@ -148,6 +148,7 @@ CHECK_TESTS ?= tests
 check check-sources check-tests: export PYTHONDONTWRITEBYTECODE =
 TS_PROJECTS := tsconfig.json tsconfig.page.json tsconfig.worker.json tsconfig.node.json
 check: env $(NPM_ASSETS)  ## the quick loop while you work, after `make book`: sources, library in sync, the tests that need no whole-book build, changed pages under nbval
+	@$(PY) -m tools.pipeline.pages  # the book reads (_toc.yml, every page), or nothing else runs
 	@$(MAKE) --no-print-directory -j2 --output-sync=target check-sources check-tests
 	@echo "make check passed: what a minute allows (make test runs every check, as CI does)"
 check-sources:
@@ -179,7 +180,8 @@ sources-and-notebooks:
 pdf-and-html: env $(NPM_ASSETS)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(GRAPH) lib assets diagrams outputs pdf html
-test:  ## every check, on what is committed
+test: env  ## every check, on what is committed
+	@$(PY) -m tools.pipeline.pages  # the book reads (_toc.yml, every page), or no stage runs
 	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
 
 # The book's own JavaScript: linted (eslint.config.mjs); all of it type-checked by tsc from its

@@ -4,6 +4,9 @@
   traceback; its kernels are gone; and what it changed reaches the next build's report,
   though the next build finds those pages up to date.
 * A second build started meanwhile waits for the first, saying so in one line, then runs.
+* Ctrl-C in a terminal (a pseudo-terminal here) while a page's kernels start, or while its
+  cell runs, ends in the build's own words alone: nbclient's kernel cleanup, left registered
+  for exit, no longer prints "Exception ignored in atexit callback" and an AssertionError.
 
 In a scratch copy of the repository (its sources; the copy builds its own `_build`): the first
 notebook page gets a cell that prints a new line, the second a cell that waits for a file the
@@ -14,6 +17,8 @@ interrupted. The lock itself is also tested alone (tools/pipeline/build_lock.py)
 from __future__ import annotations
 
 import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -115,3 +120,77 @@ def test_a_second_build_waits_for_the_lock_saying_so_once(tmp_path, capfd):
     said = capfd.readouterr().err
     assert said.count("\n") == 1 and said.startswith(f"Another build is running in this tree (`make book`, process "
                                                      f"{holder.pid}, since "), said
+
+
+WAITING_PAGE = """---
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# 15.99 A page that waits
+
+```{code-cell} ipython3
+import time
+time.sleep(120)
+```
+"""
+# A page executed as `make outputs` executes it (two kernels at once), its KeyboardInterrupt
+# said in one line as the graph says it (tools/pipeline/artefact_graph.py).
+EXECUTE_A_PAGE = ("import sys\nfrom pathlib import Path\nfrom tools.pipeline import execute_pages\n"
+                  "from tools.pipeline.pages import read_page\nmd = Path(sys.argv[1])\nprint('executing', flush=True)\n"
+                  "try:\n    execute_pages.execute(md, read_page(md))\nexcept KeyboardInterrupt:\n"
+                  "    print('Interrupted.', file=sys.stderr)\n    sys.exit(130)\n")
+
+
+def in_a_terminal(arguments: list[str], ctrl_c_after: float) -> tuple[str, int, list]:
+    """Run ``arguments`` in a pseudo-terminal, type Ctrl-C ``ctrl_c_after`` seconds after it says
+    `executing` (as a person does: the terminal sends SIGINT to its foreground job, which a
+    background job of a non-interactive shell would ignore); returns all it wrote, its exit
+    status and the kernels it had started."""
+    pid, terminal = pty.fork()
+    if pid == 0:  # (the child: the program, its output the terminal's)
+        os.chdir(ROOT)
+        os.execv(sys.executable, [sys.executable, *arguments])
+    written = b""
+
+    def read_for(seconds: float) -> bool:
+        nonlocal written
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([terminal], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(terminal, 4096)
+                except OSError:  # (the program ended: Linux says EIO)
+                    return False
+                if not chunk:
+                    return False
+                written += chunk
+        return True
+
+    deadline = time.monotonic() + 120
+    while b"executing" not in written and time.monotonic() < deadline and read_for(0.2):
+        pass
+    assert b"executing" in written, written.decode(errors="replace")
+    read_for(ctrl_c_after)
+    kernels = [child for child in psutil.Process(pid).children(recursive=True)
+               if "ipykernel" in " ".join(child.cmdline())]
+    os.write(terminal, b"\x03")
+    read_for(90)
+    _, status = os.waitpid(pid, 0)
+    os.close(terminal)
+    return written.decode(errors="replace").replace("\r\n", "\n"), os.waitstatus_to_exitcode(status), kernels
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("ctrl_c_after", [0.3, 6.0], ids=["while-its-kernels-start", "while-its-cell-runs"])
+def test_ctrl_c_in_a_terminal_ends_in_the_builds_words_alone(tmp_path, ctrl_c_after):
+    page = tmp_path / "waiting.md"
+    page.write_text(WAITING_PAGE)
+    written, status, kernels = in_a_terminal(["-c", EXECUTE_A_PAGE, str(page)], ctrl_c_after)
+    assert status == 130, written
+    assert "Exception ignored" not in written and "Traceback" not in written, written
+    assert written.rstrip().endswith("Interrupted."), written
+    gone, alive = psutil.wait_procs(kernels, timeout=10)
+    assert not alive, f"kernels left running: {alive}"

@@ -71,7 +71,7 @@ def test_every_untouched_start_cell_fails_its_check_as_the_grader_reads_it():
     cases = [(number, start, call) for number, (start, call) in exercise_contract.checked_exercises(PAGE).items()]
     report = exercise_contract.kernel_report(in_the_kernel(cases))
     assert "error" not in report and sorted(map(int, report["untouched"])) == [n for n, _, _ in cases]
-    assert exercise_contract.untouched_passes(PAGE, report, re.compile(report["verdict_heading"])) == []
+    assert exercise_contract.untouched_earns(PAGE, report, re.compile(report["verdict_heading"])) == []
 
 
 def test_a_start_cell_whose_stub_already_passes_is_named():
@@ -85,9 +85,37 @@ def test_a_start_cell_whose_stub_already_passes_is_named():
     report = exercise_contract.kernel_report(in_the_kernel([(number, planted, call)]))
     heading = re.compile(report["verdict_heading"])
     report["untouched"] = {**{str(n): "" for n in checked}, **report["untouched"]}
-    problems = exercise_contract.untouched_passes(PAGE, report, heading)
+    problems = exercise_contract.untouched_earns(PAGE, report, heading)
     assert len(problems) == 1 and f"exercise {number}'s start cell, untouched, passes its check" in problems[0]
     assert "`not attempted`" in problems[0]
+    assert problems[0].startswith(book_shape.start_cell_where(PAGE, book_shape.read_exercises(PAGE)[number]) + ": ")
+
+
+def test_a_start_cell_whose_stub_earns_any_points_is_named_with_the_cases_it_passes():
+    """Planted: exercise 6's stub answers 'direct' to every question, as a lazy stub might: it
+    fails its check, yet passes some cases, so an untouched notebook would earn points for it.
+    Refused, naming the start cell by its .md line, the points and the cases it passes."""
+    checked = exercise_contract.checked_exercises(PAGE)
+    number = next(n for n, (_, call) in checked.items() if call.startswith("check_router("))
+    start, call = checked[number]
+    planted = start.replace("    raise NotImplementedError", "    return 'direct'")
+    assert planted != start
+    report = exercise_contract.kernel_report(in_the_kernel([(number, planted, call)]))
+    heading = re.compile(report["verdict_heading"])
+    verdict = report["untouched"][str(number)].splitlines()
+    assert verdict[0].startswith(f"FAIL  exercise {number} "), verdict[0]
+    passing = [line.split(": ", 1)[0].removeprefix("  ok").strip() for line in verdict if line.startswith("  ok ")]
+    assert passing, "the planted stub passes no case: it plants nothing"
+    report["untouched"] = {**{str(n): "" for n in checked}, **report["untouched"]}
+    problems = exercise_contract.untouched_earns(PAGE, report, heading)
+    assert len(problems) == 1, problems
+    where = book_shape.start_cell_where(PAGE, book_shape.read_exercises(PAGE)[number])
+    assert re.match(r"book/\S+\.md, code cell \d+ \(line \d+\)$", where), where
+    earned = re.search(r", ([\d.]+) of ([\d.]+) points", verdict[0])
+    assert problems[0].startswith(f"{where}: exercise {number}'s start cell, untouched, earns "
+                                  f"{earned.group(1)} of {earned.group(2)} points from its check"), problems[0]
+    assert all(f"`{name}`" in problems[0] for name in passing), problems[0]
+    assert "NotImplementedError" in problems[0]
 
 
 @pytest.mark.long  # (pages executed in a copy of the repository: 15.5, and 15.11 twice over)

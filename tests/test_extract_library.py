@@ -55,7 +55,9 @@ def test_a_cell_that_does_not_parse_names_page_and_cell_and_writes_nothing(tmp_p
     use_pages(monkeypatch, good, bad)
     assert extract_library.main([]) == 1
     err = capsys.readouterr().err
-    assert "bad.md, code cell 2" in err and "does not parse" in err and "line 2 of the cell" in err
+    # named as every message names a place: the .md file, the cell and its line, then the .md line
+    broken = bad.read_text().splitlines().index("def broken(:") + 1
+    assert f"bad.md, code cell 2 (line {broken - 2}), line {broken}: this `# @save` cell does not parse" in err, err
     assert scratch_target.read_text() == "previous contents\n"
     assert not list(scratch_target.parent.glob(".chapter15.py.*")), "a temporary file was left behind"
 

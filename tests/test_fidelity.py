@@ -12,11 +12,13 @@ a row, each accepted, on a scratch copy: tests/test_recipes.py (docs/authoring.m
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 
 from tools.pipeline import accept
 from tools.pipeline.book_text import NO_NEWLINE, Line, markdown_lines, verbatim
+from tools.repository import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -94,13 +96,29 @@ def test_a_changed_line_of_each_kind_is_a_departure_from_the_delivered_chapter(t
 
 
 def test_a_difference_names_the_page_the_line_and_both_versions(now):
-    """A changed printed line (the first the book prints), as a fidelity failure reports it."""
+    """A changed printed line (the first the book prints) and a changed code line, as a fidelity
+    failure reports them: where they are in the .md (its file, the cell, the line), as the change
+    report and every message name a place, and both versions."""
+    from tools.pipeline.pages import cell_positions, code_cells
+
     name, lines, index = next((name, text.splitlines(), i) for name, text in now.items()
                               for i, line in enumerate(text.splitlines()) if line.startswith("--- ") and " printed " in line)
-    section, old = lines[index][4:], lines[index + 1]
+    page = ROOT / "book" / f"{name[:-4]}.md"
+    number, did = re.match(r"--- cell (\d+) (.*)$", lines[index]).groups()
+    kind, rank, _ = cell_positions(page)[int(number) - 1]
+    assert kind == "code", lines[index]
+    cell = code_cells(page)[rank - 1]
+    old = lines[index + 1]
     changed = "\n".join(lines[:index + 1] + [old + " (changed)"] + lines[index + 2:]) + "\n"
     found = accept.problem(name, changed)
-    assert found.startswith(f"book/{name[:-4]}.md differs from its accepted text, tests/book_as_accepted/{name}")
+    assert found.startswith(f"book/{name[:-4]}.md differs from its accepted text (tests/book_as_accepted/{name}):")
     shown_old, shown_new = accept.excerpt(old, old + " (changed)")  # a long line: around the change
-    assert f"line {index + 2} ({section}):\n    - {shown_old}\n    + {shown_new}" in found
+    assert f"  {cell.where}, {did}:\n    - {shown_old}\n    + {shown_new}" in found, found
     assert shown_new.endswith("(changed)")
+
+    # A line of code: the .md line it is on, counted from the cell's first line of code.
+    code = next(i for i, line in enumerate(lines) if line == f"--- cell {number} (code)") + 1
+    source_line = lines[code]
+    md_line = page.read_text().splitlines().index(source_line, cell.line) + 1  # (after its fence)
+    edited = "\n".join(lines[:code] + [source_line + "  # edited"] + lines[code + 1:]) + "\n"
+    assert f"  {cell.where}, line {md_line}:\n" in accept.problem(name, edited)

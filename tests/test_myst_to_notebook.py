@@ -172,15 +172,19 @@ def test_an_error_names_the_cell_by_its_rank_in_the_md():
         assemble.reader_cells(PAGE, notebook(*cells))
 
 
-def run_install_cell(needed: dict[str, list[str]], version: str | None = None,
-                     works: set[str] = frozenset()) -> tuple[list, BaseException | None]:
+def run_install_cell(needed: dict[str, list[str]], digest: str | None = None, works: set[str] = frozenset(),
+                     pip_installed: bool = False, pip_says: str = "ERROR: could not reach the repository",
+                     ) -> tuple[list, BaseException | None]:
     """The cell's own logic, with pip replaced by a stand-in (the fresh-environment runs
-    are in tests/test_binder.py and tests/test_editions.py): ``needed`` maps a module to its
-    requirements, each a source of its own; pip succeeds for those in ``works`` only. Returns
-    pip's invocations and what the cell raised. ``version``: chapter_lib's in the edition (by
-    default the one installed here)."""
-    import importlib.metadata
+    are in tests/test_binder.py and tests/test_two_editions.py): ``needed`` maps a module to its
+    requirements, each a source of its own; pip succeeds for those in ``works`` only, and
+    otherwise says ``pip_says``. Returns pip's invocations and what the cell raised.
+    ``digest``: the edition's chapter_lib content (by default this checkout's); ``pip_installed``:
+    the chapter_lib here reads as a copy pip installed (else it is the book's own checkout)."""
+    import pathlib
     import subprocess
+
+    from tools.pipeline import edition
 
     calls = []
 
@@ -188,25 +192,28 @@ def run_install_cell(needed: dict[str, list[str]], version: str | None = None,
         calls.append(command)
         if command[-1] in works:
             return subprocess.CompletedProcess(command, 0, "", "")
-        return subprocess.CompletedProcess(command, 1, "", "ERROR: could not reach the repository")
+        return subprocess.CompletedProcess(command, 1, "", pip_says)
 
     cell = install_cell.install_cell(
         {module: install_cell.Needed(module, tuple((f"source {n}", r) for n, r in enumerate(requirements, start=1)))
          for module, requirements in needed.items()},
-        "Edition 0 (a test's)", version or importlib.metadata.version("chapter-lib"))
+        "Edition 0 (a test's)", digest or edition.content_digest())
     namespace = {}
-    real_run = subprocess.run
+    real_run, real_is_file = subprocess.run, pathlib.Path.is_file
     subprocess.run = fake_run
+    if pip_installed:  # (this checkout's chapter_lib, as if pip had put it elsewhere: no pyproject.toml beside it)
+        pathlib.Path.is_file = lambda path: path.name != "pyproject.toml" and real_is_file(path)
     try:
         exec(cell.source, namespace)
     except BaseException as error:  # noqa: BLE001 - the cell's own error is what is tested
         return calls, error
     finally:
-        subprocess.run = real_run
+        subprocess.run, pathlib.Path.is_file = real_run, real_is_file
     return calls, None
 
 
 LIBRARY = "chapter-lib @ git+file:///nowhere@0123456789abcdef"
+ANOTHER_EDITION = "0123456789abcdef"  # a content digest no chapter_lib has
 
 
 def test_the_install_cell_installs_only_what_is_missing():
@@ -219,17 +226,69 @@ def test_the_install_cell_installs_only_what_is_missing():
     assert str(error).startswith("Could not install not_a_module_xyz, which this notebook needs, from source 1.")
 
 
-def test_another_editions_chapter_lib_is_replaced_by_this_ones():
-    """chapter_lib imports, but its installed version is not the edition's: it is installed."""
-    calls, error = run_install_cell({"chapter_lib": [LIBRARY]}, version="0.0.1", works={LIBRARY})
-    assert [command[6:] for command in calls] == [[LIBRARY]] and error is None, (calls, error)
+def test_another_editions_chapter_lib_is_replaced_by_this_ones_whatever_its_version():
+    """A pip-installed chapter_lib with this very version (every unreleased commit has it) but
+    other content is replaced (forced: pip keeps an installed version); the same content is kept."""
+    calls, error = run_install_cell({"chapter_lib": [LIBRARY]}, digest=ANOTHER_EDITION, works={LIBRARY},
+                                    pip_installed=True)
+    assert [command[6:] for command in calls] == [["--force-reinstall", LIBRARY]] and error is None, (calls, error)
+    calls, error = run_install_cell({"chapter_lib": [LIBRARY]}, works={LIBRARY}, pip_installed=True)
+    assert calls == [] and error is None, "this edition's own library (same content) is kept"
+
+
+def test_the_books_own_checkout_is_used_as_it_is():
+    """The author's checkout (`make lab`, .venv's editable install) is never replaced, whatever the notebook says."""
+    calls, error = run_install_cell({"chapter_lib": [LIBRARY]}, digest=ANOTHER_EDITION, works={LIBRARY})
+    assert calls == [] and error is None, (calls, error)
+
+
+def test_the_cells_digest_is_the_builds_own_on_an_installed_wheel(tmp_path):
+    """The cell digests the installed package as edition.content_digest digests the sources: a
+    wheel built from this checkout, unpacked as pip installs it, gives the build's digest."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from tools.pipeline import edition
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    subprocess.run(["cp", "-r", str(ROOT / "chapter_lib"), str(source)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", str(source),
+                    "-w", str(tmp_path / "wheel")], check=True, capture_output=True)
+    with zipfile.ZipFile(next((tmp_path / "wheel").glob("chapter_lib-*.whl"))) as wheel:
+        wheel.extractall(tmp_path / "site-packages")
+    cell = install_cell.install_cell({}, "Edition 0 (a test's)", edition.content_digest())
+    function = cell.source[cell.source.index("def this_editions_library"):cell.source.index("\n\n\nfor module")]
+    program = ("import hashlib, importlib.metadata, importlib.util, pathlib, sys\n" + function
+               + "\nprint(importlib.util.find_spec('chapter_lib').origin, this_editions_library())")
+    seen = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path / 'site-packages')!r})\n"
+                           + program], capture_output=True, text=True, cwd=tmp_path)
+    assert seen.returncode == 0, seen.stderr
+    where, same = seen.stdout.split()
+    assert where.startswith(str(tmp_path / "site-packages")) and same == "True", seen.stdout
+    (tmp_path / "site-packages" / "chapter_lib" / "chapter15.py").write_text("# another edition\n", encoding="utf-8")
+    seen = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path / 'site-packages')!r})\n"
+                           + program], capture_output=True, text=True, cwd=tmp_path)
+    assert seen.stdout.split()[1] == "False", seen.stdout + seen.stderr
 
 
 def test_the_install_cell_takes_its_sources_in_order_and_stops_at_the_first_that_works():
     first, second, third = "site-wheel", LIBRARY, "never-asked"
-    # (chapter_lib of another version, so that it is installed, and imports once "installed")
-    calls, error = run_install_cell({"chapter_lib": [first, second, third]}, version="0.0.1", works={second})
-    assert [command[6:] for command in calls] == [[first], [second]] and error is None, (calls, error)
+    # (another edition's chapter_lib, so that it is installed, and imports once "installed")
+    calls, error = run_install_cell({"chapter_lib": [first, second, third]}, digest=ANOTHER_EDITION, works={second},
+                                    pip_installed=True)
+    assert [command[-1] for command in calls] == [first, second] and error is None, (calls, error)
+
+
+def test_pips_error_is_cut_at_whole_lines_never_mid_word():
+    """pip's long error keeps its last whole lines (about 1500 characters), each line as pip wrote it."""
+    said = [f"line {n}: " + " ".join(f"word{n}x{k}" for k in range(12)) for n in range(60)]
+    _, error = run_install_cell({"not_a_module_xyz": ["a-requirement"]}, pip_says="\n".join(said))
+    kept = str(error).split("pip said:\n", 1)[1].split("\nWhat to do:", 1)[0].splitlines()
+    assert kept and kept[-1] == said[-1] and all(line in said for line in kept), kept[:2]
+    assert len(kept) < len(said) and sum(map(len, kept)) <= 1500
 
 
 def test_a_failed_install_stops_in_the_install_cell_with_what_to_do():

@@ -14,7 +14,9 @@ named by its library's digest, so A's notebooks find nothing there). In fresh en
 * A's published notebook installs from A's commit and prints what the book stores for 15.3;
 * A's committed notebook (what Colab opens at A) installs from A's tag, and prints the same;
 * B's published notebook installs B's wheel from the site (its sha256 checked) and prints
-  B's region; B's committed notebook names no tag (its library is no release's).
+  B's region; B's committed notebook names no tag (its library is no release's);
+* then, in that same environment (B's library installed, with A's very version number), A's
+  committed notebook replaces it with A's (told apart by content) and prints A's outputs.
 """
 
 from __future__ import annotations
@@ -152,3 +154,10 @@ def test_a_notebook_of_an_earlier_edition_installs_and_prints_that_edition(new_v
     assert installed_from(python)["url"] == f"file://localhost{site}/{served_wheel(repository)}"
     assert f"read: Aurora region {B_REGION} [d03]" in run.stdout, run.stdout
     assert f"read: Aurora region {A_REGION}" not in run.stdout, run.stdout
+
+    # A's committed notebook where B's library is installed under the same version: replaced by A's.
+    assert edition.version(repository) == version, "B kept A's version, as every unreleased commit does"
+    run = run_as_kernel(python, code_of(a_committed), where)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert installed_from(python).get("vcs_info", {}).get("commit_id") == a.commit, "B's library was kept"
+    assert run.stdout.split("--- next cell ---\n") == stored_stdout(stored), "A's notebook did not print A's outputs"

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Iterable
 
 from tools.pipeline.book_text import Line, page_lines
-from tools.pipeline.pages import is_notebook_page, pages_in_toc_order, shown
+from tools.pipeline.pages import BookError, cell_positions, code_cells, is_notebook_page, pages_in_toc_order, shown
 from tools.repository import ROOT
 
 REFERENCE = ROOT / "tests" / "book_as_accepted"
@@ -175,10 +175,31 @@ def current_reference(pages: list[Path] | None = None) -> dict[str, str]:
     return files
 
 
-def where(lines: list[str], index: int) -> str:
-    """The '--- ' line above lines[index], where that line comes from: " (cell 6 printed (stdout))"."""
-    section = next((line[4:] for line in reversed(lines[:index]) if line.startswith("--- ")), "")
-    return f" ({section})" if section else ""
+SECTION = re.compile(r"^--- cell (\d+) (.*)$")  # "--- cell 6 printed (stdout)": a page's cell, by its rank
+
+
+def located(page: Path | None, lines: list[str], index: int) -> str:
+    """Where lines[index] of a reference text comes from, as every message of the build names a
+    place: the .md file, the cell and its line ("book/x.md, code cell 3 (line 40), line 43"; a
+    printed line, the cell that printed it; prose, its markdown cell). ``page`` None: a
+    reference of no page (the departures), named by its own line."""
+    if page is None or not page.is_file():
+        return f"line {index + 1}"
+    section = next((i for i in range(min(index, len(lines) - 1), -1, -1) if lines[i].startswith("--- ")), None)
+    found = SECTION.match(lines[section]) if section is not None else None
+    if found is None:  # before the first cell, or a cell the build adds ("--- caption (ours) (markdown)")
+        return shown(page) + (f", {lines[section][4:]}" if section is not None else "")
+    positions = cell_positions(page)
+    number, what = int(found.group(1)), found.group(2)
+    if number > len(positions):
+        return f"{shown(page)}, cell {number}"
+    kind, rank, line = positions[number - 1]
+    if kind != "code":
+        return f"{shown(page)}, {kind} cell {rank}" + (f" (line {line})" if line else "")
+    cell = code_cells(page)[rank - 1]
+    if what == "(code)":
+        return cell.at(index - section) if index > section else cell.where
+    return f"{cell.where}, {what}"  # ("printed (stdout)", "raised", "drew a figure": what the cell did)
 
 
 def excerpt(old: str, new: str, margin: int = 50) -> tuple[str, str]:
@@ -193,16 +214,18 @@ def excerpt(old: str, new: str, margin: int = 50) -> tuple[str, str]:
     return cut(old), cut(new)
 
 
-def changes(accepted: str, now: str, limit: int = 12) -> list[str]:
+def changes(accepted: str, now: str, limit: int = 12, page: Path | None = None) -> list[str]:
     """What differs between two versions of a reference file, for a person: each changed line
-    with its line number and section, a long line cut to its changed part; a run of added or
-    removed lines as its first few."""
+    where it is in ``page`` (its .md file, cell and line: :func:`located`), a long line cut to
+    its changed part; a run of added or removed lines as its first few."""
     old, new = accepted.splitlines(), now.splitlines()
     out = []
 
-    def run(kind, sign, lines, first, section):
-        span = f"line {first + 1}" if len(lines) == 1 else f"lines {first + 1}-{first + len(lines)}"
-        out.append(f"{span} {kind}{section}:")
+    def run(kind, sign, lines, first, last):
+        count = "a line" if last - first == 1 else f"{last - first} lines"
+        # (named where the run stands in its own text: a removed run, where it was)
+        out.append(f"{located(page, lines, first)}: {count} {kind}:")
+        lines = lines[first:last]
         out.extend(f"    {sign} {line[:160]}" + ("…" if len(line) > 160 else "") for line in lines[:6])
         if len(lines) > 6:
             out.append(f"    ({len(lines) - 6} more)")
@@ -214,14 +237,19 @@ def changes(accepted: str, now: str, limit: int = 12) -> list[str]:
         pairs = list(zip(old[i1:i2], new[j1:j2])) if tag == "replace" else []
         for offset, (a, b) in enumerate(pairs):
             a, b = excerpt(a, b)
-            out.append(f"line {j1 + offset + 1}{where(new, j1 + offset)}:\n    - {a}\n    + {b}")
-        for kind, sign, lines, first in (("removed", "-", old, i1 + len(pairs)), ("added", "+", new, j1 + len(pairs))):
-            last = i2 if kind == "removed" else j2
-            if first < last:  # (a run that opens a section needs no section named before it)
-                run(kind, sign, lines[first:last], first, "" if lines[first].startswith("--- ") else where(lines, first))
+            out.append(f"{located(page, new, j1 + offset)}:\n    - {a}\n    + {b}")
+        for kind, sign, lines, first, last in (("removed", "-", old, i1 + len(pairs), i2),
+                                               ("added", "+", new, j1 + len(pairs), j2)):
+            if first < last:
+                run(kind, sign, lines, first, last)
     if len(out) > limit:
         out[limit:] = ["... and more: git diff tests/book_as_accepted/ shows all"]
     return out
+
+
+def page_of(name: str) -> Path | None:
+    """The page whose reference is tests/book_as_accepted/<name> (None: the departures)."""
+    return None if name == DEPARTURES else ROOT / "book" / f"{name.removesuffix('.txt')}.md"
 
 
 def problem(name: str, now: str | None) -> str | None:
@@ -238,8 +266,8 @@ def problem(name: str, now: str | None) -> str | None:
         return (f"{shown(DELIVERED)}: the book departs from the chapter as delivered where no departure was "
                 "accepted:" + "".join(f"\n  no longer in the book: {line}" for line in sorted(lost))
                 + "".join(f"\n  accepted as a departure, yet in the book again: {line}" for line in sorted(back)))
-    return (f"book/{name.removesuffix('.txt')}.md differs from its accepted text, {shown(path)}, at "
-            + "\n".join(changes(accepted, now, limit=3)))
+    return (f"{shown(page_of(name))} differs from its accepted text ({shown(path)}):\n"
+            + "\n".join(f"  {line}" for line in changes(accepted, now, limit=3, page=page_of(name))))
 
 
 def problems(files: dict[str, str]) -> list[str]:
@@ -268,7 +296,7 @@ def accept(files: dict[str, str]) -> list[str]:
             report.append(f"{label}: recorded in {shown(path)} ({len(now.splitlines())} lines)")
             continue
         report.append(f"{label} ({shown(path)}):")
-        report.extend("  " + line for line in changes(accepted, now))
+        report.extend("  " + line for line in changes(accepted, now, page=page_of(name)))
     return report
 
 
@@ -311,15 +339,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail when the book differs from the reference")
     args = parser.parse_args(argv)
-    if args.check:
-        found = problems(current_reference()) + broken_contracts()
-        for problem in found:
-            print(problem, file=sys.stderr)
-        if found:
-            print(ACCEPT, file=sys.stderr)
-            return 1
-        print(f"The book is what its author accepted ({shown(REFERENCE)}).")
-        return 0
+    try:
+        return check() if args.check else record()
+    except BookError as error:  # the book does not read (_toc.yml, a page): said, never a traceback
+        print(f"error: {error}", file=sys.stderr)
+        print("Nothing was " + ("checked" if args.check else "recorded") + ": fix the above, then run it again.",
+              file=sys.stderr)
+        return 1
+
+
+def check() -> int:
+    """`accept --check`: 1, saying each difference, when the book is not what its author accepted."""
+    found = problems(current_reference()) + broken_contracts()
+    for problem in found:
+        print(problem, file=sys.stderr)
+    if found:
+        print(ACCEPT, file=sys.stderr)
+        return 1
+    print(f"The book is what its author accepted ({shown(REFERENCE)}).")
+    return 0
+
+
+def record() -> int:
+    """`make accept`: record the book as it is, unless a page failed or is stale."""
     refused = failed_pages() + broken_contracts()
     if refused:
         print("`make accept` recorded nothing: it records a book whose every page builds and whose worked solutions "

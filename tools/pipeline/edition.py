@@ -147,6 +147,18 @@ def library_digest(root: Path = ROOT) -> str:
     return sha.hexdigest()
 
 
+def content_digest(root: Path = ROOT) -> str:
+    """chapter_lib by its content alone, as a reader's notebook tells editions apart (its install
+    cell digests the installed copy the same way, tools/pipeline/install_cell.py): every module,
+    by its path inside the package and its bytes, as the wheel installs them. Not the version:
+    every commit between two releases has the same one."""
+    package = root / "chapter_lib"
+    sha = hashlib.sha256()
+    for path in library_files(root):
+        sha.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return sha.hexdigest()[:16]
+
+
 def released_tag(root: Path = ROOT) -> str | None:
     """The git tag that holds this very library, if a release made one: ``v<version>`` when
     ``make release`` recorded this library's digest as that release's (pyproject.toml,

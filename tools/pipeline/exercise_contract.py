@@ -6,10 +6,11 @@ rely on:
 
 * its worked solution passes its check: the first verdict its worked-solution cells print for
   the exercise is ``PASS`` (read from the outputs of the run just made);
-* its start cell, untouched, does not: the check called as the start cell's
+* its start cell, untouched, earns nothing: the check called as the start cell's
   ``# When ready: check_x(my_f)`` line says (the grader's own reading of it, tools/grade/book.py)
-  on the start cell's stubs prints no ``PASS``, so the grader gives an untouched notebook
-  `not attempted`, as tools/grade/judge.py judges it. This runs in the page's own kernel, after
+  on the start cell's stubs passes no case (so no ``PASS``, and 0 points however its cases
+  weigh), so the grader gives an untouched notebook `not attempted`, as tools/grade/judge.py
+  judges it, and never partial credit. This runs in the page's own kernel, after
   its cells (``kernel_cell``: each start cell in a fresh namespace), and is never stored.
 
 A page that breaks either fails like a page whose code fails (tools/pipeline/site_build.py: its
@@ -145,16 +146,35 @@ def solution_failures(md: Path, nb, heading: re.Pattern) -> list[str]:
     return problems
 
 
-def untouched_passes(md: Path, report: dict, heading: re.Pattern) -> list[str]:
-    """The checked exercises whose untouched start cell the grader would call `pass`."""
+def untouched_earns(md: Path, report: dict, heading: re.Pattern) -> list[str]:
+    """The checked exercises whose untouched start cell its check would give any points: a
+    verdict of ``PASS``, or any case passed (what the grader gives it, chapter_lib's
+    exercises/scoring.py: a start cell that passes 8 of 9 cases earns 8.89 of 10 points, and a
+    student who changed nothing would keep them). Each is named by its start cell's code cell
+    and .md line, with the cases it passes."""
+    from chapter_lib.exercises.scoring import case_name, exercise_worth, verdict_points
+
+    exercises = book_shape.read_exercises(md)
     problems = []
     for number, (_, call) in checked_exercises(md).items():
         lines = report["untouched"].get(str(number), "").splitlines()
         found = heading.match(lines[0]) if lines else None
-        if found and int(found.group(2)) == number and found.group(1) == "PASS":
-            problems.append(f"{shown(md)}: exercise {number}'s start cell, untouched, passes its check ({call} printed "
-                            f"{lines[0].strip()!r}): the grader would give a student who changed nothing `pass`, "
-                            f"not `not attempted`; the check must fail on the start cell's stubs")
+        if not found or int(found.group(2)) != number:
+            continue
+        worth = exercise_worth(number)
+        earned = verdict_points(number, lines, worth if worth is not None else 1.0) or 0.0
+        if found.group(1) != "PASS" and earned <= 0:
+            continue
+        passing = [case_name(line) for line in lines[1:] if line.startswith("  ok ")]
+        points = f"{earned:g} of {worth:g} points" if worth is not None else "points"
+        problems.append(
+            f"{book_shape.start_cell_where(md, exercises[number])}: exercise {number}'s start cell, untouched, "
+            f"{'passes its check' if found.group(1) == 'PASS' else 'earns ' + points + ' from its check'} "
+            f"({call} printed {lines[0].strip()!r}"
+            + (f"; it passes {', '.join(f'`{name}`' for name in passing if name)}" if passing else "")
+            + "): the grader would give a student who changed nothing "
+            + (f"{points}, not `not attempted`" if found.group(1) == "PASS" else f"{points} instead of 0")
+            + "; make the start cell's stubs fail every case (raise NotImplementedError)")
     return problems
 
 
@@ -165,6 +185,6 @@ def broken(md: Path, nb, printed: str, since: list[str]) -> list[str]:
     if "error" in report:
         return [f"{shown(md)}: the exercises' contract could not be checked: {report['error']}"]
     heading = re.compile(report["verdict_heading"])
-    problems = solution_failures(md, nb, heading) + untouched_passes(md, report, heading)
+    problems = solution_failures(md, nb, heading) + untouched_earns(md, report, heading)
     changed = "; ".join(since) if since else "nothing it records (its last run passed with the same inputs)"
     return [f"{problem}. Since the page last passed: {changed}" for problem in problems]

@@ -107,8 +107,8 @@ def saved_cells(pages: list[Path]) -> list[SavedCell]:
             except SyntaxError as err:
                 # +1: the marker line was removed before parsing
                 raise BookError(
-                    f"{cell.where}: this `{first.strip()}` cell does not parse: {err.msg} "
-                    f"(line {(err.lineno or 0) + 1} of the cell). chapter_lib was not changed."
+                    f"{cell.at((err.lineno or 0) + 1)}: this `{first.strip()}` cell does not parse: {err.msg}. "
+                    "chapter_lib was not changed."
                 ) from None
             saved.append(SavedCell(cell, section, rest, tree, module))
     return saved

@@ -41,41 +41,53 @@ INSTALL_TAG = "install"  # with "setup": our first cell, not the chapter's code
 SERVED_WHEELS = "_static/editions"
 
 
-# The install cell's code; EDITION, NEEDED, VERSION and MODULES are filled in by install_cell.
+# The install cell's code; EDITION, NEEDED, DIGEST and MODULES are filled in by install_cell.
 INSTALL_CELL = """\
 # Setup (ours, not the chapter's code): lets this notebook run where it opens.
 # EDITION
 # Where the book's environment is installed (Binder, `make lab`) this installs nothing;
 # elsewhere (Colab, a bare Jupyter) it installs what is missing, and only that.
-import importlib, importlib.metadata, importlib.util, os, re, subprocess, sys
+import hashlib, importlib, importlib.metadata, importlib.util, os, pathlib, re, subprocess, sys
 
 needed = {  # module: what it is, and where pip installs it from, tried in this order
 NEEDED
 }
 
 
-def installed(module):
-    if importlib.util.find_spec(module) is None:
-        return False
-    try:  # chapter_lib of another edition (a notebook of another term) is replaced by this one's
-        return module != "chapter_lib" or importlib.metadata.version("chapter-lib") == "VERSION"
-    except importlib.metadata.PackageNotFoundError:  # the book's own checkout, importable as it is
-        return True
+def this_editions_library():
+    \"\"\"Whether the chapter_lib here is this edition's, by its content: its version says
+    nothing (every commit between two releases has the same one).\"\"\"
+    package = pathlib.Path(importlib.util.find_spec("chapter_lib").origin).parent
+    if (package.parent / "pyproject.toml").is_file():
+        return True  # the book's own checkout (`make lab`): its author's library, as it is
+    try:
+        importlib.metadata.version("chapter-lib")
+    except importlib.metadata.PackageNotFoundError:
+        return True  # not installed by pip: a copy someone put here, used as it is
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\\0" + path.read_bytes() + b"\\0")
+    return digest.hexdigest()[:16] == "DIGEST"
 
 
 for module, (what, sources) in needed.items():
-    if installed(module):
+    if importlib.util.find_spec(module) is not None and (module != "chapter_lib" or this_editions_library()):
         continue
     said = []
+    # (another edition's chapter_lib has this one's version, and pip keeps an installed version)
+    replace = ["--force-reinstall"] if module == "chapter_lib" else []
     for where, requirement in sources:
-        pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-color", requirement],
+        pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-color", *replace, requirement],
                              capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
         if pip.returncode == 0:
             break
         text = re.sub(r"\\x1b\\[[0-9;]*m", "", pip.stderr).strip()  # no colour codes
         # pip tells a failed subprocess's error twice; the first telling ends with a "note:" line.
         end = text.find("\\n", text.find("note: ")) if "note: " in text else -1
-        said.append((f"({where}) " if len(sources) > 1 else "") + (text[:end] if end > 0 else text)[-1500:])
+        lines = (text[:end] if end > 0 else text).splitlines()
+        while len(lines) > 1 and sum(map(len, lines)) > 1500:  # its last whole lines, never a word cut
+            lines.pop(0)
+        said.append((f"({where}) " if len(sources) > 1 else "") + "\\n".join(lines))
     else:
         raise RuntimeError(
             f"Could not install {what}, which this notebook needs, from {' or '.join(w for w, _ in sources)}.\\n"
@@ -85,6 +97,8 @@ for module, (what, sources) in needed.items():
             "notebook from the book's Binder button, where it is installed."
         ) from None
     importlib.invalidate_caches()
+    for name in [name for name in sys.modules if name.split(".")[0] == module]:
+        del sys.modules[name]  # (another edition's, imported before: this edition's is imported below)
 import MODULES"""
 
 
@@ -156,11 +170,13 @@ def figures_needed() -> Needed:
     return Needed(requirement, (("the package index", requirement),))
 
 
-def install_cell(needed: dict[str, Needed], named: str, version: str):
+def install_cell(needed: dict[str, Needed], named: str, digest: str):
     """Our first cell: make the notebook run where it opens. ``needed`` maps each module the
     page needs to what it is and where pip installs it from; ``named`` is the edition as the
-    cell names it, ``version`` chapter_lib's. Installs nothing where they all import (Binder,
-    `make lab`; chapter_lib of another version is replaced); in Colab or a bare Jupyter it
+    cell names it, ``digest`` its chapter_lib's content (edition.content_digest, which the cell
+    computes again on the copy it finds). Installs nothing where they all import (Binder, `make
+    lab`; a pip-installed chapter_lib of other content, whatever its version, is replaced,
+    since every commit between two releases has the same version); in Colab or a bare Jupyter it
     installs exactly the missing ones (matplotlib alone where chapter_lib is there), each
     from the first of its sources that works, and when none does it raises in this cell, in
     one sentence naming what it could not install and from where, then pip's error for each
@@ -174,7 +190,7 @@ def install_cell(needed: dict[str, Needed], named: str, version: str):
         sources = "".join(f"        ({literal(where)}, {literal(requirement)}),\n" for where, requirement in need.sources)
         entries.append(f"    {literal(module)}: ({literal(need.what)}, [\n{sources}    ]),\n")
     source = (INSTALL_CELL.replace("EDITION", f"{named}: this cell installs that\n# edition's chapter_lib, never a later one.")
-              .replace("NEEDED\n", "".join(entries)).replace("VERSION", version)
+              .replace("NEEDED\n", "".join(entries)).replace("DIGEST", digest)
               .replace("MODULES", ", ".join(needed)))
     return nbformat.v4.new_code_cell(source, metadata={"tags": ["setup", INSTALL_TAG]})
 
@@ -189,4 +205,4 @@ def edition_install_cell(figures: bool, published: edition.Edition | None = None
         needed["matplotlib"] = figures_needed()
     version = edition.version(root)
     named = published.line if published is not None else f"Edition {version} (the commit you opened this notebook at)"
-    return install_cell(needed, named, version)
+    return install_cell(needed, named, edition.content_digest(root))

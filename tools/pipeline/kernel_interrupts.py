@@ -12,6 +12,7 @@ is raised once the execution has unwound, for the build to say, in one line, wha
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -92,4 +93,12 @@ def stopped_on_ctrl_c():
     finally:
         _CURRENT = outer
         if execution.interrupted:
+            # nbclient registers each client's kernel cleanup to run at exit, and takes it back
+            # only once the kernel started and was shut down: a kernel killed while it started
+            # (or while nbclient cleaned it up) left it registered, and at exit it failed on the
+            # dead kernel, printing "Exception ignored in atexit callback" and an AssertionError
+            # after the build's one line. Every kernel here was killed, or shut down as the execution
+            # unwound: nothing is left to clean.
+            for client in execution.clients:
+                atexit.unregister(client._cleanup_kernel)
             raise KeyboardInterrupt

@@ -48,16 +48,30 @@ class CodeCell:
         """For error messages: also the line, so an editor can jump to it."""
         return f"{self.name} (line {self.line})" if self.line else self.name
 
+    def md_line(self, line: int) -> int | None:
+        """The .md line of the cell's ``line``-th line (1-based, as ``ast`` and tracebacks count
+        the cell's code): its code starts at the first line after the fence and any options."""
+        if not self.line:
+            return None
+        text = self.page.read_text().splitlines()
+        first = self.source.split("\n", 1)[0]
+        start = next((i for i in range(self.line, len(text)) if text[i] == first), None)
+        return None if start is None else start + line
+
+    def at(self, line: int) -> str:
+        """For a message about one line of the cell: the cell, then that line of the .md
+        ("book/x.md, code cell 3 (line 40), line 44"), the one numbering every tool uses."""
+        md_line = self.md_line(line)
+        return f"{self.where}, line {md_line}" if md_line else f"{self.where}, its line {line}"
+
 
 def pages_in_toc_order() -> list[Path]:
     """Return the .md file of every page, in reading order.
 
     Raises BookError naming _toc.yml, the entry's line and the file when an entry names a
     page that does not exist (every tool reads the pages from here, so none meets the
-    missing file first with a message of its own)."""
-    toc = yaml.safe_load(TOC.read_text())
-    entries = [toc["root"]] + [chapter["file"] for chapter in toc.get("chapters", [])]
-    pages = [ROOT / f"{entry}.md" for entry in entries]
+    missing file first with a message of its own), or when _toc.yml does not read."""
+    pages = [ROOT / f"{entry}.md" for _, entry in toc_entries()]
     if not all(page.is_file() for page in pages):
         raise BookError("\n".join(missing_pages()))
     return pages
@@ -75,16 +89,33 @@ def missing_pages() -> list[str]:
 
 
 def toc_entries() -> list[tuple]:
-    """(YAML node, entry) of the root and of each chapter, as written in _toc.yml (with its line)."""
-    document = yaml.compose(TOC.read_text())
-    found = []
-    for key, value in document.value:
-        if key.value == "root":
-            found.append((value, value.value))
+    """(YAML node, entry) of the root and of each chapter, in reading order, as written in
+    _toc.yml (with its line). BookError, naming the line, where it does not read as a table of
+    contents: not YAML, no `root:`, a chapter without its `file:`."""
+    try:
+        document = yaml.compose(TOC.read_text())
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        what = " ".join(str(getattr(error, "problem", None) or error).split())
+        raise BookError(f"{shown(TOC)}{line}: not YAML ({what}). Fix it there: it holds the page order "
+                        "every tool reads.") from None
+    root, chapters = [], []
+    for key, value in document.value if isinstance(document, yaml.MappingNode) else []:
+        if key.value == "root" and isinstance(value, yaml.ScalarNode):
+            root.append((value, value.value))
         elif key.value == "chapters":
-            for chapter in value.value:
-                found += [(node, node.value) for name, node in chapter.value if name.value == "file"]
-    return found
+            for chapter in value.value if isinstance(value, yaml.SequenceNode) else [value]:
+                files = [node for name, node in chapter.value if name.value == "file"
+                         and isinstance(node, yaml.ScalarNode)] if isinstance(chapter, yaml.MappingNode) else []
+                if not files:
+                    raise BookError(f"{shown(TOC)}, line {chapter.start_mark.line + 1}: this entry of `chapters:` "
+                                    "names no page. Write it `- file: book/<page>` (the .md file, without .md).")
+                chapters += [(node, node.value) for node in files]
+    if not root:
+        raise BookError(f"{shown(TOC)}: it names no `root:` page. Start it with `root: book/<first page>`, "
+                        "and list the others under `chapters:`, each `- file: book/<page>`.")
+    return root + chapters
 
 
 def is_notebook_page(md: Path) -> bool:
@@ -210,6 +241,42 @@ def page_title(nb) -> str:
     return ""
 
 
+def cell_positions(md: Path, nb=None) -> list[tuple[str, int, int]]:
+    """(its type, its number among the page's cells of that type, the .md line it starts at) for
+    each cell of the page, in jupytext's order: "markdown cell 2 (line 14)" names a page's text
+    as "code cell 3 (line 40)" names its code. A cell starts after the front matter, a `+++`
+    line, or a code cell, at its first line that is not blank. Line 0: MyST and jupytext
+    disagree on the cells, so positions are unknown."""
+    nb = nb if nb is not None else read_page(md)
+    text = md.read_text()
+    lines = text.splitlines()
+    fences = _fences(text)
+    inside = {line for token in fences for line in range(*token.map)}
+    code_ends = {token.map[0]: token.map[1] for token in fences if _is_code_cell(token)}
+    index = next((i + 1 for i in range(1, len(lines)) if lines[i] == "---"), 0) if lines[:1] == ["---"] else 0
+    starts, in_text = [], False
+    while index < len(lines):
+        if index in code_ends:
+            starts.append(("code", index + 1))
+            index, in_text = code_ends[index], False
+            continue
+        if index not in inside and lines[index].startswith("+++"):
+            in_text = False
+        elif lines[index].strip() and not in_text:
+            starts.append(("markdown", index + 1))
+            in_text = True
+        index += 1
+    kinds = [cell.cell_type for cell in nb.cells]
+    if [kind for kind, _ in starts] != kinds:
+        starts = [(kind, 0) for kind in kinds]
+    counted: dict[str, int] = {}
+    positions = []
+    for kind, line in starts:
+        counted[kind] = counted.get(kind, 0) + 1
+        positions.append((kind, counted[kind], line))
+    return positions
+
+
 def code_cells(md: Path, nb=None) -> list[CodeCell]:
     """The page's code cells with their positions, for messages that name them."""
     nb = nb if nb is not None else read_page(md)
@@ -221,3 +288,32 @@ def code_cells(md: Path, nb=None) -> list[CodeCell]:
         CodeCell(md, number, line, cell.source)
         for number, (line, cell) in enumerate(zip(fences, cells), start=1)
     ]
+
+
+def unreadable() -> list[str]:
+    """What keeps the book from being read at all, each named by its file and line: _toc.yml
+    (not YAML, an entry naming a missing page) and every page's block structure (a fence never
+    closed). Empty when every tool can read the book."""
+    try:
+        pages = pages_in_toc_order()
+    except BookError as error:
+        return str(error).splitlines()
+    return [problem for md in pages for problem in structure_problems(md)]
+
+
+def main() -> int:
+    """`python -m tools.pipeline.pages`: `make check` and `make test` first ask whether the
+    book can be read, so that a misspelt _toc.yml entry is said in its own words at once, not
+    after the lint and type checks, nor as every test's traceback."""
+    import sys
+
+    problems = unreadable()
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if problems:
+        print("Nothing was checked: every check reads the book. Fix the above, then run it again.", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
