@@ -1,6 +1,6 @@
 """A failed build rewrites nothing in the tree (tools/pipeline/tree_rollback.py).
 
-* A worked solution broken so that its check fails: the graph stops with exit 1, `git status`
+* A worked solution broken (it returns nothing): the graph stops with exit 1, `git status`
   shows the author's edit and nothing else (not the broken solution's module, not the notebooks
   whose install cell names the library), and what the build made is in _build/failed-build/,
   which its last lines name. In a scratch copy of the repository, made a git repository.
@@ -42,18 +42,22 @@ def a_checked_worked_solution() -> tuple[int, str]:
 
 
 @pytest.mark.long  # (the exercises page executed twice at once)
-def test_a_worked_solution_that_fails_its_check_leaves_the_tree_as_it_was(scratch_repository):
+def test_a_broken_worked_solution_fails_the_build_and_leaves_the_tree_as_it_was(scratch_repository):
     copy = scratch_repository.path
     git(copy, "init", "-q")
     git(copy, "add", "-A")
     git(copy, "commit", "-qm", "as the repository is")
     number, function = a_checked_worked_solution()
     page = copy / book_shape.exercises_page().relative_to(ROOT)
+    saved = book_shape.exercises()[number].saved_solution.source
+    # The function returns nothing from its first line on: a worked solution its check fails.
+    body = next(node for node in ast.parse(saved).body if isinstance(node, ast.FunctionDef) and node.name == function).body
+    lines = saved.splitlines(keepends=True)
+    at = body[0].lineno - 1
+    broken = "".join(lines[:at]) + " " * body[0].col_offset + "return None  # Broken by the test\n" + "".join(lines[at:])
     text = page.read_text()
-    saved_cell = f"# @solution {number}\n"
-    end = text.index("\n```", text.index(saved_cell))
-    broken = f'\n\n\ndef {function}(*args, **kwargs):\n    """Broken by the test: it answers nothing."""\n    return None'
-    page.write_text(text[:end] + broken + text[end:])
+    assert text.count(saved) == 1
+    page.write_text(text.replace(saved, broken))
     module = f"chapter_lib/exercises/solution_{number}.py"
 
     done = scratch_repository.run("-m", "tools.pipeline.artefact_graph", "lib", "diagrams", "outputs", check=False)
@@ -67,6 +71,8 @@ def test_a_worked_solution_that_fails_its_check_leaves_the_tree_as_it_was(scratc
     assert any(line.startswith("The build failed, so it changed nothing in the tree: what it made (") and module in line
                and line.endswith("is kept in _build/failed-build/, for reading.") for line in said), done.stderr
     assert f"{page.stem}: executed because " in done.stdout and "FAILED" in done.stdout, done.stdout[-3000:]
+    # (its check fails, or a later cell of the worked solution stops on what it returned)
+    assert done.stderr.startswith(f"error: {page.relative_to(copy)}, code cell "), done.stderr[-3000:]
 
 
 # ---- the rollback alone -------------------------------------------------------------------
