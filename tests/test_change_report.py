@@ -30,8 +30,8 @@ def report_of(printed: str) -> list[str]:
 def test_every_figure_page_run_again_unchanged_reports_no_changed_output(scratch_repository):
     pages = [md for md in notebook_pages() if draws_figures(read_page(md))]
     assert pages, "the book has no page that draws a figure"
-    done = scratch_repository.run("-m", "tools.pipeline.execute_pages", "sync", "--force",
-                                  *(str(md.relative_to(ROOT)) for md in pages))
+    done = scratch_repository.run("-m", "tools.pipeline.execute_pages", "sync",
+                                  *(str(md.relative_to(ROOT)) for md in pages), "--force")
     report = report_of(done.stdout)
     assert report[0] == (f"Change report: {len(pages)} of {len(notebook_pages())} pages executed, "
                          "0 with changed outputs"), "\n".join(report)
