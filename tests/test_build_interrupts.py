@@ -1,23 +1,26 @@
 """A build interrupted, and two builds at once in one tree.
 
 * Ctrl-C while pages execute ends the build in one line (what it kept, what to run), no
-  traceback; its kernels are gone; and what it changed reaches the next build's report,
-  though the next build finds those pages up to date.
+  traceback; its kernels are gone; and the pages it executed reach the next build's report
+  (with what they changed, or that their outputs did not), though the next build finds them
+  up to date.
 * A second build started meanwhile waits for the first, saying so in one line, then runs.
 * Ctrl-C in a terminal (a pseudo-terminal here) while a page's kernels start, or while its
   cell runs, ends in the build's own words alone: nbclient's kernel cleanup, left registered
   for exit, no longer prints "Exception ignored in atexit callback" and an AssertionError.
 
 In a scratch copy of the repository (its sources; the copy builds its own `_build`): the first
-notebook page gets a cell that prints a new line, the second a cell that waits for a file the
-test creates, so the first build is surely inside the second page's execution when it is
-interrupted. The lock itself is also tested alone (tools/pipeline/build_lock.py), cheaply.
+notebook page gets a cell that prints a new line, the second a cell that prints nothing, the
+third a cell that waits for a file the test creates, so the first build is surely inside the
+third page's execution when it is interrupted. The lock itself is also tested alone
+(tools/pipeline/build_lock.py), cheaply.
 """
 
 from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -50,11 +53,12 @@ def started(copy, environment) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-@pytest.mark.long  # (two builds of the copy's notebooks: three pages executed, twice each)
+@pytest.mark.long  # (two builds of the copy's notebooks: four pages executed, twice each)
 def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_changed(scratch_repository):
     copy = scratch_repository.path
-    first, second = (copy / page.relative_to(ROOT) for page in notebook_pages()[:2])
+    first, quiet, second = (copy / page.relative_to(ROOT) for page in notebook_pages()[:3])
     add_cell(first, 'print("a line the interrupted build printed")')
+    add_cell(quiet, "silent = None  # (its outputs do not change)")
     go = copy / "go"
     add_cell(second, f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.1)")
     environment = {**os.environ, "PYTHONPATH": str(copy)}
@@ -63,7 +67,7 @@ def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_c
 
     interrupted = started(copy, environment)
     printed = ""
-    while f"executed  book/{first.stem}.ipynb" not in printed:
+    while f"executed  book/{quiet.stem}.ipynb" not in printed:
         line = interrupted.stdout.readline()
         assert line, f"the build ended early:\n{printed}{interrupted.communicate()[1]}"
         printed += line
@@ -72,7 +76,7 @@ def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_c
     assert said.startswith("Another build is running in this tree (`artefact_graph lib diagrams outputs`, process "
                            f"{interrupted.pid}"), said
     assert said.rstrip().endswith("this one waits for it to end, then runs.")
-    time.sleep(1)  # (inside the second page's waiting cell by now)
+    time.sleep(1)  # (inside the third page's waiting cell by now)
     kernels = [child for child in psutil.Process(interrupted.pid).children(recursive=True)
                if "ipykernel" in " ".join(child.cmdline())]
     assert kernels, "the first build is not executing a page"
@@ -82,7 +86,7 @@ def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_c
     assert interrupted.returncode == 130, out + err
     assert err.count("\n") == 1 and err.startswith("Interrupted. Kept the steps it finished (lib, "), err
     assert "what it was in the middle of is made again" in err
-    assert f"the notebooks it wrote ({first.stem})" in err and "Run `make book` to finish" in err
+    assert f"the notebooks it wrote ({first.stem}, {quiet.stem})" in err and "Run `make book` to finish" in err
     assert "Traceback" not in out + err
     gone, alive = psutil.wait_procs(kernels, timeout=10)
     assert not alive, f"kernels left running: {alive}"
@@ -90,10 +94,13 @@ def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_c
     go.touch()
     out, err = waiting.communicate(timeout=600)
     assert waiting.returncode == 0, out + err
-    assert f"unchanged  book/{first.stem}.ipynb" in out, out
+    assert f"unchanged  book/{first.stem}.ipynb" in out and f"unchanged  book/{quiet.stem}.ipynb" in out, out
     report = out[out.index("Change report:"):]
     assert f"  {first.stem}: executed by a run stopped before its report, because code cell " in report, report
     assert "+a line the interrupted build printed" in report, report
+    # (a page whose outputs did not change is named too: it was executed, and no report said so)
+    assert re.search(rf"^  {quiet.stem}: executed by a run stopped before its report, because code cell \d+ is new; "
+                     "outputs unchanged$", report, re.M), report
     assert f"  {second.stem}: executed because " in report, report
 
 

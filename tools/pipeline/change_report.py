@@ -28,10 +28,10 @@ from tools.repository import ROOT
 MAX_LINES_PER_CELL = 12
 MAX_LINES_PER_PAGE = 40
 MAX_NAMES = 6
-# A run stopped before its report (Ctrl-C, a crash) has rewritten notebooks whose changes no
-# report has shown: the next run would find them up to date and say nothing. So before a page's
-# stored notebook is rewritten with changed outputs, the notebook as last reported is kept
-# here (once), with why the page ran, until a report has shown the change.
+# A run stopped before its report (Ctrl-C, a crash) has executed pages no report has named,
+# and rewritten their notebooks: the next run would find them up to date and say nothing. So
+# before an executed page's stored notebook is rewritten (changed outputs or not), the notebook
+# as last reported is kept here (once), with why the page ran, until a report has named it.
 UNREPORTED = ROOT / "_build" / "unreported"
 
 
@@ -150,9 +150,11 @@ def output_diff(old_cells: list, new_cells: list, where: list[str]) -> list[str]
     return lines
 
 
-def report(runs: list[PageRun], stored_path, pages: int | None = None) -> str:
+def report(runs: list[PageRun], stored_path, pages: int | None = None, kept: Path | None = None) -> str:
     """The closing report: one line per executed or failed page, and the diff of each
-    changed one. ``pages``: how many notebook pages the book has (default: the runs)."""
+    changed one. ``pages``: how many notebook pages the book has (default: the runs).
+    ``kept``: where a failed build keeps what it made, the tree being put back as it was
+    (tools/pipeline/tree_rollback.py): each diff then points there."""
     pages = len(runs) if pages is None else pages
     executed = [r for r in runs if r.status in ("executed", "failed")]
     if not executed:
@@ -170,8 +172,17 @@ def report(runs: list[PageRun], stored_path, pages: int | None = None) -> str:
         lines.append(f"  {run.summary}")
         if run.output_diff:
             lines += [f"      {line}" for line in run.output_diff]
-            lines.append(f"      (all of it: git diff {shown(stored_path(run.page))})")
+            lines.append(f"      (all of it: {whole_diff(stored_path(run.page), kept)})")
     return "\n".join(lines)
+
+
+def whole_diff(stored: Path, kept: Path | None) -> str:
+    """The command that shows a changed notebook whole: git's diff of the tree, or, when a failed
+    build put the tree back, of the notebook it kept against the tree's."""
+    made = kept / stored.relative_to(ROOT) if kept is not None else None
+    if made is None or not made.is_file():
+        return f"git diff {shown(stored)}"
+    return f"git diff --no-index {shown(stored)} {shown(made)}"
 
 
 # ---- changes no report has shown yet ----------------------------------------------------

@@ -1,8 +1,11 @@
 """Keep each page's reader's notebook (book/X.ipynb) generated from its source (book/X.md).
 
-    python -m tools.pipeline.execute_pages sync           # what `make outputs` runs
-    python -m tools.pipeline.execute_pages sync --force   # re-execute every page
-    python -m tools.pipeline.execute_pages check          # fail if a .ipynb is not what its .md makes
+    python -m tools.pipeline.execute_pages sync [PAGE.md ...]   # the pages alone (the benchmarks'; no graph)
+    python -m tools.pipeline.execute_pages sync --force          # re-execute every page
+    python -m tools.pipeline.execute_pages check                 # fail if a .ipynb is not what its .md makes
+
+(`make outputs` runs the build graph, tools/pipeline/artefact_graph.py, whose `outputs` step calls
+:func:`sync_page` for each page, and puts the tree back if the build fails: tree_rollback.py.)
 
 The .md is what people edit; the .ipynb is generated from it: the reader's notebook that
 launch links open (assembled by tools/pipeline/reader_notebook.py, markdown converted from MyST, a first
@@ -473,12 +476,16 @@ def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
         last_reported = change_report.unreported().get(md.stem)
         before = nbformat.read(last_reported[0], as_version=4) if last_reported and last_reported[0] else (
             None if last_reported else stored)
-        run.output_diff = outputs_changed(md, before, fresh)
+        # The stored bytes against the stored bytes: the notebook as it is written (normalized:
+        # each SVG's ids renamed, streams merged), never the kernel's raw outputs, whose SVG
+        # ids differ from the stored ones and so made an unchanged figure look changed.
+        run.output_diff = outputs_changed(md, before, nbformat.reads(text, as_version=4))
+        # Every executed page, changed outputs or not: a run stopped before its report
+        # (Ctrl-C) leaves it up to date, and the next report still names it.
+        change_report.remember_unreported(md, target.read_text() if target.exists() else None, why)
     if target.exists() and target.read_text() == text:
         run.status = "executed" if why else "unchanged"
         return run
-    if run.output_diff:
-        change_report.remember_unreported(md, target.read_text() if target.exists() else None, why)
     write_atomically(target, text)
     return run
 

@@ -7,11 +7,12 @@ The steps run in one Python process (each would otherwise import nbformat, jupyt
 Sphinx again: a few seconds on this machine each), in the graph's order, each only when the
 content of one of its inputs changed.
 
-A page whose code fails does not hide the rest, and loses nothing: its stored notebook
-(book/X.ipynb) stays byte for byte as it was, the failed run goes to _build/failed/X.ipynb
-(the HTML preview shows the error in place, from there), every other page is built, and the
-command exits 1 naming the page, the cell and the line. References to figures that the
-failed page did not draw are said to follow from the failure, not reported as causes.
+A page whose code fails does not hide the rest, and loses nothing: its failed run goes to
+_build/failed/X.ipynb (the HTML preview shows the error in place, from there), every other
+page is built, and the command exits 1 naming the page, the cell and the line. References to
+figures that the failed page did not draw are said to follow from the failure, not reported as
+causes. A build that fails leaves every generated file of the tree as it was (the other pages'
+notebooks, chapter_lib too), and keeps what it made in _build/failed-build/: tree_rollback.py.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.pipeline import change_report, draw_diagrams, execute_pages
+from tools.pipeline import change_report, draw_diagrams, execute_pages, tree_rollback
 from tools.pipeline.extract_library import write_atomically
 from tools.pipeline.pages import BookError, notebook_pages, shown
 from tools.repository import ROOT
@@ -265,21 +266,38 @@ def forget_interrupted_build(build: Path) -> None:
 
 
 def run_graph(arguments: list[str], doit) -> int:
-    """Run the graph's steps named in ``arguments``, then say what happened."""
+    """Run the graph's steps named in ``arguments``, then say what happened. A build that fails
+    leaves the tree as it found it, what it made kept in _build/failed-build/ (tree_rollback.py)."""
     RESULT.runs.clear()
     RESULT.failures.clear()
     RESULT.outputs_done = False
-    status = doit(arguments)
+    tree = tree_rollback.before_this_build()
+    try:
+        status = doit(arguments)
+    except KeyboardInterrupt:
+        tree.stopped()
+        raise
+    failed = bool(RESULT.failures or status)
+    put_back = []  # the generated files this build changed, put back as they were
+    if failed:
+        put_back = tree.failed()
+    else:
+        tree.succeeded()
+    kept = tree_rollback.KEPT if put_back else None
     if RESULT.outputs_done:  # last, so Sphinx's lines do not scroll it away
         runs = execute_pages.with_unreported_runs(RESULT.runs)
-        print(change_report.report(runs, execute_pages.stored_path, len(notebook_pages())))
+        print(change_report.report(runs, execute_pages.stored_path, len(notebook_pages()), kept=kept))
         change_report.forget_unreported()
     for _, failure in RESULT.failures:
         print(f"error: {failure}", file=sys.stderr)
     if RESULT.failures:
-        print("Every other page was built; the failed pages' stored notebooks were kept as they were "
-              "(the HTML shows the error in place). Fix the cell, then run `make book` again.", file=sys.stderr)
-    return 1 if RESULT.failures or status else 0
+        print("Every other page was built, and the HTML shows the error in place.", file=sys.stderr)
+    if put_back:
+        print(f"The build failed, so it changed nothing in the tree: what it made ({tree_rollback.summary(put_back)}) "
+              f"is kept in {shown(tree_rollback.KEPT)}/, for reading.", file=sys.stderr)
+    if RESULT.failures:
+        print("Fix the cell, then run `make book` again.", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def interrupted(finished_steps: list[str]) -> str:
