@@ -141,18 +141,23 @@ def freeze(root: Path = ROOT, into: Path = FROZEN) -> None:
         shutil.copy2(root / name, into / name)
 
 
-def put_the_frozen_book_in(copy: Path) -> None:
+def put_the_frozen_book_in(copy: Path) -> bool:
     """The copy's pages, table of contents and bibliography become the frozen ones; a page
-    the frozen book lacks goes, with what was made from it (its notebook, its accepted text)."""
-    frozen = set(frozen_files(FROZEN))
+    the frozen book lacks goes, with what was made from it (its notebook, its accepted text).
+    Whether that changed any file (not when the book is still the one frozen)."""
+    frozen, changed = set(frozen_files(FROZEN)), False
     for name in frozen_files(copy):
         if name not in frozen:
+            changed = True
             (copy / name).unlink()
             stem = Path(name).stem
             for made in (copy / "book" / f"{stem}.ipynb", copy / "tests" / "book_as_accepted" / f"{stem}.txt"):
                 made.unlink(missing_ok=True)
     for name in frozen:
-        shutil.copy2(FROZEN / name, copy / name)
+        if not (copy / name).is_file() or (copy / name).read_bytes() != (FROZEN / name).read_bytes():
+            changed = True
+            shutil.copy2(FROZEN / name, copy / name)
+    return changed
 
 
 def made_by_the_build(copy: Path, name: str) -> bool:
@@ -195,8 +200,8 @@ def scratch_git_repository(tmp_path: Path) -> tuple[Path, dict]:
     assert "npm ci" not in planned.stdout and "pip install" not in planned.stdout, (
         f"the repository's .venv or node_modules is not up to date with its sources: run `make book` there first\n{planned.stdout}")
     # The recipes' book, built and accepted as an author's clean tree is: the base they start from.
-    put_the_frozen_book_in(copy)
-    for target in ("book", "accept"):
+    # (Built and accepted only if it differs from the repository's, which is built already.)
+    for target in ("book", "accept") if put_the_frozen_book_in(copy) else ():
         done = subprocess.run(["make", "-s", target], cwd=copy, env=environment, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         assert done.returncode == 0, (
@@ -264,6 +269,39 @@ def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path)
             if not (name in frozen or any(Path(name).match(p) for p in FROZEN_SOURCES) or made_by_the_build(copy, name))}
     assert kept == set(), (f"a recipe commits files the recipes' frozen book ({FROZEN.relative_to(ROOT)}) does not "
                            f"put back: an author who commits its result would change what the recipes start from: {kept}")
+
+
+def test_whatever_the_authors_book_says_the_recipes_start_from_the_frozen_one(tmp_path):
+    """An author's commits (every page and the table of contents edited, a page added with its
+    notebook and accepted text, a page removed): the copy's book becomes the frozen one again."""
+    copy = tmp_path / "repository"
+    for name in frozen_files(ROOT):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, copy / name)
+    for name in frozen_files(copy):
+        with (copy / name).open("a") as text:
+            text.write("\n# An author's line.\n")
+    added = "15_99_an_authors_page"
+    (copy / "book" / f"{added}.md").write_text("# 15.99 An author's page\n")
+    (copy / "book" / f"{added}.ipynb").write_text("{}")
+    (copy / "tests" / "book_as_accepted").mkdir(parents=True)
+    (copy / "tests" / "book_as_accepted" / f"{added}.txt").write_text("15.99\n")
+    removed = frozen_files(copy)[0]
+    (copy / removed).unlink()
+
+    assert put_the_frozen_book_in(copy)
+    assert {name: (copy / name).read_bytes() for name in frozen_files(copy)} == {
+        name: (FROZEN / name).read_bytes() for name in frozen_files(FROZEN)}
+    assert not any((copy / name).exists() for name in (
+        f"book/{added}.md", f"book/{added}.ipynb", f"tests/book_as_accepted/{added}.txt"))
+    assert not put_the_frozen_book_in(copy), "the frozen book put in again changes nothing"
+
+
+def test_the_frozen_book_is_one_book():
+    """Every page its table of contents lists is frozen with it (a page of its own, not a mix)."""
+    listed = re.findall(r"^\s*- file: (\S+)$", (FROZEN / "_toc.yml").read_text(), re.M)
+    listed += re.findall(r"^root: (\S+)$", (FROZEN / "_toc.yml").read_text(), re.M)
+    assert listed and {f"{name}.md" for name in listed} <= set(frozen_files(FROZEN)), listed
 
 
 if __name__ == "__main__":
