@@ -118,7 +118,7 @@ diagrams: env $(NPM_ASSETS)  ## draw new or changed mermaid diagrams into book/_
 
 # `make book` runs every step of the graph in one Python process (tools/pipeline/artefact_graph.py),
 # each only when the content of one of its inputs changed; the PDF too once `make pdf` made one.
-book: env $(NPM_ASSETS)  ## everything above, for what changed; open _build/html/index.html
+book: env $(NPM_ASSETS)  ## lib, outputs, assets, diagrams, html (pdf once made), for what changed; open _build/html/index.html
 	$(GRAPH) book
 	@echo "Open _build/html/index.html"
 
@@ -180,9 +180,12 @@ sources-and-notebooks:
 pdf-and-html: env $(NPM_ASSETS)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(GRAPH) lib assets diagrams outputs pdf html
+# A failed stage says its name last, so that a red `make test` (and `make release`, which reads
+# this line) says where to look among thousands of lines.
 test: env  ## every check, on what is committed
 	@$(PY) -m tools.pipeline.pages  # the book reads (_toc.yml, every page), or no stage runs
-	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || exit 1; done
+	@for stage in $(TEST_STAGES); do $(MAKE) --no-print-directory $$stage || { \
+	  echo "make test: the stage $$stage failed (its output is above; \`make $$stage\` runs it alone)" >&2; exit 1; }; done
 
 # The book's own JavaScript: linted (eslint.config.mjs); all of it type-checked by tsc from its
 # JSDoc types, in four projects, since one program cannot have the DOM's, a worker's and

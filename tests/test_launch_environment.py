@@ -67,7 +67,29 @@ def test_binder_reads_its_own_folder_and_installs_its_pins_before_the_repository
     assert (BINDER / "runtime.txt").read_text().strip() == f"python-{sys.version_info[0]}.{sys.version_info[1]}"
     post_build = BINDER / "postBuild"
     assert os.access(post_build, os.X_OK), "repo2docker runs postBuild only if it is executable"
-    assert re.search(r"^python -m pip install --no-cache-dir --no-deps \.$", post_build.read_text(), re.M)
+    assert re.search(r'^python -m pip install --no-cache-dir --no-deps "\$source"$', post_build.read_text(), re.M)
+
+
+def test_postbuild_installs_chapter_lib_and_leaves_the_repository_as_committed(tmp_path):
+    """Run as Binder runs it, in a checkout of what it reads, its `python` a fresh environment's:
+    chapter_lib imports there, and the checkout holds nothing new (setuptools once left build/)."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for name in ("pyproject.toml", ".gitignore", "binder"):
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, checkout / name)
+    shutil.copytree(ROOT / "chapter_lib", checkout / "chapter_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "what postBuild reads"]):
+        subprocess.run([*git, *step], cwd=checkout, check=True, capture_output=True)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    done = subprocess.run([str(checkout / "binder" / "postBuild")], cwd=checkout, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    subprocess.run([str(venv / "bin" / "python"), "-c", "import chapter_lib.chapter15"], cwd=tmp_path, env=env, check=True)
+    left = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=checkout, capture_output=True, text=True).stdout
+    assert left == "", f"binder/postBuild left files in the repository: {left}"
 
 
 # (pip installs the whole launch environment, as Binder does: on a loaded machine that alone has

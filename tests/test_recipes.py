@@ -8,18 +8,41 @@ with `make check`'s caches and nbval records (_build/check/), so that what the g
 author is what happens: every block exits 0. Nothing about the recipes is written here: a recipe
 added to the guide is run, one changed is run as changed.
 
+**The book the recipes run on is frozen for them** (tests/recipes_book/: every page's `.md`,
+`_toc.yml`, `references.bib`). A recipe is an example an author may follow to the letter and
+commit: then the book no longer holds the sentence it rewords or the label it changes, and
+already holds the page and the exercise it adds, and the same recipe run on today's book would
+find nothing to do (once, `git commit` "nothing to commit" failed `make test`). The other ways
+were worse for an author: recipes anchored on text no edit removes cannot change a delivered
+line of code (the departure that recipe is there to show) nor add a page by a fixed name twice;
+a test that detects a recipe already applied would have to know each recipe's undo, and any
+rewording of the same sentence by hand would still break it. So the copy's pages, `_toc.yml`
+and bibliography are replaced by the frozen ones (and a page the frozen table of contents does
+not list leaves with its notebook and accepted text), built and accepted, and committed as the
+base the recipes start from: whatever the author's book says, the recipes start from the same
+pages, and whatever the author commits, `make test` is as green as before. The tools, tests
+and guide are the repository's own: the recipes keep proving that the loop works as written.
+The whole book is frozen, not only the pages the recipes touch, so that it stays one book (a
+later page imports what an earlier one saves). `python -m tests.test_recipes --freeze` copies
+today's book there (a maintainer's step, when a recipe needs a page the copy lacks or the tools
+need what an old page lacks); the test says so when the frozen book is what fails.
+
 It holds what tests/test_authors_changes.py held (a reworded sentence, a changed printed label,
 a new exercise, each accepted, the suite green), and after the run: every recipe committed what
 its build rewrote, the fidelity check passes and the departures from the chapter as delivered
-grew by delivered lines the copy's book no longer holds.
+grew by delivered lines the copy's book no longer holds. And each recipe's commit changed only
+files the freeze puts back or the build makes again: an author's commit of any recipe's result
+(or of all of them) therefore changes nothing the recipes start from.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,12 +50,19 @@ import pytest
 from markdown_it import MarkdownIt
 
 from tools.checks.clean_build_compare import built_copy
-from tools.pipeline import accept, book_shape
+from tools.pipeline import accept
 from tools.repository import ROOT
 
 pytestmark = [pytest.mark.whole_book, pytest.mark.long]
 
 GUIDE = ROOT / "docs" / "authoring.md"
+# The book the recipes run on (the module's docstring says why), by the same paths as the
+# repository's: every page's .md, the table of contents, the bibliography.
+FROZEN = ROOT / "tests" / "recipes_book"
+FROZEN_SOURCES = ("book/*.md", "book/references.bib", "_toc.yml")
+# What a recipe's commit may change besides the frozen sources: what `make book` and `make
+# accept` make from them (each other generated file says GENERATED in its first lines).
+BUILT_FROM_THE_PAGES = ("book/*.ipynb", "book/_diagrams/*", "tests/book_as_accepted/*")
 # The modules a test module's answer can depend on the book's state through: they read the
 # pages and _toc.yml (pages, book_shape), the accepted text (accept), the library made from the
 # pages (extract_library, chapter_lib itself).
@@ -99,6 +129,43 @@ def book_state_tests(root: Path = ROOT) -> list[str]:
             if reads_the_book(path, root, set())]
 
 
+def frozen_files(root: Path) -> list[str]:
+    return sorted(str(path.relative_to(root)) for pattern in FROZEN_SOURCES for path in root.glob(pattern))
+
+
+def freeze(root: Path = ROOT, into: Path = FROZEN) -> None:
+    """`python -m tests.test_recipes --freeze`: the book of ``root`` becomes the recipes' book."""
+    shutil.rmtree(into, ignore_errors=True)
+    for name in frozen_files(root):
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, into / name)
+
+
+def put_the_frozen_book_in(copy: Path) -> bool:
+    """The copy's pages, table of contents and bibliography become the frozen ones; a page
+    the frozen book lacks goes, with what was made from it (its notebook, its accepted text).
+    Whether that changed any file (not when the book is still the one frozen)."""
+    frozen, changed = set(frozen_files(FROZEN)), False
+    for name in frozen_files(copy):
+        if name not in frozen:
+            changed = True
+            (copy / name).unlink()
+            stem = Path(name).stem
+            for made in (copy / "book" / f"{stem}.ipynb", copy / "tests" / "book_as_accepted" / f"{stem}.txt"):
+                made.unlink(missing_ok=True)
+    for name in frozen:
+        if not (copy / name).is_file() or (copy / name).read_bytes() != (FROZEN / name).read_bytes():
+            changed = True
+            shutil.copy2(FROZEN / name, copy / name)
+    return changed
+
+
+def made_by_the_build(copy: Path, name: str) -> bool:
+    path = copy / name
+    return any(Path(name).match(pattern) for pattern in BUILT_FROM_THE_PAGES) or (
+        path.is_file() and "GENERATED" in "".join(path.read_text(errors="replace").splitlines(True)[:3]))
+
+
 def git(copy: Path, environment: dict, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=copy, env=environment, check=True, capture_output=True,
                           text=True).stdout
@@ -126,15 +193,33 @@ def scratch_git_repository(tmp_path: Path) -> tuple[Path, dict]:
     })
     git(copy, environment, "init", "-q")
     (copy / ".git" / "info" / "exclude").write_text(".venv\nnode_modules\n")  # (links, not folders)
-    git(copy, environment, "add", "-A")
-    git(copy, environment, "commit", "-qm", "base")
     (copy / ".venv").symlink_to((ROOT / ".venv").resolve())
     # The environments are the repository's, shared through links: a `make` in the copy must
     # find them up to date, never install into them again (`npm ci` empties node_modules).
     planned = subprocess.run(["make", "-n", "env", "book"], cwd=copy, env=environment, capture_output=True, text=True)
     assert "npm ci" not in planned.stdout and "pip install" not in planned.stdout, (
         f"the repository's .venv or node_modules is not up to date with its sources: run `make book` there first\n{planned.stdout}")
+    # The recipes' book, built and accepted as an author's clean tree is: the base they start from.
+    # (Built and accepted only if it differs from the repository's, which is built already.)
+    for target in ("book", "accept") if put_the_frozen_book_in(copy) else ():
+        done = subprocess.run(["make", "-s", target], cwd=copy, env=environment, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        assert done.returncode == 0, (
+            f"`make {target}` failed on the recipes' frozen book ({FROZEN.relative_to(ROOT)}), before any recipe: "
+            f"if the tools now need what its pages lack, `python -m tests.test_recipes --freeze` copies today's "
+            f"book there (check that every recipe still applies to it)\n{done.stdout[-3000:]}")
+    git(copy, environment, "add", "-A")
+    git(copy, environment, "commit", "-qm", "base")
     return copy, environment
+
+
+def book_shape_in(copy: Path, environment: dict) -> str:
+    return subprocess.run([".venv/bin/python", "-m", "tools.pipeline.book_shape"], cwd=copy, env=environment,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def exercises_in(shape: str) -> int:
+    return int(re.search(r" (\d+) exercises \(", shape).group(1))
 
 
 # Its five `make check`s each start a pytest session of two workers in the copy: beside make
@@ -145,7 +230,8 @@ def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path)
     guide = recipes()
     assert guide and all(blocks for _, blocks in guide), f"{GUIDE}: no recipes, or one without a ```bash block"
     copy, environment = scratch_git_repository(tmp_path)
-    departures = accept.recorded_departures()
+    departures = (copy / accept.REFERENCE.relative_to(ROOT) / accept.DEPARTURES).read_text().splitlines()[1:]
+    exercises_before = exercises_in(book_shape_in(copy, environment))
 
     seconds = []
     for title, blocks in guide:
@@ -168,7 +254,58 @@ def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path)
     assert grown and set(departures) <= set(now), grown
     assert set(grown) <= set(accept.delivered_lines()), grown
     # The book's shape, as its summary says it, counts the exercise the guide added.
-    shape = subprocess.run([".venv/bin/python", "-m", "tools.pipeline.book_shape"], cwd=copy, env=environment,
-                           capture_output=True, text=True, check=True).stdout
-    n = len(book_shape.exercise_numbers()) + sum(title == "Add an exercise" for title, _ in guide)
+    shape = book_shape_in(copy, environment)
+    n = exercises_before + sum(title == "Add an exercise" for title, _ in guide)
     assert f" {n} exercises (" in shape and f"{n} worked solutions" in shape, shape
+
+    # Each recipe's commit changed only what the freeze puts back or the build makes again: an
+    # author who commits the result of any recipe (or of all of them) leaves the recipes the
+    # same book to start from, so they run again as they ran here.
+    base = git(copy, environment, "rev-list", "--max-parents=0", "HEAD").strip()
+    commits = git(copy, environment, "rev-list", "--reverse", f"{base}..HEAD").split()
+    frozen = set(frozen_files(FROZEN))
+    kept = {f"{commit[:8]}: {name}" for commit in commits
+            for name in git(copy, environment, "show", "--name-only", "--format=", commit).split()
+            if not (name in frozen or any(Path(name).match(p) for p in FROZEN_SOURCES) or made_by_the_build(copy, name))}
+    assert kept == set(), (f"a recipe commits files the recipes' frozen book ({FROZEN.relative_to(ROOT)}) does not "
+                           f"put back: an author who commits its result would change what the recipes start from: {kept}")
+
+
+def test_whatever_the_authors_book_says_the_recipes_start_from_the_frozen_one(tmp_path):
+    """An author's commits (every page and the table of contents edited, a page added with its
+    notebook and accepted text, a page removed): the copy's book becomes the frozen one again."""
+    copy = tmp_path / "repository"
+    for name in frozen_files(ROOT):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, copy / name)
+    for name in frozen_files(copy):
+        with (copy / name).open("a") as text:
+            text.write("\n# An author's line.\n")
+    added = "15_99_an_authors_page"
+    (copy / "book" / f"{added}.md").write_text("# 15.99 An author's page\n")
+    (copy / "book" / f"{added}.ipynb").write_text("{}")
+    (copy / "tests" / "book_as_accepted").mkdir(parents=True)
+    (copy / "tests" / "book_as_accepted" / f"{added}.txt").write_text("15.99\n")
+    removed = frozen_files(copy)[0]
+    (copy / removed).unlink()
+
+    assert put_the_frozen_book_in(copy)
+    assert {name: (copy / name).read_bytes() for name in frozen_files(copy)} == {
+        name: (FROZEN / name).read_bytes() for name in frozen_files(FROZEN)}
+    assert not any((copy / name).exists() for name in (
+        f"book/{added}.md", f"book/{added}.ipynb", f"tests/book_as_accepted/{added}.txt"))
+    assert not put_the_frozen_book_in(copy), "the frozen book put in again changes nothing"
+
+
+def test_the_frozen_book_is_one_book():
+    """Every page its table of contents lists is frozen with it (a page of its own, not a mix)."""
+    listed = re.findall(r"^\s*- file: (\S+)$", (FROZEN / "_toc.yml").read_text(), re.M)
+    listed += re.findall(r"^root: (\S+)$", (FROZEN / "_toc.yml").read_text(), re.M)
+    assert listed and {f"{name}.md" for name in listed} <= set(frozen_files(FROZEN)), listed
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--freeze"]:
+        sys.exit("usage: python -m tests.test_recipes --freeze  (today's book becomes the recipes' book)")
+    freeze()
+    print(f"{FROZEN.relative_to(ROOT)}: {len(frozen_files(FROZEN))} files frozen from today's book")

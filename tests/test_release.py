@@ -23,6 +23,7 @@ import time
 import pytest
 
 from tools.pipeline import edition
+from tools.repository import ROOT
 from tools.pipeline.pages import notebook_pages
 from tools.release.changelog import ChangelogError, released
 from tools.release.release import Refused, release_number, with_release_record, with_version
@@ -102,11 +103,37 @@ sys.exit(release.main(sys.argv[1:]))
 """
 
 
+# `make test` as the Makefile runs it, its stages two: one that passes and one that fails.
+RELEASE_WITH_A_RED_STAGE = """import sys
+from tools.release import release
+release.MAKE_TEST = ["make", "--no-print-directory", "test", "TEST_STAGES=help a-stage-that-fails"]
+sys.exit(release.main(sys.argv[1:]))
+"""
+
+
+def test_a_release_refused_by_a_red_make_test_says_which_stage_failed_and_where_to_look(checkout):
+    path = checkout.path
+    before = state(path)
+    done = checkout.run("-c", RELEASE_WITH_A_RED_STAGE, next_version(), check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    refusal = done.stderr.strip().splitlines()[-1]
+    assert refusal.startswith("make release: refused, nothing was changed: `make test` failed at its stage "
+                              "`a-stage-that-fails` (`make a-stage-that-fails` runs that stage alone"), refusal
+    assert "_build/release/make-test.log" in refusal, refusal
+    log = (path / "_build" / "release" / "make-test.log").read_text()
+    assert "make help" in log and "No rule to make target 'a-stage-that-fails'" in log, log[-2000:]
+    assert state(path) == before
+
+
 def test_a_release_is_one_commit_and_its_tag_naming_the_version(checkout):
     path = checkout.path
     version = next_version()
     head = git(path, "rev-parse", "HEAD")
-    checkout.run("-c", RELEASE_WITH_TESTS_PASSED, version)
+    done = checkout.run("-c", RELEASE_WITH_TESTS_PASSED, version)
+    # What it says to do next is what the guide says.
+    pushed = re.search(rf"git push origin (\S+) v{re.escape(version)}\b", done.stdout)
+    guide = re.search(r"^git push origin (\S+) v\S+$", (ROOT / "docs" / "publishing.md").read_text(), re.M)
+    assert pushed and guide and pushed.group(1) == guide.group(1), (done.stdout, guide and guide.group(0))
     assert git(path, "status", "--porcelain") == "", "the release left changes uncommitted"
     assert git(path, "rev-parse", "HEAD~1") == head, "a release is one commit"
     assert git(path, "rev-parse", f"v{version}^{{commit}}") == git(path, "rev-parse", "HEAD")

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
@@ -25,6 +26,12 @@ RECORD_COMMENT = """\
 # it holds (tools/pipeline/edition.py). While the library is still that one, a reader's notebook
 # also installs it from the release's tag, which lasts as long as the repository.
 """
+
+
+# `make test`, as the release runs it, and where its output is kept: a red suite prints thousands
+# of lines, and the reason a release was refused must not scroll away with them.
+MAKE_TEST = ["make", "test"]
+MAKE_TEST_LOG = ROOT / "_build" / "release" / "make-test.log"
 
 
 class Refused(Exception):
@@ -68,10 +75,30 @@ def check_releasable(number: Version) -> None:
 
 def run_make_test() -> None:
     print("make release: running `make test` first (a red test refuses the release)", flush=True)
-    if subprocess.run(["make", "test"], cwd=ROOT).returncode != 0:
-        raise Refused("`make test` failed (above): fix it, commit, and release again")
+    returncode, output = shown_and_kept(MAKE_TEST, MAKE_TEST_LOG)
+    if returncode != 0:
+        log = MAKE_TEST_LOG.relative_to(ROOT)
+        # The Makefile's `test` names the stage that failed (its last words on a failure).
+        stage = re.findall(r"^make test: the stage (\S+) failed", output, re.M)
+        where = (f"at its stage `{stage[-1]}` (`make {stage[-1]}` runs that stage alone; "
+                 "docs/maintaining.md, \"The suite\", says what each stage checks)" if stage else "before its stages")
+        raise Refused(f"`make test` failed {where}; its whole output is in {log}, the failure near its end: "
+                      "fix it, commit, and release again")
     if edition.uncommitted(ROOT):
         raise Refused("`make test` changed tracked files (`git status`): the tested tree is not the committed one")
+
+
+def shown_and_kept(command: list[str], log: Path) -> tuple[int, str]:
+    """Run ``command`` from the repository's root, its output (stdout and stderr, as they come)
+    shown as it runs and written to ``log``; its exit status and that output."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as kept, subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.STDOUT) as running:
+        while chunk := running.stdout.read1(65536):
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.buffer.flush()
+            kept.write(chunk)
+    return running.returncode, log.read_text(errors="replace")
 
 
 def with_version(text: str, number: str) -> str:
