@@ -28,7 +28,7 @@ from markers import needs
 
 from tools.grade import book as grade_book
 from tools.grade import intake
-from tools.grade.generated_class import IMPORTS, notebook_with
+from tools.grade.generated_class import IMPORTS, one_exercise_notebook
 from tools.repository import ROOT
 
 pytestmark = pytest.mark.long  # (four grader runs of a few students each, shared by the module's tests)
@@ -68,16 +68,7 @@ NFD_NAME = unicodedata.normalize("NFD", "José Núñez")
 def only_router(cells: list[str]) -> dict:
     """The reader notebook with the student's cells after the router exercise's start cell, and the
     other exercises' code cells deleted (a student may delete cells; it keeps the runs short)."""
-    nb = notebook_with(BOOK, {ROUTER.number: cells}, style="lab")
-    kept, exercise = [], None
-    for cell in nb["cells"]:
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell["cell_type"] == "markdown" and source.lstrip().startswith("## Exercise "):
-            exercise = int(source.split()[2])
-        if cell["cell_type"] != "code" or exercise == ROUTER.number or "install" in cell["metadata"].get("tags", []):
-            kept.append(cell)
-    nb["cells"] = [c for c in kept if "hide-cell" not in c.get("metadata", {}).get("tags", [])]
-    return nb
+    return one_exercise_notebook(BOOK, ROUTER.number, cells)
 
 
 def lms_zip(path: Path) -> dict:

@@ -28,7 +28,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from tools.grade import jobs, report, runs, shards
 from tools.grade import __main__ as grade_main
 from tools.grade.book import load
-from tools.grade.generated_class import answers, notebook_with, write
+from tools.grade.generated_class import answers, notebook_with, one_exercise_notebook, write
 from tools.grade.grade import Graded
 from tools.grade.intake import parse_due
 from tools.grade.judge import Verdict
@@ -359,20 +359,6 @@ def test_the_cpu_affinity_counts_not_the_machines_cores():
 
 # ---- one real grading: a regrade after shards, through make -------------------------------------
 
-def one_exercise(nb: dict, number: int) -> dict:
-    """The notebook with only ``number``'s code cells and the install cell (a student may delete cells;
-    it keeps the sandbox's run short)."""
-    kept, exercise = [], None
-    for cell in nb["cells"]:
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell["cell_type"] == "markdown" and source.lstrip().startswith("## Exercise "):
-            exercise = int(source.split()[2])
-        if cell["cell_type"] != "code" or exercise == number or "install" in cell["metadata"].get("tags", []):
-            kept.append(cell)
-    nb["cells"] = [c for c in kept if "hide-cell" not in c.get("metadata", {}).get("tags", [])]
-    return nb
-
-
 @pytest.mark.netns  # (the grader's sandbox, for one student)
 def test_a_regrade_after_sharded_grades_is_kept_by_the_merge_as_make_runs_them(tmp_path):
     """The tracker's case, with the refusal's advice followed: ONLY= with SHARD= refused, then
@@ -380,8 +366,7 @@ def test_a_regrade_after_sharded_grades_is_kept_by_the_merge_as_make_runs_them(t
     folder, out = tmp_path / "class", tmp_path / "grades"
     folder.mkdir()
     for name in CLASS:
-        write(folder / name, one_exercise(notebook_with(BOOK, {FIRST.number: answers(BOOK)[FIRST.number]["right"]}),
-                                          FIRST.number))
+        write(folder / name, one_exercise_notebook(BOOK, FIRST.number, answers(BOOK)[FIRST.number]["right"], style="page"))
     sharded(out, runs.Run.start("shard", the_settings()))  # (as two machines left them: every answer failed)
 
     def make(target, **variables):

@@ -142,11 +142,11 @@ def make_class(folder: Path, size: int = 40, seed: int = 15) -> dict[str, dict[i
     return plan
 
 
-def one_exercise_notebook(book: Book, number: int, cells: list[str]) -> dict:
+def one_exercise_notebook(book: Book, number: int, cells: list[str], style: str = "lab") -> dict:
     """The reader notebook with ``cells`` added after exercise ``number``'s start cell, and every
     other exercise's code deleted, worked solutions included (a student may delete cells): a
     submission that costs the sandbox only that exercise's time."""
-    nb = notebook_with(book, {number: cells}, style="lab")
+    nb = notebook_with(book, {number: cells}, style=style)
     kept, exercise = [], None
     for cell in nb["cells"]:
         source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
