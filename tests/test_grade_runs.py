@@ -15,7 +15,6 @@ import csv
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys

@@ -26,7 +26,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -38,7 +37,7 @@ from tools.grade import book as grade_book
 from tools.grade.box import call_forms
 from tools.grade.generated_class import IMPORTS, one_exercise_notebook
 from tools.grade.grade import grade, judged_calls, steps_for
-from tools.grade.judge import Verdict, judge
+from tools.grade.judge import judge
 from tools.grade.notebook import Cell
 from tools.repository import ROOT
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 
 from tools.grade import process_meter
 
+if typing.TYPE_CHECKING:
+    from tools.grade.sandbox import Sandbox
+
 # Time is CPU time of the sandbox's processes (tools/grade/process_meter.py), never the
 # clock: a machine busy with other work slows a sandbox down but does not make it use more CPU,
 # so it changes no verdict. The clock only backs that up, for code that waits instead of

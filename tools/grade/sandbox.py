@@ -37,8 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# (Failure, Run and crash_reason are what a run gives: imported from here by the rest of the grader)
-from tools.grade.conversation import CallDriver, Child, Failure, Run, crash_reason  # noqa: F401
+# (Failure and Run are what a run gives: the rest of the grader imports them from here)
+from tools.grade.conversation import CallDriver, Child, Failure, Run  # noqa: F401
 from tools.grade.isolation import NotIsolated, probe
 from tools.repository import ROOT
 
