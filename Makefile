@@ -23,7 +23,8 @@ PY := $(VENV)/bin/python
 # classifiers, one list: tools/interpreters/find_python.sh prints "<executable> <version>", or
 # says in one line which versions work). Empty when there is none: `make env` then says so.
 SUPPORTED_PYTHONS := $(shell sed -n 's/^ *"Programming Language :: Python :: \(3\.[0-9]*\)",*$$/\1/p' pyproject.toml)
-FIND_PYTHON = REQUESTED='$(PYTHON)' sh tools/interpreters/find_python.sh $(VENV) $(SUPPORTED_PYTHONS)
+# (bench-first-build's PYTHON= names the interpreter of the clone it builds, not this .venv's.)
+FIND_PYTHON = REQUESTED='$(if $(filter bench-first-build,$(MAKECMDGOALS)),,$(PYTHON))' sh tools/interpreters/find_python.sh $(VENV) $(SUPPORTED_PYTHONS)
 BOOK_PYTHON := $(shell $(FIND_PYTHON) 2>/dev/null)
 # The environment is rebuilt only when what it is built from changes: the pins, the project, the
 # interpreter (made anew from scratch when PYTHON= names another: $(VENV)/.interpreter says which).
