@@ -59,6 +59,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
 
+.PHONY: pythons-lock test-pythons
 .PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch
@@ -185,7 +186,15 @@ check-tests:
 # test-sources and test-notebooks only read the book (nbval writes only _build/test-run/), so
 # they run side by side, one core each (each one's output kept whole: --output-sync); the PDF
 # and HTML stage can rewrite what they read (its graph's `outputs` step), so it comes after.
-TEST_STAGES := sources-and-notebooks pdf-and-html test-tests
+# pythons-lock first: pip's dry run of the lock on each supported Python found here (minutes of
+# waiting on the index, little CPU); a fresh environment and the book on each is test-pythons,
+# which CI's workflow pythons.yml runs per version: on every interpreter here it would add about
+# five minutes each to make test.
+TEST_STAGES := pythons-lock sources-and-notebooks pdf-and-html test-tests
+pythons-lock: env  ## the lock installs on every supported Python found here: pip's dry run in a fresh venv of each (tools/interpreters/lock_check.py)
+	$(PY) -m tools.interpreters.lock_check $(PYTHONS)
+test-pythons: env  ## a fresh clone's `make book` and `make check` on every supported Python found here, or those in PYTHONS= (tools/interpreters/matrix.py; CI: pythons.yml)
+	$(PY) -m tools.interpreters.matrix $(PYTHONS)
 sources-and-notebooks:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-sources test-notebooks
 pdf-and-html: env $(NPM_ASSETS)
