@@ -18,8 +18,17 @@ SHELL := /bin/bash
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# The environment is rebuilt only when what it is built from changes.
-ENV_STAMP := $(VENV)/.built-from-$(shell cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
+# The Python .venv is made from: PYTHON= names one; otherwise the one .venv was made from, else
+# `python3`, else the newest `python3.N` on PATH; whichever it is, a supported version (pyproject.toml's
+# classifiers, one list: tools/interpreters/find_python.sh prints "<executable> <version>", or
+# says in one line which versions work). Empty when there is none: `make env` then says so.
+SUPPORTED_PYTHONS := $(shell sed -n 's/^ *"Programming Language :: Python :: \(3\.[0-9]*\)",*$$/\1/p' pyproject.toml)
+# (bench-first-build's PYTHON= names the interpreter of the clone it builds, not this .venv's.)
+FIND_PYTHON = REQUESTED='$(if $(filter bench-first-build,$(MAKECMDGOALS)),,$(PYTHON))' sh tools/interpreters/find_python.sh $(VENV) $(SUPPORTED_PYTHONS)
+BOOK_PYTHON := $(shell $(FIND_PYTHON) 2>/dev/null)
+# The environment is rebuilt only when what it is built from changes: the pins, the project, the
+# interpreter (made anew from scratch when PYTHON= names another: $(VENV)/.interpreter says which).
+ENV_STAMP := $(VENV)/.built-from-$(shell { cat requirements.txt pyproject.toml; echo '$(BOOK_PYTHON)'; } | sha256sum | cut -c1-16)
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
 # The chapter as one PDF (`make pdf`), and everything it is printed from.
 PDF := _build/pdf/chapter15.pdf
@@ -50,6 +59,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
 
+.PHONY: pythons-lock test-pythons
 .PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch
@@ -57,9 +67,12 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-env: $(ENV_STAMP)  ## the Python environment (.venv), from requirements.txt alone
+env: $(ENV_STAMP)  ## the Python environment (.venv), from requirements.txt alone, made by python3 or PYTHON= (a supported version: pyproject.toml)
 $(ENV_STAMP): requirements.txt pyproject.toml
-	@test -x $(PY) || python3 -m venv $(VENV)
+	@test -n "$(BOOK_PYTHON)" || { $(FIND_PYTHON) >/dev/null; exit 1; }
+	@if [ "$$(cat $(VENV)/.interpreter 2>/dev/null)" != "$(BOOK_PYTHON)" ]; then \
+	  echo "making $(VENV) with Python $(lastword $(BOOK_PYTHON)) ($(firstword $(BOOK_PYTHON)))"; \
+	  rm -rf $(VENV) && $(firstword $(BOOK_PYTHON)) -m venv $(VENV) && echo "$(BOOK_PYTHON)" > $(VENV)/.interpreter; fi
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@rm -f $(VENV)/.built-from-* && touch $@
 
@@ -174,7 +187,15 @@ check-tests:
 # test-sources and test-notebooks only read the book (nbval writes only _build/test-run/), so
 # they run side by side, one core each (each one's output kept whole: --output-sync); the PDF
 # and HTML stage can rewrite what they read (its graph's `outputs` step), so it comes after.
-TEST_STAGES := sources-and-notebooks pdf-and-html test-tests
+# pythons-lock first: pip's dry run of the lock on each supported Python found here (minutes of
+# waiting on the index, little CPU); a fresh environment and the book on each is test-pythons,
+# which CI's workflow pythons.yml runs per version: on every interpreter here it would add about
+# five minutes each to make test.
+TEST_STAGES := pythons-lock sources-and-notebooks pdf-and-html test-tests
+pythons-lock: env  ## the lock installs on every supported Python found here: pip's dry run in a fresh venv of each (tools/interpreters/lock_check.py)
+	$(PY) -m tools.interpreters.lock_check $(PYTHONS)
+test-pythons: env  ## a fresh clone's `make book` and `make check` on every supported Python found here, or those in PYTHONS= (tools/interpreters/matrix.py; CI: pythons.yml)
+	$(PY) -m tools.interpreters.matrix $(PYTHONS)
 sources-and-notebooks:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-sources test-notebooks
 pdf-and-html: env $(NPM_ASSETS)
@@ -261,8 +282,8 @@ bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page
 	$(PY) -m tools.bench.check_loop
 bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (tools/bench/launch_environment.py)
 	$(PY) -m tools.bench.launch_environment
-bench-first-build: env  ## a fresh clone's first `make book` (TEST=1: and `make test`), environment and npm assets included: wall and CPU seconds (tools/bench/first_build.py)
-	$(PY) -m tools.bench.first_build $(if $(TEST),--test)
+bench-first-build: env  ## a fresh clone's first `make book` (TEST=1: and `make test`; PYTHON=: its environment from that interpreter), environment and npm assets included: wall and CPU seconds (tools/bench/first_build.py)
+	$(PY) -m tools.bench.first_build $(if $(TEST),--test) $(if $(PYTHON),--python $(PYTHON))
 bench-browsers: env html test-programs  ## a browser test's unit of work (context, page, Python, a cell) in chromium and its headless shell: seconds and CPU (tools/bench/browser_builds.py)
 	$(PY) -m tools.bench.browser_builds $(if $(REPEAT),--repeat $(REPEAT))
 bench-tests: env assets  ## wall time of each stage of `make test` beside executing every page once, and its CPU by kind of process (tools/bench/suite_stages.py, cpu_by_process.py)
@@ -280,23 +301,31 @@ lab: env  ## JupyterLab on the book, as Binder opens it (book/*.md open as noteb
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} \
 	  $(VENV)/bin/jupyter lab --no-browser --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
-# A package added to requirements.in is pinned without moving the others: today's pins are
-# constraints (minus the editable chapter_lib), unless UPGRADE=1 re-pins everything afresh.
-# Then the launch environment (binder/: what Binder installs beyond its own JupyterLab and
-# kernel) is pinned from binder/requirements.in with the new pins as constraints: the same
-# versions, so a notebook launched there prints and draws what the book stores.
+# One lock for every supported Python (pyproject.toml's classifiers), written by uv's universal
+# resolver (`uv pip compile --universal`, uv pinned below, from PyPI into a scratch venv): exact
+# pins, and where a release needs a newer Python than the oldest supported, a second pin of that
+# package with an environment marker (pip installs the one whose marker holds). A package added to
+# requirements.in is pinned without moving the others: today's pins are uv's preferences (minus
+# the editable chapter_lib), unless UPGRADE=1 re-pins everything afresh. Then the launch
+# environment (binder/: what Binder installs beyond its own JupyterLab and kernel) is pinned from
+# binder/requirements.in for Binder's Python (binder/runtime.txt) with the new pins as
+# constraints: the same versions, so a notebook launched there prints and draws what the book stores.
 LAUNCH_PINS := binder/requirements.txt
-requirements:  ## pin requirements.txt from requirements.in, then binder/requirements.txt (Binder's launch environment) at its versions, in scratch environments (UPGRADE=1: every pin afresh)
-	rm -rf _build/pin-env && python3 -m venv _build/pin-env
-	grep -v '^-e ' requirements.txt > _build/pin-constraints.txt
-	_build/pin-env/bin/pip install --quiet -r requirements.in $(if $(UPGRADE),,-c _build/pin-constraints.txt)
-	{ head -n 2 requirements.txt; _build/pin-env/bin/pip freeze --all --exclude-editable --exclude pip; echo "-e ."; } > requirements.txt.new
-	mv requirements.txt.new requirements.txt && rm -rf _build/pin-env
-	grep -v '^-e ' requirements.txt > _build/pin-constraints.txt
-	python3 -m venv _build/pin-env
-	_build/pin-env/bin/pip install --quiet -r binder/requirements.in -c _build/pin-constraints.txt
-	{ head -n 3 $(LAUNCH_PINS); _build/pin-env/bin/pip freeze --exclude-editable; } > $(LAUNCH_PINS).new
-	mv $(LAUNCH_PINS).new $(LAUNCH_PINS) && rm -rf _build/pin-env _build/pin-constraints.txt
+UV := uv==0.13.9
+UV_COMPILE := _build/pin-env/bin/uv pip compile --quiet --no-header --no-annotate
+requirements:  ## pin requirements.txt from requirements.in for every supported Python (uv's universal lock), then binder/requirements.txt (Binder's launch environment) at its versions (UPGRADE=1: every pin afresh)
+	@test -n "$(BOOK_PYTHON)" || { $(FIND_PYTHON) >/dev/null; exit 1; }
+	rm -rf _build/pin-env && $(firstword $(BOOK_PYTHON)) -m venv _build/pin-env
+	_build/pin-env/bin/pip install --quiet --disable-pip-version-check $(UV)
+	grep -v '^-e ' requirements.txt | grep -v '^#' > _build/pin-lock.txt
+	$(UV_COMPILE) --universal --python-version $(firstword $(SUPPORTED_PYTHONS)) $(if $(UPGRADE),--upgrade) \
+	  -o _build/pin-lock.txt requirements.in
+	{ head -n 2 requirements.txt; cat _build/pin-lock.txt; echo "-e ."; } > requirements.txt.new
+	mv requirements.txt.new requirements.txt
+	$(UV_COMPILE) --python-version $(subst python-,,$(shell cat binder/runtime.txt)) --python-platform linux \
+	  -c _build/pin-lock.txt -o _build/pin-launch.txt binder/requirements.in
+	{ head -n 3 $(LAUNCH_PINS); cat _build/pin-launch.txt; } > $(LAUNCH_PINS).new
+	mv $(LAUNCH_PINS).new $(LAUNCH_PINS) && rm -rf _build/pin-env _build/pin-lock.txt _build/pin-launch.txt
 
 # A new edition (tools/release; docs/publishing.md): refuses a dirty tree, a red `make test`
 # (which it runs first), a version not above the current one; then one commit and its tag.
