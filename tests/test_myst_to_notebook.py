@@ -5,6 +5,7 @@ MyST, citations resolved, figures numbered and captioned, worked solutions folde
 """
 
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -200,6 +201,10 @@ def run_install_cell(needed: dict[str, list[str]], digest: str | None = None, wo
         "Edition 0 (a test's)", digest or edition.content_digest())
     namespace = {}
     real_run, real_is_file = subprocess.run, pathlib.Path.is_file
+    # The cell forgets the modules it installs (``del sys.modules[...]``, so that the edition it
+    # installs is the one imported): put this process's back, or a later test in the same
+    # worker holds one chapter_lib.exercises.points while the library it calls imports another.
+    imported = {name: module for name, module in sys.modules.items() if name.split(".")[0] in needed}
     subprocess.run = fake_run
     if pip_installed:  # (this checkout's chapter_lib, as if pip had put it elsewhere: no pyproject.toml beside it)
         pathlib.Path.is_file = lambda path: path.name != "pyproject.toml" and real_is_file(path)
@@ -209,6 +214,9 @@ def run_install_cell(needed: dict[str, list[str]], digest: str | None = None, wo
         return calls, error
     finally:
         subprocess.run, pathlib.Path.is_file = real_run, real_is_file
+        for name in [name for name in sys.modules if name.split(".")[0] in needed]:
+            del sys.modules[name]
+        sys.modules.update(imported)
     return calls, None
 
 
