@@ -59,7 +59,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
 
-.PHONY: pythons-lock test-pythons
+.PHONY: pythons-lock test-pythons test-loaded
 .PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch
@@ -196,6 +196,8 @@ pythons-lock: env  ## the lock installs on every supported Python found here: pi
 	$(PY) -m tools.interpreters.lock_check $(PYTHONS)
 test-pythons: env  ## a fresh clone's `make book` and `make check` on every supported Python found here, or those in PYTHONS= (tools/interpreters/matrix.py; CI: pythons.yml)
 	$(PY) -m tools.interpreters.matrix $(PYTHONS)
+test-loaded: env  ## a fresh clone's `bash .ci/run` RUNS=3 times beside HOGS=4 busy processes: does the suite pass on a busy machine? (tools/checks/loaded_suite.py; an hour a run)
+	$(PY) -m tools.checks.loaded_suite --hogs $(or $(HOGS),4) --runs $(or $(RUNS),3)
 sources-and-notebooks:
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-sources test-notebooks
 pdf-and-html: env $(NPM_ASSETS)
@@ -265,9 +267,10 @@ test-site: env $(NPM_ASSETS) test-programs  ## the tests of the built site (part
 bench-run: html  ## Run in your browser: first-click bytes, time to first output cold and cached, cells matched per page; offline; a first visit's bytes per answer; Python on a slow network beside bare Pyodide (tools/bench/offline_visits.py, first_visit.py, slow_network.py)
 	bash tools/browser/ensure_debian_package.sh chromium chromium
 	$(PY) -m tools.bench.run_in_browser $(if $(REPEAT),--repeat $(REPEAT))
+	$(PY) -m tools.bench.run_in_browser --timing-only --busy 1 $(if $(REPEAT),--repeat $(REPEAT))
 	$(PY) -m tools.bench.offline_visits
 	$(PY) -m tools.bench.first_visit
-	$(PY) -m tools.bench.slow_network
+	$(PY) -m tools.bench.slow_network --figure-page book/15_04_quality_and_cost.html
 validate: env $(NPM_ASSETS)  ## the W3C HTML checker (vnu) on every built page (Java; ~20-30 s, so not in `make test`)
 	bash tools/browser/ensure_debian_package.sh java default-jre-headless
 	$(PY) -m tools.checks.vnu_check _build/html
@@ -278,7 +281,7 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	@touch $@
 
 bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build
-bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again: seconds, its CPU, beside executing every page once and `make test` (tools/bench/check_loop.py; after bench-tests)
+bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again, quiet and beside one busy process: seconds, its CPU, beside executing every page once and `make test` (tools/bench/check_loop.py; after bench-tests)
 	$(PY) -m tools.bench.check_loop
 bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (tools/bench/launch_environment.py)
 	$(PY) -m tools.bench.launch_environment

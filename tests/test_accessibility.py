@@ -1,4 +1,5 @@
-"""axe-core finds no serious or critical violation on any page, in light or dark mode.
+"""axe-core finds no serious or critical violation, and no content outside every landmark
+(region), on any page, in light or dark mode.
 
 Needs Debian's Chromium and the built book, like tests/test_browser.py. The planted tests
 prove the audit really reports a violation, on a copy of the build with one planted: a button
@@ -44,3 +45,15 @@ def test_the_audit_sees_the_footers_offline_controls(site, tmp_path):
     path.write_text(path.read_text().replace("</head>", grey, 1))
     problems = audit_site(copy, pages=[page])
     assert any(p.startswith(f"{page} (dark): serious color-contrast") and "offline" in p for p in problems), problems
+
+
+def test_content_outside_every_landmark_is_reported(site, tmp_path):
+    """axe's region rule (moderate, so blocking by name) runs: it is not disabled."""
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    page = next(p for p in find_pages(copy) if p.startswith("book/"))
+    path = copy / page
+    path.write_text(path.read_text().replace("</body>", "<p>Outside every landmark</p></body>", 1))
+    problems = audit_site(copy, pages=[page])
+    for mode in ("light", "dark"):
+        assert any(p.startswith(f"{page} ({mode}): moderate region") for p in problems), problems

@@ -15,10 +15,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_state import wait_until, wait_until_still
+from tools.browser.page_state import STATE_TIMEOUT_MS, wait_until, wait_until_still
 from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
 from tools.checks.run_check import pages_with_code
 from tools.repository import ROOT
@@ -42,7 +44,11 @@ print("progress 10%\rprogress 100%")
 display(HTML("<p id='planted'><b>bold</b> <script>window.planted = 'script'</script>"
              "<img src='data:,' alt='' onerror=\"window.planted = 'onerror'\">"
              "<a href=\"javascript:window.planted = 'link'\">a link</a>"
-             "<style>body { display: none }</style></p>"))
+             "<style>body { display: none }</style></p>"
+             "<form action='https://example.org/collect'><input name='q' aria-label='Query'>"
+             "<button formaction='//example.org/button'>Send</button>"
+             "<input type='submit' value='Go' formaction='https://example.org/input'></form>"
+             "<form action='#kept'><button>Here</button></form>"))
 display(Markdown("### A table\n\n| n | n² |\n|---|----|\n| 2 | $2^2 = 4$ |\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$"))
 display(SVG('<svg width="120" height="40"><rect width="120" height="40" fill="teal"/>'
             '<script>window.planted = "svg"</script></svg>'))
@@ -73,6 +79,7 @@ JS_OUTPUT = """() => {
         planted: window.planted ?? null,
         scripts: area.querySelectorAll('script, style, iframe').length,
         handlers: elements.flatMap((e) => [...e.attributes].filter((a) => a.name.startsWith('on')).map((a) => a.name)),
+        forms: [...area.querySelectorAll('form, button, input')].map((e) => [e.tagName, e.getAttribute('action'), e.getAttribute('formaction')]),
         links: [...area.querySelectorAll('a')].map((a) => [a.getAttribute('href'), a.target]),
         images: [...area.querySelectorAll('.browser-run-display img')].map((i) => [i.src.slice(0, 22), i.alt, i.complete && i.naturalWidth > 0, i.width]),
         maths: area.querySelectorAll('math').length,
@@ -126,6 +133,9 @@ def test_every_kind_of_output_is_drawn_as_jupyterlab_draws_it(page_started):
     assert drawn["planted"] is None and drawn["scripts"] == 0 and drawn["handlers"] == [], drawn
     assert drawn["pageShown"]
     assert drawn["links"] == [[None, ""]], drawn["links"]  # the javascript: URL is gone
+    # A form's action and a button's formaction leave the book only if on its own origin.
+    assert drawn["forms"] == [["FORM", None, None], ["INPUT", None, None], ["BUTTON", None, None],
+                              ["INPUT", None, None], ["FORM", "#kept", None], ["BUTTON", None, None]], drawn["forms"]
     svg, png = drawn["images"][1:3]
     assert svg[0].startswith("data:image/svg+xml") and svg[2], svg  # an <img>: its script cannot run
     assert png == ["data:image/png;base64,", "Two red pixels", True, 40]
@@ -177,16 +187,41 @@ def test_show_all_of_20_mb_keeps_the_page_responsive(page_started):
     assert max(long_tasks, default=0) < LONG_TASK_LIMIT_MS, f"tasks over {LONG_TASK_LIMIT_MS} ms: {long_tasks}"
 
 
+def plain(text: str) -> str:
+    """A traceback without its ANSI colours (IPython's form, page_python.py)."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
 def test_the_pages_limits_are_said_in_one_sentence_and_clear_output_waits(page_started):
     runner = page_started
     too_big = runner.type_and_run(1, "bytearray(3 * 10**9)")["outputs"]
-    said = too_big[-1][1].strip().splitlines()[-1]
+    said = plain(too_big[-1][1]).strip().splitlines()[-1]
     assert said.startswith("OverflowError: cannot fit 'int' into an index-sized integer: this page's Python is 32-bit")
     assert said.endswith("run it in JupyterLab, Binder or Colab for that.") and said.count(". ") == 0, said
     out_of_memory = runner.type_and_run(1, "data = bytearray(2**31 - 1)")["outputs"]
-    said = out_of_memory[-1][1].strip().splitlines()[-1]
+    said = plain(out_of_memory[-1][1]).strip().splitlines()[-1]
     assert said.startswith("MemoryError: this page's Python ran out of memory"), said
     assert said.endswith("for that.") and said.count(". ") == 0, said
     shown = runner.type_and_run(1, "from IPython.display import clear_output\n"
                                    "for i in range(3):\n    clear_output(wait=True)\n    display(i)")
     assert shown["outputs"] == [["text/plain", "2"]]
+
+
+def test_a_cells_first_line_shows_while_it_runs_when_it_starts_right_after_another(page_started):
+    """Run all starts a cell the moment the one before is done: what it prints before a long loop
+    shows while the loop runs (it was held for a timer the loop never let fire)."""
+    page = page_started.page
+    for number, source in [(1, 'print("first")'), (2, 'from js import Date\nprint("started")\n'
+                                                       'end = Date.now() + 600_000\nwhile Date.now() < end:\n    pass')]:
+        page.locator("div.cell").nth(number - 1).locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(source)
+    page.evaluate("() => document.querySelectorAll('div.cell button.browser-run-run').forEach((b, i) => i < 2 && b.click())")
+    seen_while = """() => {
+        const cell = window.browserRun.cells[1];
+        const shown = cell.output.list().some(([name, text]) => name === 'stdout' && text.includes('started'));
+        return shown && cell.element.dataset.runState;
+    }"""
+    wait_until(page, seen_while, timeout=STATE_TIMEOUT_MS)
+    assert page.evaluate(seen_while) == "running"
+    page.get_by_role("button", name="Stop", exact=True).click()

@@ -87,6 +87,27 @@ def test_a_returning_reader_gets_python_started_early_from_the_cache(site):
         assert runner.page.locator(EARLY_NOTE).count() == 0  # the runner's status took over
 
 
+JS_WARM_UPS = "() => (window.browserRunTimings || []).filter((t) => t.step === 'first draw warmed up').length"
+
+
+def test_a_returning_visit_warms_the_first_draw_up_once_and_before_the_figures(site):
+    """On a figure page Python started early preloads matplotlib and warms its first draw up;
+    the click asks for the preload again: no second warm-up (before, it ran once more, after
+    the figure cell had drawn)."""
+    with BrowserRunner(site) as runner:
+        runner.run_page(FIGURES)  # Python and matplotlib have now run here: both are cached
+        runner.open(FIGURES)
+        page = runner.page
+        page.locator(EARLY_NOTE).get_by_text("is ready in this page").wait_for(timeout=120_000)
+        wait_until(page, f"() => ({JS_WARM_UPS})() >= 1", timeout=180_000)
+        page.click(START_BUTTON)
+        page.get_by_role("button", name="Run all", exact=True).click()
+        runner.wait_until_finished()
+        runner.type_and_run(1, "1")  # one more answer from the worker: whatever it sent before is in
+        assert page.evaluate(JS_WARM_UPS) == 1
+        assert runner.problems() == []
+
+
 def test_a_reader_can_stop_an_early_python_and_it_stays_stopped(site):
     with BrowserRunner(site) as runner:
         runner.run_page(NO_FIGURES)
@@ -180,6 +201,39 @@ def test_the_click_preloads_matplotlib_where_a_cell_a_reader_sees_imports_it(sit
         html = (site / md.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
         preload = re.search(r"const PRELOAD = JSON\.parse\('(.*?)'\);", html)
         assert preload and json.loads(preload.group(1)) == expected, f"{md.name}: {preload and preload.group(1)}"
+
+
+def test_each_page_announces_what_its_click_downloads_figures_included(site):
+    """The line beside "Run in your browser" says what the click fetches on that page, from the
+    files the build wrote: Python's files and, on a page whose seen cells draw, the figures'
+    (every wheel served-packages.json lists, the first figure's zip, the figure module, the
+    manifest); on a page where only worked solutions draw, what running one adds. (Before,
+    15.4 said 13 MB where 27.7 MB crossed the line.)"""
+    from tools.sphinx_ext import runner
+
+    static = site / "_static"
+    manifest = static / runner.PACKAGES_MANIFEST
+    figures = (sum((manifest.parent / wheel["file"]).stat().st_size for wheel in json.loads(manifest.read_text())["packages"])
+               + manifest.stat().st_size + (static / runner.FIRST_FIGURE).stat().st_size
+               + sum((static / "runner" / name).stat().st_size for name in runner.ON_FIRST_FIGURE))
+    python = (sum((static / "runner" / name).stat().st_size for name in runner.SERVED)
+              + sum((static / name).stat().st_size for name in runner.CLICK_ASSETS))
+    kinds = set()
+    for md in notebook_pages():
+        html = (site / md.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
+        if "const FIGURES = " not in html:
+            continue  # (no code cell: no loader)
+        announced = {name: re.search(rf'const {name} = [^"\n]*"(.*?)"', html).group(1)
+                     for name in ("DOWNLOAD_BYTES", "FIGURE_BYTES", "FIGURES")}
+        assert int(announced["DOWNLOAD_BYTES"]) == python, md.name
+        assert int(announced["FIGURE_BYTES"]) == figures, md.name
+        preload = json.loads(re.search(r"const PRELOAD = JSON\.parse\('(.*?)'\);", html).group(1))
+        draws_when_run = any(imported_names(cell.source) & FIGURE_IMPORTS  # (any cell, folded or not)
+                             for cell in read_page(md).cells if cell.cell_type == "code")
+        expected = "click" if preload else ("solutions" if draws_when_run else "")
+        assert announced["FIGURES"] == expected, f"{md.name}: {announced['FIGURES']!r}, expected {expected!r}"
+        kinds.add(expected)
+    assert kinds == {"click", "solutions", ""}, f"the book has pages of each kind; found {kinds}"
 
 
 def test_the_download_bar_moves_while_bytes_arrive_through_a_throttled_server(site):

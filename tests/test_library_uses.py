@@ -1,6 +1,9 @@
 """tools/pipeline/library_uses.py: a page re-executes when what it uses changes, and only then."""
 
+import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -163,3 +166,33 @@ def test_the_change_report_ignores_where_a_fresh_run_split_its_stdout():
     assert change_report.output_diff([stored], [fresh], ["cell 1"]) == []
     changed = new_code_cell("print(1); print(2)", outputs=[new_output("stream", name="stdout", text="a\nc\n")])
     assert change_report.output_diff([stored], [changed], ["cell 1"]) == ["cell 1:", "   a", "  -b", "  +c"]
+
+
+# A statement's text, as library_uses reads it, on each interpreter: the keys and a digest of
+# each text (only the standard library and tools/ are needed, so any interpreter runs it).
+STATEMENT_TEXTS = """
+import hashlib, json, sys
+sys.path.insert(0, sys.argv[1])
+from tools.pipeline.library_uses import Library
+print(json.dumps({s.key: hashlib.sha256(s.text.encode()).hexdigest()
+                  for m in Library().modules.values() for s in m.statements}, sort_keys=True))
+"""
+
+
+def test_the_librarys_inputs_are_the_same_on_every_supported_python_here():
+    """A page's inputs read the same library alike on 3.11, 3.12 and 3.13 (3.12's ast.unparse
+    writes f-strings otherwise): else a fresh `make book` on another Python re-executes pages
+    whose code and library did not change. Every supported interpreter found here, against this one."""
+    from tools.interpreters import found_here
+
+    def texts(python: str) -> dict:
+        return json.loads(subprocess.run([python, "-c", STATEMENT_TEXTS, str(ROOT)], capture_output=True,
+                                         text=True, check=True).stdout)
+
+    here = texts(sys.executable)
+    assert any("f'" in s.text or 'f"' in s.text or "__fstring__" in s.text
+               for m in Library().modules.values() for s in m.statements), "the library has no f-string to compare"
+    for python, version in found_here():
+        other = texts(python)
+        differ = sorted(key for key in here.keys() | other.keys() if here.get(key) != other.get(key))
+        assert not differ, f"Python {version} ({python}) reads these statements otherwise: {differ}"

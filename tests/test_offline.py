@@ -20,7 +20,7 @@ import yaml
 from tools.browser.page_runner import (
     JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_CELL_STATE, JS_PYTHON_IDLE, JS_RUN_FINISHED,
 )
-from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
+from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, STATE_TIMEOUT_MS, wait_until
 from tools.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
@@ -59,6 +59,23 @@ def served_context(site):
         assert elsewhere == [], f"requests to another host: {elsewhere[:5]}"
 
 
+@pytest.fixture
+@needs("browser")
+def served_profile(site):
+    """A served copy of the site and a reader's profile on disk (open_context), service workers
+    allowed: a run's files are kept from the HTTP cache alone, and only a disk cache holds the
+    largest (matplotlib's wheel, 6.7 MB; launch()'s contexts keep theirs in memory, which holds
+    no file of 6 MB, so there a run's matplotlib is not kept, and offline says so)."""
+    from tools.browser.chromium import open_context
+    from tools.browser.local_site import LocalSite
+
+    elsewhere: list[str] = []
+    with LocalSite(site) as served, open_context(service_workers="allow") as context:
+        context.on("request", lambda request: None if served.is_local(request.url) else elsewhere.append(request.url))
+        yield served, context
+    assert elsewhere == [], f"requests to another host: {elsewhere[:5]}"
+
+
 def run_page(page) -> None:
     page.click("button.browser-run-at-cell")
     page.get_by_role("button", name="Run all", exact=True).click()
@@ -73,12 +90,12 @@ def kept_files_open(page, paths: list[str]) -> dict[str, object]:
     return dict(zip(paths, statuses))
 
 
-def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(site, served_context):
+def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(site, served_profile):
     """A first visit runs 15.4 at once, before the worker controls the page (its files go past the
     worker), then reads on at once: offline, every page, the search and 15.4's figure work. The
     PDF and the notebooks, never opened, are not kept until "Keep this book for offline use"."""
-    served, context = served_context(site)
-    page = context.new_page()
+    served, context = served_profile
+    page = context.pages[0]
     # The worker's script is held until the run is over: on a fast or a loaded machine alike,
     # the worker cannot control the page before the run (it claims the first visit's page), nor
     # be active when the page asks it to keep Python and the figures' packages.
@@ -89,7 +106,7 @@ def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(s
     # The reader leaves at once: the next page asks the worker, once active, for what the run
     # asked to keep (offline_page.mjs remembers it): "This book is kept in this browser for
     # offline use (N MB): the pages and the search, Python, figures." (not "Not kept: Python,
-    # figures", said until they are).
+    # figures", said until they are; "Of Python, only what your runs used." follows).
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     wait_until(page, "() => /offline use \\([^)]*\\): [^.]*Python, figures\\./"
@@ -102,7 +119,7 @@ def test_what_a_first_visit_ran_works_offline_and_the_rest_on_the_readers_word(s
         assert response is not None and response.ok, name
         assert page.locator("main h1").count() >= 1, f"{name}: no heading offline"
     page.goto(served.url("search.html?q=retrieval"))
-    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    page.wait_for_selector("#search-results ul.search li", timeout=STATE_TIMEOUT_MS)
     page.goto(served.url(FIGURE_PAGE))
     run_page(page)
     on_request = [path.relative_to(site).as_posix() for path in [*site.glob("*.pdf"), *site.glob("_sources/book/*.ipynb")]]
@@ -146,7 +163,7 @@ def test_with_service_workers_refused_the_book_is_as_before(site, served_context
     served, context = served_context(site, service_workers="block")
     page = context.new_page()
     page.goto(served.url(FIRST_PAGE))
-    wait_until(page, JS_OFFLINE_STATE, arg="unavailable", timeout=30_000)
+    wait_until(page, JS_OFFLINE_STATE, arg="unavailable", timeout=STATE_TIMEOUT_MS)
     assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is False
 
 
@@ -180,7 +197,7 @@ def test_a_new_build_is_offered_and_taken_on_the_readers_word_with_kept_edits_un
     page.reload()
     wait_until(page, JS_OFFLINE_STATE, arg="update", timeout=READY_MS)
     notice = page.get_by_role("button", name="Open the new edition")
-    with page.expect_navigation(timeout=30_000):
+    with page.expect_navigation(timeout=STATE_TIMEOUT_MS):
         notice.click()
     assert "(new edition)" in page.locator("main h1").first.inner_text()
     assert page.evaluate("(key) => localStorage.getItem(key)", key) == kept_edit
@@ -280,13 +297,45 @@ def isolated_page_with_python(site, served_context):
     return page
 
 
+def test_stop_keeps_python_and_its_variables_on_a_first_visit(site, served_context):
+    """A first visit's page is not cross-origin isolated (it was loaded before the service worker
+    existed), yet once the worker controls it Stop keeps Python: the worker holds the signal,
+    which Python asks for (runner/stop_relay.mjs). So the page never says Stop restarts."""
+    from tools.browser.page_runner import JS_CELLS, PYTHON_READY_TIMEOUT_MS
+
+    served, context = served_context(site)
+    page = context.new_page()
+    page.goto(served.url(FIRST_PAGE))
+    wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)  # (the worker controls it now)
+    assert page.evaluate(JS_CROSS_ORIGIN_ISOLATED) is False
+    page.click("button.browser-run-at-cell")
+    wait_until(page, JS_PYTHON_IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
+    status = page.locator(".browser-run-status").text_content()
+    assert status.startswith("Ready: Python") and "Stop restarts" not in status, status
+    assert type_and_run(page, 1, "x = 42")["state"] == "done"
+    run_and_stop(page, "while True:\n    pass")
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
+    stopped = page.evaluate(JS_CELLS)[0]
+    assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
+    status = page.locator(".browser-run-status").text_content()
+    assert "variables are kept" in status and "restarted" not in status, status
+    kept = type_and_run(page, 1, "print(x)")
+    assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
+    # A sleep waits in the service worker's answer, which the Stop ends.
+    run_and_stop(page, "import time\ntime.sleep(60)")
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
+    status = page.locator(".browser-run-status").text_content()
+    assert "variables are kept" in status and "restarted" not in status, status
+    assert type_and_run(page, 1, "print(x)")["outputs"] == [["stdout", "42\n"]]
+
+
 def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
     from tools.browser.page_runner import JS_CELLS
 
     page = isolated_page_with_python(site, served_context)
     assert type_and_run(page, 1, "x = 42")["state"] == "done"
     run_and_stop(page, "while True:\n    pass")
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=10_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
     stopped = page.evaluate(JS_CELLS)[0]
     assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
     status = page.locator(".browser-run-status").text_content()
@@ -297,7 +346,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # a busy machine's traceback): waited for, not restarted.
     page.evaluate(JS_RECORD_WHAT_THE_PAGE_SHOWS)
     first_stop = stop_a_cell_that_unwinds(page, seconds=3)
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=15_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
     status = page.locator(".browser-run-status").text_content()
     # (Its timeline too: a `make test` in a checkout once saw this first Stop end in a restart,
     # its cell not done 10 s after the Stop though due about 3 s after it.)
@@ -308,9 +357,9 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     # last timer (same cell, same Python: it would restart Python if it were taken for this
     # Stop's). This Stop's own grace counts. (Each unwinds 3 to 3.5 s, past its 2-s grace, and
     # has over 6 s to spare before its own 10; waiting costs no CPU, unwinding spins.)
-    wait_until(page, f"() => Date.now() >= {first_stop + 7_000}", timeout=15_000)
+    wait_until(page, f"() => Date.now() >= {first_stop + 7_000}", timeout=STATE_TIMEOUT_MS)
     second_stop = stop_a_cell_that_unwinds(page, until=first_stop + 10_500)
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=15_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, \
         f"{status}\n{stop_timeline(page, first_stop, second_stop)}"
@@ -361,7 +410,7 @@ def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
     page.keyboard.press("Shift+Enter")
     field.wait_for(timeout=CELL_TIMEOUT_MS)
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=10_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
     assert page.locator(".browser-run-input").count() == 0
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
     assert page.evaluate(JS_CELL_STATE, 1) == "stopped"
@@ -389,7 +438,7 @@ def test_the_page_says_what_it_keeps_and_removes_it_on_the_readers_word(site, se
     page.goto(served.url(FIRST_PAGE))
     wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
     line = page.locator(".offline-storage")
-    line.wait_for(timeout=10_000)
+    line.wait_for(timeout=STATE_TIMEOUT_MS)
     assert re.search(r"kept in this browser for offline use \(\d+\.\d MB\)", line.text_content()), line.text_content()
     page.get_by_role("button", name="Remove the offline copy").click()
     wait_until(page, JS_OFFLINE_STATE, arg="removed")
@@ -432,11 +481,11 @@ def test_with_the_offline_copy_turned_off_a_readers_installed_copy_is_retired(si
     # (The worker reloads the open pages; one the HTTP cache still answers as it was can register
     # the retiring worker once more, which retires again: what is waited for is the end state.)
     retired = "async () => (await caches.keys()).length + (await navigator.serviceWorker.getRegistrations()).length === 0"
-    wait_until(page, retired, timeout=30_000)
+    wait_until(page, retired, timeout=STATE_TIMEOUT_MS)
     fresh = context.new_page()
     fresh.goto(served.url(FIRST_PAGE) + "?after-the-switch")  # (the page as the site now serves it)
     fresh.wait_for_timeout(2_000)  # (past the page's scripts after paint, where the offline one was)
-    wait_until(fresh, retired, timeout=30_000)
+    wait_until(fresh, retired, timeout=STATE_TIMEOUT_MS)
     assert fresh.locator(".offline-storage").count() == 0
     assert not (copy / offline.PAGE_SCRIPT_SERVED).exists()
 

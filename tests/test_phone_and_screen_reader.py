@@ -22,7 +22,7 @@ import pytest
 from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
 from tools.browser.local_site import find_pages, is_redirect_page
 from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON
-from tools.browser.page_state import wait_until
+from tools.browser.page_state import STATE_TIMEOUT_MS, wait_until
 from tools.checks.run_check import pages_with_code
 from tools.pipeline import book_shape
 from tools.repository import ROOT
@@ -159,4 +159,4 @@ def test_a_running_cells_controls_stay_in_view_beside_stop(browser_on_site, site
         assert bar.evaluate("(bar) => bar.getBoundingClientRect().bottom <= innerHeight"), place
         assert (bar.evaluate(hidden), stop.evaluate(hidden)) == ([], []), place
     stop.get_by_role("button", name="Stop", exact=True).tap()
-    wait_until(page, JS_CELL_IS, arg=[3, "stopped"], timeout=30_000)
+    wait_until(page, JS_CELL_IS, arg=[3, "stopped"], timeout=STATE_TIMEOUT_MS)

@@ -20,7 +20,7 @@ import pytest
 from markers import needs
 
 from tools.browser.page_runner import JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_PYTHON_IDLE
-from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
+from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, STATE_TIMEOUT_MS, wait_until
 from tools.pipeline import book_shape
 
 pytestmark = pytest.mark.site
@@ -129,7 +129,65 @@ def test_on_a_phone_nothing_covers_stop_and_every_target_is_large_enough(browser
     box = stop.bounding_box()
     assert box["height"] >= TOUCH_TARGET_PX - 0.5 and box["width"] >= TOUCH_TARGET_PX - 0.5, box
     stop.tap()
-    wait_until(page, JS_CELL_IS, arg=[1, "stopped"], timeout=30_000)
+    wait_until(page, JS_CELL_IS, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
+
+
+# The running cell's first output lines and the Stop bar, where each is in the window.
+JS_FIRST_LINES_AND_STOP = """(number) => {
+    const output = document.querySelectorAll('div.cell')[number - 1].querySelector('.browser-run-output pre');
+    const stop = document.querySelector('.browser-run-floating');
+    if (!output || !output.firstChild || !stop || stop.hidden) return null;
+    const range = document.createRange();
+    range.selectNodeContents(output.firstChild);
+    const bar = stop.getBoundingClientRect();
+    return {lines: [...range.getClientRects()].slice(0, 3).map((r) => [r.top, r.bottom]),
+            bar: [bar.top, bar.bottom], rem: parseFloat(getComputedStyle(document.documentElement).fontSize)};
+}"""
+# ... scrolled so that the output's first line ends just above where the bar is at the bottom
+# (runner.css: 1rem above the window's edge): the next lines under it.
+JS_SCROLL_FIRST_LINE_ABOVE_THE_BAR = """(number) => {
+    const output = document.querySelectorAll('div.cell')[number - 1].querySelector('.browser-run-output pre');
+    const range = document.createRange();
+    range.selectNodeContents(output.firstChild);
+    const line = range.getClientRects()[0];
+    const stop = document.querySelector('.browser-run-floating').getBoundingClientRect();
+    const barTop = innerHeight - parseFloat(getComputedStyle(document.documentElement).fontSize) - stop.height;
+    scrollBy(0, line.bottom - barTop + 2);
+}"""
+JS_LINES_CLEAR = f"""(number) => {{
+    const s = ({JS_FIRST_LINES_AND_STOP})(number);
+    return s !== null && s.lines.length === 3 && s.lines.every(([top, bottom]) => bottom <= s.bar[0] || top >= s.bar[1]);
+}}"""
+
+
+def test_on_a_phone_the_stop_bar_never_covers_the_running_cells_output(browser_at):
+    """A cell runs; the reader scrolls its output's first lines to the bottom of the window,
+    where the Stop bar (the window's width on a phone) is: the bar moves, and the lines show.
+    (Before, the bar moved only off the cell's controls, and covered the lines under them.)"""
+    served, new_context = browser_at()
+    page = new_context(viewport=PHONE, has_touch=True, is_mobile=True).new_page()
+    page.goto(served.url(PAGE))
+    start_runner(page)
+    # A cell far enough down the page that its output can be scrolled to the window's bottom.
+    number = page.evaluate("(h) => [...document.querySelectorAll('div.cell')].findIndex("
+                           "(c) => c.getBoundingClientRect().top + scrollY > h) + 1", PHONE["height"])
+    assert number > 0
+    # The worker sends what a cell printed on its next write past FLUSH_MS (worker.mjs): the
+    # last print, a second later, sends the first lines while the cell runs on.
+    type_in_cell(page, number, "import time\nprint('line 1\\nline 2\\nline 3')\nstart = time.time()\n"
+                 "while time.time() - start < 1:\n    pass\nprint('line 4')\nwhile True:\n    pass")
+    page.keyboard.press("Shift+Enter")
+    wait_until(page, JS_CELL_IS, arg=[number, "running"])
+    wait_until(page, f"() => ({JS_FIRST_LINES_AND_STOP})({number}) !== null")
+    page.evaluate(JS_SCROLL_FIRST_LINE_ABOVE_THE_BAR, number)
+    # Placed again on the scroll (an animation frame later): wait for the lines to be clear.
+    try:
+        wait_until(page, JS_LINES_CLEAR, arg=number, timeout=10_000)
+    finally:
+        page.screenshot(path=ROOT / "_build" / "phone-stop-and-output.png")
+    assert page.evaluate(JS_FIRST_LINES_AND_STOP, number)["lines"][0][1] > PHONE["height"] / 2, "not scrolled down"
+    page.get_by_role("button", name="Stop", exact=True).click()
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[number, "stopped"], timeout=READY_MS)
 
 
 def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
@@ -150,7 +208,7 @@ def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
     wait_until(page, JS_CELL_IS, arg=[1, "running"])
     page.wait_for_timeout(500)
     page.get_by_role("button", name="Stop", exact=True).click()
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=10_000)
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
     status = page.locator(".browser-run-status").text_content()
     assert "variables are kept" in status and "restarted" not in status, status
     assert "KeyboardInterrupt" in dict(page.evaluate(JS_CELLS)[0]["outputs"]).get("stderr", "")
@@ -174,7 +232,7 @@ def test_exercise_marks_merge_across_tabs_and_show_at_once(browser_at):
     mark(tab_a, first)
     mark(tab_b, second)
     for tab in (tab_a, tab_b):
-        wait_until(tab, "() => document.documentElement.dataset.exerciseProgress === '2'", timeout=5_000)
+        wait_until(tab, "() => document.documentElement.dataset.exerciseProgress === '2'", timeout=STATE_TIMEOUT_MS)
     tab_a.reload()
     tab_a.wait_for_selector(".exercise-progress-list")
     done = tab_a.evaluate("() => [...document.querySelectorAll('.exercise-progress-list li.is-done a')].map((a) => a.textContent)")

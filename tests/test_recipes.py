@@ -222,10 +222,9 @@ def exercises_in(shape: str) -> int:
     return int(re.search(r" (\d+) exercises \(", shape).group(1))
 
 
-# Its five `make check`s each start a pytest session of two workers in the copy: beside make
-# test's own three workers on two cores it took over the suite's 600 s a test once, where it
-# takes a third of that alone. A hang still fails, later.
-@pytest.mark.timeout(1800)
+# Its five `make check`s each start a pytest session of two workers in the copy: a third of
+# the suite's 30-minute limit alone, more than 15 minutes beside busy processes and the suite's
+# workers. Its one limit is the suite's (pyproject.toml), which a hang still meets.
 def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path):
     guide = recipes()
     assert guide and all(blocks for _, blocks in guide), f"{GUIDE}: no recipes, or one without a ```bash block"
@@ -238,7 +237,7 @@ def test_every_recipe_of_the_authors_guide_runs_as_written_in_one_copy(tmp_path)
         for step, block in blocks:
             started = time.monotonic()
             done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=copy, env=environment,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert done.returncode == 0, (
                 f'{GUIDE.name}, "{title}", step {step} exited {done.returncode}:\n{block}\n{done.stdout[-3000:]}')
             seconds.append(f"{time.monotonic() - started:6.1f} s  {title}, step {step}: {block.splitlines()[0][:60]}")

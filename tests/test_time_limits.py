@@ -36,7 +36,7 @@ def test_hanging_tests_fail_naming_themselves_and_the_rest_run(tmp_path):
         "def test_runs_after_them():\n    pass\n")
     done = subprocess.run([sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
                            "-n", "1", "-o", "timeout=2", "-o", "faulthandler_timeout=4", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)  # (above its planted 600-s sleeps)
     shown = done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == 1, shown
     assert "Failed: Timeout (>2.0s) from pytest-timeout" in done.stdout, shown

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 
+from tools.common.busy import busy_processes
 from tools.bench.cpu_by_process import busy_cpu_seconds
 from tools.grade.generated_class import make_class
 from tools.grade.sandbox import V8_FLAGS
@@ -137,16 +138,11 @@ def beside_busy(base, processes: int, jobs: int) -> dict:
     """The class graded again beside ``processes`` busy processes (a loaded machine), compared with the quiet run."""
     out = base / "busy"
     shutil.rmtree(out, ignore_errors=True)
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
-    try:
+    with busy_processes(processes):
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "tools.grade", str(base / "submissions"), "--out", str(out),
                                "--jobs", str(jobs), "--quiet"], cwd=ROOT, capture_output=True, text=True)
         wall, load = time.monotonic() - started, os.getloadavg()
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
     quiet, busy = _grades(base / "grades"), _grades(out) if done.returncode == 0 else {}
     differ = sorted(n for n in set(quiet) | set(busy) if quiet.get(n) != busy.get(n))
     return {"busy_processes": processes, "wall_seconds": round(wall, 1), "load_average_after": load,

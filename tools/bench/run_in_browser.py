@@ -32,7 +32,11 @@ Usage:
   to "done" and the longest gap between two animation frames while it runs (how long the
   page could not respond); then an endless print loop, and how long Stop takes to stop it;
 
-then runs every page with code and counts the cells whose output matches the stored
+With --busy N (`make bench-run` runs `--timing-only --busy 1` too), the timings are taken
+beside N busy processes (tools/common/busy.py: a reader's machine doing one other thing) and
+written to _build/bench/browser_run_busy<N>.json.
+
+Then it runs every page with code and counts the cells whose output matches the stored
 notebook (tools/checks/run_check.py). Numbers are printed and written to
 _build/bench/browser_run.json; nothing is asserted. Timings depend on the machine and its
 load: rerun on a quiet machine before quoting them.
@@ -53,6 +57,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from tools.browser.page_runner import JS_PYTHON_IDLE, JS_TIMINGS, BrowserRunner
+from tools.common.busy import busy_processes
 from tools.browser.page_state import wait_until
 from tools.checks.run_check import compare, pages_with_code, stored_notebook
 from tools.common.page_scripts import page_function
@@ -193,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timing-only", action="store_true",
                         help="only the start and first-figure timings (no print flood, no run of every page)")
     parser.add_argument("--skip-figure", action="store_true", help="no first-figure timing")
+    parser.add_argument("--busy", type=int, default=0, help="time beside this many busy processes (tools/common/busy.py)")
     args = parser.parse_args(argv)
+    out = OUT.with_name(f"browser_run_busy{args.busy}.json") if args.busy else OUT
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site}/index.html not found: build the book first (make html)")
 
@@ -201,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     book = {"cold": [], "cached": [], "cold_steps": [], "cached_steps": []}
     figure = {"cold": [], "cached": [], "cold_steps": [], "cached_steps": []}
     first_click = figure_click = first_visit = None
-    with site_with_bare_runtime(args.site) as site:
+    with site_with_bare_runtime(args.site) as site, busy_processes(args.busy):
         for _ in range(args.repeat):  # each kind in a new profile: cold, then cached
             with BrowserRunner(site) as runner:
                 for kind in ("cold", "cached"):
@@ -242,13 +249,13 @@ def main(argv: list[str] | None = None) -> int:
                 out[kind + "_ratio_to_bare"] = round(out[kind]["median"] / statistics.median(against[kind]), 2)
         return out
 
-    timing = {"glance_seconds": GLANCE_SECONDS, "bare_runtime": timed(bare, None),
+    timing = {"glance_seconds": GLANCE_SECONDS, "busy_processes_beside": args.busy, "bare_runtime": timed(bare, None),
               "first_output": timed(book, bare), "first_figure": {"page": args.figure_page, **timed(figure, bare),
                                                                   "extra_bytes": figure_click}}
     if args.timing_only:
         report = {"page": args.page, "before_click_first_visit": first_visit, "first_click": first_click,
                   "timing": timing}
-        return write_and_print_timing(report)
+        return write_and_print_timing(report, out)
     flood = print_flood(args.site, args.page)
     announced = announced_bytes(args.site, args.page)
 
@@ -270,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         "timing": timing,
         "pages": pages,
     }
-    write_and_print_timing(report)
+    write_and_print_timing(report, out)
     fc = first_click
     # The page shows the figure to 0.1 MB ("x of 14.0 MB"); it is summed when pages are written.
     same = round(announced / 1e5) == round(fc["served_bytes_cold"] / 1e5)
@@ -290,12 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def write_and_print_timing(report: dict) -> int:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    partial = OUT.with_suffix(".json.tmp")  # never a half-written report
+def write_and_print_timing(report: dict, out: Path = OUT) -> int:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_suffix(".json.tmp")  # never a half-written report
     partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    partial.replace(OUT)
+    partial.replace(out)
     visit, fc, timing = report["before_click_first_visit"], report["first_click"], report["timing"]
+    if timing["busy_processes_beside"]:
+        print(f"(timed beside {timing['busy_processes_beside']} busy process(es))")
     print(f"before the click, a first visit to {report['page']} (load, then {timing['glance_seconds']} s): "
           f"{visit['requests']} requests, {visit['served_bytes'] / 1e3:.0f} kB served, "
           f"runtime files requested: {visit['runtime_requests'] or 'none'}")
@@ -316,7 +325,7 @@ def write_and_print_timing(report: dict) -> int:
     if extra:
         print(f"first figure's packages: {extra['files']} files, {extra['raw_bytes'] / 1e6:.2f} MB raw "
               f"({extra['served_bytes_cold'] / 1e6:.2f} MB served after the click, cold, the runtime included)")
-    print(f"written: {OUT.relative_to(ROOT)}")
+    print(f"written: {out.relative_to(ROOT)}")
     return 0
 
 

@@ -6,7 +6,7 @@
 // status line, kept in window.downloadSamples: {at (ms since the epoch), text, value, max, status}.
 /** @type {(everyMs: number) => void} */
 export const watchDownloadBar = (everyMs) => {
-    /** @type {{at: number, text: string | null, value: number | null, max: number | null, status: string}[]} */
+    /** @type {{at: number, text: string | null, value: number | null, max: number | null, arrived: number, status: string}[]} */
     const samples = [];
     /** @type {any} */ (window).downloadSamples = samples;
     setInterval(() => {
@@ -17,6 +17,8 @@ export const watchDownloadBar = (everyMs) => {
             text: text ? text.textContent : null,
             value: meter ? meter.value : null,
             max: meter ? meter.max : null,
+            // (what arrived, not what is done: a skipped snapshot is done, and never arrived)
+            arrived: Number(/** @type {HTMLElement | null} */ (document.querySelector('.browser-run-downloading'))?.dataset.arrived ?? NaN),
             status: document.querySelector('.browser-run-status')?.textContent || '',
         });
     }, everyMs);

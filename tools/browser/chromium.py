@@ -42,7 +42,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
-from tools.browser.page_state import wait_until
+from tools.browser.page_state import STATE_TIMEOUT_MS, wait_until
 from tools.common.page_scripts import page_function
 
 # What the flags are for: no sandbox (the tools run as root in CI's container); no GPU,
@@ -75,7 +75,7 @@ JS_DARK_THEME = page_function(SCRIPT, "darkTheme")
 # (tools/sphinx_ext/page_assets.py); a check of what a reader sees waits until they have run.
 JS_PAGE_SCRIPTS_SETTLED = page_function(SCRIPT, "pageScriptsSettled")
 JS_PAGE_SCRIPTS = page_function(SCRIPT, "pageScripts")  # "loaded", "failed" or null (no loader)
-PAGE_SCRIPTS_TIMEOUT_MS = 15_000
+PAGE_SCRIPTS_TIMEOUT_MS = STATE_TIMEOUT_MS
 
 
 # The builds (module docstring); BOOK_BROWSER names the one launch() and open_context() start
@@ -100,6 +100,15 @@ def lighthouse_flags() -> str:
     return " ".join(arg for arg in CHROMIUM_ARGS if arg != "--headless") + " --headless=new"
 
 
+def generous_expect() -> None:
+    """Playwright's `expect` waits STATE_TIMEOUT_MS, not its 5 s, for every browser started
+    here: an app that renders progressively (JupyterLab: 4, 5, 6 of 7 headings seen within 5 s
+    beside busy processes) reaches the state later, but does reach it. (Its own option is global.)"""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=STATE_TIMEOUT_MS)
+
+
 @contextlib.contextmanager
 def launch(build: str | None = None, *, resolve_only_localhost: bool = False) -> Iterator:
     """Debian's Chromium as a Playwright Browser; every context made from it starts empty.
@@ -107,6 +116,7 @@ def launch(build: str | None = None, *, resolve_only_localhost: bool = False) ->
     ``resolve_only_localhost``: block other hosts by name resolution (keeps the HTTP cache)."""
     from playwright.sync_api import sync_playwright
 
+    generous_expect()
     args = [*CHROMIUM_ARGS, *([ONLY_LOCALHOST_RESOLVES] if resolve_only_localhost else [])]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(build), args=args, headless=True)
@@ -118,24 +128,28 @@ def launch(build: str | None = None, *, resolve_only_localhost: bool = False) ->
 
 @contextlib.contextmanager
 def open_context(
-    *, profile: Path | str | None = None, resolve_only_localhost: bool = False, viewport: dict = VIEWPORT, **options
+    *, profile: Path | str | None = None, resolve_only_localhost: bool = False, viewport: dict = VIEWPORT,
+    service_workers: str = "block", **options
 ) -> Iterator:
     """Debian's Chromium as one persistent BrowserContext (a profile folder on disk).
 
     ``profile``: the user-data folder to use and keep; None for a fresh temporary one.
     ``resolve_only_localhost``: block other hosts by name resolution (keeps the HTTP cache).
-    Service workers are blocked: a page must work without one, and none may outlive a test.
+    Service workers are blocked: a page must work without one, and none may outlive a test;
+    ``service_workers="allow"`` for a test of the book's own, with a reader's disk cache
+    (a context of ``launch()`` keeps its HTTP cache in memory, which holds no file of 6 MB).
     The context's first page is ``context.pages[0]``.
     """
     from playwright.sync_api import sync_playwright
 
+    generous_expect()
     args = [*CHROMIUM_ARGS, *([ONLY_LOCALHOST_RESOLVES] if resolve_only_localhost else [])]
     with contextlib.ExitStack() as stack:
         folder = profile or stack.enter_context(tempfile.TemporaryDirectory(prefix="chromium-profile-"))
         playwright = stack.enter_context(sync_playwright())
         context = playwright.chromium.launch_persistent_context(
             str(folder), executable_path=chromium_path(), args=args, headless=True,
-            viewport=viewport, service_workers="block", **options)
+            viewport=viewport, service_workers=service_workers, **options)
         try:
             if not context.pages:
                 context.new_page()

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -35,10 +36,17 @@ class Response(NamedTuple):
     body_bytes: int
 
 
-class _QuietCountingHandler(SimpleHTTPRequestHandler):
-    """Serves files without logging, counting the body bytes it sends."""
+# A single byte range (RFC 9110, 14.1.2): "bytes=N-", "bytes=N-M" or "bytes=-N" (the last N).
+BYTE_RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
-    _status, _body_bytes = 0, 0  # of the answer being sent (send_response sets them)
+
+class _QuietCountingHandler(SimpleHTTPRequestHandler):
+    """Serves files without logging, counting the body bytes it sends. Answers a byte range of a
+    file with 206, as GitHub Pages does: the page's Python resumes a download that broke off
+    from where it stopped (runner/downloads.mjs), and the bytes counted are those a reader's
+    browser would receive then."""
+
+    _status, _body_bytes, _encoded = 0, 0, False  # of the answer being sent (send_response sets them)
 
     def log_message(self, format, *args):  # noqa: A002 - signature is fixed by http.server
         pass
@@ -48,8 +56,46 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
         super().do_GET()
 
     def send_response(self, code, message=None):
-        self._status, self._body_bytes = code, 0
+        self._status, self._body_bytes, self._encoded = code, 0, False
         super().send_response(code, message)
+
+    def send_head(self):
+        ranged = self._send_range_head()
+        return super().send_head() if ranged is None else ranged
+
+    def _send_range_head(self):
+        """The answer to a Range of a file: 206 with those bytes, or 416 past its end; None (the
+        whole file, 200, which a host may always send) for anything else: no Range, several
+        ranges, a directory, or an If-Range that names another version of the file."""
+        match = BYTE_RANGE.fullmatch(self.headers.get("Range", "").strip())
+        path = self.translate_path(self.path)
+        if match is None or not os.path.isfile(path) or match.group(1) == match.group(2) == "":
+            return None
+        modified = self.date_time_string(int(os.stat(path).st_mtime))
+        if self.headers.get("If-Range", modified) != modified:
+            return None
+        size = os.path.getsize(path)
+        first, last = match.group(1), match.group(2)
+        if first:
+            start, end = int(first), min(int(last), size - 1) if last else size - 1
+        else:
+            start, end = max(size - int(last), 0), size - 1
+        if start >= size or start > end:
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return io.BytesIO(b"")
+        with open(path, "rb") as file:
+            file.seek(start)
+            body = file.read(end - start + 1)
+        self.send_response(206)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Last-Modified", modified)
+        self.end_headers()
+        return io.BytesIO(body)
 
     def send_header(self, keyword, value):
         # Content-Length is exactly the body size of every file and error page
@@ -58,9 +104,15 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
         if keyword.lower() == "content-length" and self.command != "HEAD":
             self._body_bytes = int(value)
             self.server.count_bytes(int(value), unquote(urlsplit(self.path).path))
+        if keyword.lower() == "content-encoding":
+            self._encoded = True
         super().send_header(keyword, value)
 
     def end_headers(self):
+        # Said of every whole file sent as stored, as GitHub Pages says it (a gzipped answer's
+        # bytes are not the file's: a range of it is not offered).
+        if self._status in (200, 206) and not self._encoded:
+            super().send_header("Accept-Ranges", "bytes")
         # Every answer, a 304 to a revalidation included: what a host sent, response by response.
         self.server.record_response(unquote(urlsplit(self.path).path), self._status, self._body_bytes)
         super().end_headers()
@@ -112,6 +164,9 @@ class _CountingServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self._lock = threading.Lock()
         self._bytes_served = 0
+        # (when, bytes sent since the server started) at each answer's headers: what the browser
+        # can have received by then is at most that (tests/test_download_bar.py).
+        self._sent_timeline: list[tuple[float, int]] = [(time.time(), 0)]
         self._paths_served: list[tuple[str, int]] = []
         self._responses: list[Response] = []
         self._held: dict[str, threading.Event] = {}
@@ -138,6 +193,7 @@ class _CountingServer(ThreadingHTTPServer):
         with self._lock:
             self._bytes_served += n
             self._paths_served.append((path, n))
+            self._sent_timeline.append((time.time(), self._sent_timeline[-1][1] + n))
 
     def record_response(self, path: str, status: int, body_bytes: int) -> None:
         with self._lock:
@@ -154,6 +210,12 @@ class _CountingServer(ThreadingHTTPServer):
         with self._lock:
             paths, self._paths_served = self._paths_served, []
             return paths
+
+    def sent_by(self, at: float) -> int:
+        """Bytes sent since the server started, by `at` (seconds since the epoch; an answer
+        counts whole from its headers on)."""
+        with self._lock:
+            return max((total for when, total in self._sent_timeline if when <= at), default=0)
 
     def take_bytes_served(self) -> int:
         """Bytes sent since the last call."""

@@ -14,6 +14,12 @@ The browser opens the proxy's own origin (a reverse proxy): no proxy settings, n
 they are, headers and all. Each answer waits ``delay_seconds`` before it is asked of the
 host (a round trip on a distant network), then its body flows in chunks through one shared
 link of ``bytes_per_second``: two answers at once each get about half of it.
+
+A line that drops connections (``drops=DroppedLine(...)``): the first answers of each large
+file are cut off mid-body, the connection closed short of the length the answer promised, as a
+phone line that hands over drops them; what the browser does next (the page's Python resumes
+with Range, runner/downloads.mjs) is what tests/test_dropped_line.py watches. Every answer is
+recorded with the body bytes that crossed, a cut one with what it had (``Passed.dropped``).
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ import http.client
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import NamedTuple
-from urllib.parse import urlsplit
+from typing import NamedTuple, Sequence
+from urllib.parse import unquote, urlsplit
 
 # The issue's slow phone line: every request 400 ms late, 50 KB/s shared.
 SLOW_DELAY_SECONDS = 0.4
@@ -37,11 +43,44 @@ UPSTREAM_TIMEOUT_SECONDS = 300
 
 class Passed(NamedTuple):
     """One answer passed on: the URL's path, the body bytes the browser got, and when (the
-    proxy's monotonic clock) it was asked for and when its last byte went."""
+    proxy's monotonic clock) it was asked for and when its last byte went; its status, and
+    whether the proxy cut it off (DroppedLine)."""
     path: str
     body_bytes: int
     asked: float
     ended: float
+    status: int = 200
+    dropped: bool = False
+
+
+class DroppedLine:
+    """Which answers are cut off: of a file of at least ``min_size`` bytes (its whole size, a
+    206's too), each of the first ``times`` answers for its path that carry more than
+    ``after_bytes`` is cut there (a resumed answer is cut again, as far into what it sends).
+    ``after_bytes`` may be a schedule instead, one cut per answer in turn ([1_000_000, 0, 0]:
+    a megabyte, then two answers that bring nothing). (Shorter answers are not counted: Chrome's
+    HTTP cache checks a file it holds in part with a one-byte range before asking for the rest.)"""
+
+    def __init__(self, *, after_bytes: int | Sequence[int], times: int = 2, min_size: int = 1_000_000):
+        self.schedule = [after_bytes] * times if isinstance(after_bytes, int) else list(after_bytes)
+        self.min_size = min_size
+        self._lock = threading.Lock()
+        self._answers: dict[str, int] = {}
+
+    def cut_after(self, path: str, whole_size: int, body_size: int) -> int | None:
+        """Bytes of this answer's body to send before the connection drops, or None: all."""
+        with self._lock:
+            answered = self._answers.get(path, 0)
+            if whole_size < self.min_size or answered >= len(self.schedule) or body_size <= self.schedule[answered]:
+                return None
+            self._answers[path] = answered + 1
+            return self.schedule[answered]
+
+
+def whole_size(headers: http.client.HTTPMessage) -> int:
+    """The size of the file an answer is of: a 206's Content-Range total, else its length."""
+    total = (headers.get("Content-Range") or "").rpartition("/")[2]
+    return int(total) if total.isdigit() else int(headers.get("Content-Length") or 0)
 
 
 class SharedLink:
@@ -99,13 +138,23 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             self.end_headers()
             if not has_body:
                 return
+            path = unquote(urlsplit(self.path).path)
+            cut = proxy.drops.cut_after(path, whole_size(answer.msg), int(length or 0)) if proxy.drops else None
             passed = 0
             try:
                 chunks = [body] if body is not None else iter(lambda: answer.read(CHUNK_BYTES), b"")
                 for data in chunks:
+                    if cut is not None:
+                        data = data[:cut - passed]
                     passed += self._send_slowly(data)
+                    if cut is not None and passed >= cut:
+                        # The connection drops short of the length promised: the browser's read
+                        # of the body fails, as on a line that dropped it.
+                        self.close_connection = True
+                        break
             finally:
-                proxy.record(Passed(self.path, passed, asked, time.monotonic()))
+                proxy.record(Passed(self.path, passed, asked, time.monotonic(), answer.status,
+                                    dropped=cut is not None and passed >= cut))
         finally:
             upstream.close()
 
@@ -135,11 +184,12 @@ class ThrottlingProxy:
     127.0.0.1 at a free port, in a background thread."""
 
     def __init__(self, upstream: str, *, delay_seconds: float = SLOW_DELAY_SECONDS,
-                 bytes_per_second: float = SLOW_BYTES_PER_SECOND):
+                 bytes_per_second: float = SLOW_BYTES_PER_SECOND, drops: DroppedLine | None = None):
         self.upstream = urlsplit(upstream)
         self.delay_seconds = delay_seconds
+        self.drops = drops
         self.link = SharedLink(bytes_per_second)
-        self._lock = threading.Lock()
+        self._recorded = threading.Condition()
         self._passed: list[Passed] = []
         self.server = _ProxyServer(("127.0.0.1", 0), _ProxyHandler)
         self.server.proxy = self
@@ -159,12 +209,16 @@ class ThrottlingProxy:
         return f"{self.origin}/{page.lstrip('/')}"
 
     def record(self, passed: Passed) -> None:
-        with self._lock:
+        with self._recorded:
             self._passed.append(passed)
+            self._recorded.notify_all()
 
-    def take_passed(self) -> list[Passed]:
+    def take_passed(self, at_least: int = 0, timeout: float = 30) -> list[Passed]:
         """Each answer passed on to the browser since the last call, as far as the browser read
-        it (an answer it abandoned counts what it had)."""
-        with self._lock:
+        it (an answer it abandoned counts what it had). at_least: waits until that many are
+        recorded (an answer is recorded once its last byte went, which may be just after the
+        browser read it), or ``timeout`` seconds."""
+        with self._recorded:
+            self._recorded.wait_for(lambda: len(self._passed) >= at_least, timeout=timeout)
             passed, self._passed = self._passed, []
             return passed

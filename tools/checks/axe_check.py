@@ -6,7 +6,8 @@ Every page is served on 127.0.0.1 (tools/browser/local_site.py) and opened in De
 Chromium; axe-core (npm, installed by `make assets`) is injected and run on the whole
 document, theme chrome included, once in light mode and once after switching the page to
 dark mode the way the theme's own button does. A violation is a problem when axe rates
-its impact serious or critical (--all-impacts: every violation). Exits 1 on any problem.
+its impact serious or critical, or its rule is in BLOCKING_RULES (--all-impacts: every
+violation). Exits 1 on any problem.
 
 Each page is audited as a reader sees it: the book's service worker runs, and a page is
 audited once its footer says what is kept offline, with its controls ("Keep this book for
@@ -28,6 +29,9 @@ from tools.repository import ROOT
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING_IMPACTS = {"serious", "critical"}
+# Rules that are problems whatever axe rates them. region (moderate): content outside every
+# landmark is skipped by a screen reader's list of landmarks (the theme's sidebar logo was).
+BLOCKING_RULES = {"region"}
 # axe's violations, its experimental rules too (axe_check.mjs says why).
 JS_RUN_AXE = page_function(Path(__file__).with_suffix(".mjs"), "runAxe")
 JS_AXE_LOADED = page_function(Path(__file__).with_suffix(".mjs"), "axeLoaded")
@@ -52,7 +56,7 @@ def audit_page(page, site: LocalSite, page_name: str, impacts: set[str] | None) 
         if not page.evaluate(JS_AXE_LOADED):
             page.add_script_tag(path=str(AXE))
         for violation in page.evaluate(JS_RUN_AXE):
-            if impacts is None or violation["impact"] in impacts:
+            if impacts is None or violation["impact"] in impacts or violation["id"] in BLOCKING_RULES:
                 targets = violation["targets"]
                 shown = ", ".join(targets[:3]) + (f" and {len(targets) - 3} more" if len(targets) > 3 else "")
                 problems.append(f"{page_name} ({mode}): {violation['impact']} {violation['id']}: "

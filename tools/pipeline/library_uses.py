@@ -16,7 +16,9 @@ a page reaches is found statically, from names, over every module of ``chapter_l
 
 A statement is compared as ``ast.unparse`` writes it: comments (the generated library's
 provenance lines, renumbered when a cell is added above), blank lines and layout do not
-count; a changed docstring does. A name the page imports that nothing binds any more is an
+count; a changed docstring does. f-strings are written as calls first (:func:`stable_text`):
+Python 3.12 unparses them otherwise than 3.11 does, and the same library must give the same
+inputs on every supported Python, or a fresh build there re-executes pages for nothing. A name the page imports that nothing binds any more is an
 input too ("missing"), so removing a definition re-executes its users. Over-approximating
 is safe (a page re-executes needlessly); under-approximating is not, so anything the
 analysis cannot read (IPython syntax mentioning chapter_lib, ``__import__``) reaches the
@@ -26,6 +28,7 @@ whole library.
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +45,7 @@ class Statement:
     """One top-level statement of a library module (one name of an import statement)."""
 
     key: str  # how a change report names it: "chapter15.assess", "exercises.common.chapter15"
-    text: str  # ast.unparse: what counts as a change
+    text: str  # stable_text (ast.unparse): what counts as a change
     binds: set[str]
     loads: set[str] = field(default_factory=set)
     target: tuple[str, str | None] | None = None  # a library import: (module, name or WHOLE)
@@ -118,6 +121,25 @@ class _Names(ast.NodeVisitor):
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
 
+class _FStringsAsCalls(ast.NodeTransformer):
+    """f"a{b!r:>{w}}" -> __fstring__('a', __value__(b, 114, __fstring__(...))): the same parts,
+    in a form every supported Python's ast.unparse writes alike."""
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.Call:
+        parts = [self.visit(value) for value in node.values]
+        return ast.Call(ast.Name("__fstring__", ast.Load()), parts, [])
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.Call:
+        spec = self.visit(node.format_spec) if node.format_spec is not None else ast.Constant(None)
+        return ast.Call(ast.Name("__value__", ast.Load()),
+                        [self.visit(node.value), ast.Constant(node.conversion), spec], [])
+
+
+def stable_text(node: ast.AST) -> str:
+    """The statement as ``ast.unparse`` writes it, the same on every supported Python."""
+    return ast.unparse(_FStringsAsCalls().visit(copy.deepcopy(node)))
+
+
 def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> Module:
     statements, stars, exported = [], [], None
     prefix = name or PACKAGE
@@ -129,7 +151,7 @@ def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> M
             for alias in node.names:
                 single = (ast.ImportFrom(module=node.module, names=[alias], level=node.level)
                           if isinstance(node, ast.ImportFrom) else ast.Import(names=[alias]))
-                text = ast.unparse(single)
+                text = stable_text(single)
                 if isinstance(node, ast.ImportFrom):
                     origin = absolute(node.module, node.level, name, is_package)
                     if origin is not None and alias.name == "*":
@@ -154,7 +176,7 @@ def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> M
             except ValueError:
                 pass
         key = f"{prefix}.{','.join(sorted(names.binds))}" if names.binds else f"{prefix}: module-level code"
-        statements.append(Statement(key, ast.unparse(node), names.binds, names.loads))
+        statements.append(Statement(key, stable_text(node), names.binds, names.loads))
     # A name bound twice (X = 1, then X += 1) gets two keys, so a change to either counts.
     seen: dict[str, int] = {}
     for statement in statements:

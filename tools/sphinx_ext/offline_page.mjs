@@ -5,8 +5,15 @@
 
    Data on the reader's word: after a first visit the worker keeps the pages and the search in
    the background (about 0.6 MB), never with the data saver on (`navigator.connection.saveData`,
-   Chrome's Save-Data); Python, the figures, the PDF and the notebooks only when the reader
-   runs, draws, opens them, or keeps the whole book.
+   Chrome's Save-Data); of Python and the figures, what the reader's runs loaded (from the
+   browser's HTTP cache, no byte more); the PDF and the notebooks when opened; the rest of
+   any group only when the reader keeps the whole book, or an output needs it (a file the
+   worker serves is kept as it passes).
+
+   No background download of the rest on a fast line either (navigator.connection's
+   effectiveType): "4g" is what Chrome says for most Wi-Fi, a metered phone hotspot included,
+   so it cannot tell a free line from a paid one, and a fast line is where fetching on use
+   costs the reader least. Offline, what was not kept is said plainly where it is needed.
 
    <html data-offline> tells the tests where things stand: "unavailable" (no service worker, or
    storage refused; the book works online as before), "partial" (the worker serves the book,
@@ -122,18 +129,20 @@ function ask(worker, message) {
 }
 
 // With the URLs this page loaded: the worker keeps those from the browser's cache, not again
-// from the network (the page was loaded before the worker controlled it).
-/** @param {ServiceWorker} worker @param {string[]} groups */
-function keepGroups(worker, groups) {
+// from the network (the page was loaded before the worker controlled it). fromCacheOnly: the
+// worker keeps only what is in that cache (what the reader's use loaded) and fetches nothing.
+/** @param {ServiceWorker} worker @param {string[]} groups @param {boolean} [fromCacheOnly] */
+function keepGroups(worker, groups, fromCacheOnly = false) {
   const loaded = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
-  tell(worker, { type: "keep", groups, loaded });
+  tell(worker, { type: "keep", groups, loaded, fromCacheOnly });
 }
 
-// What the reader's own use asked to keep: Python once it ran, the figures' packages once a
-// figure was drawn (runner/boot.mjs calls window.bookOffline.keep). Remembered in this browser
+// What the reader's own use asked to keep: of Python once it ran, of the figures' packages
+// once a figure was drawn, what was loaded (runner/boot.mjs calls window.bookOffline.keep). Remembered in this browser
 // until the offline copy is removed, and asked again of the worker whenever it is active: on a
 // first visit the run can end before the worker is, and the reader leave the page before it is.
-// (Asking again costs nothing: the worker skips what it has kept.)
+// (Asking again costs nothing: the worker skips what it has kept, and reads the HTTP cache
+// alone, where it also finds what a later output loaded past it, latex.mjs say.)
 const WANTED = `book-offline:wanted:${siteRoot.pathname}`;
 /** @returns {string[]} */
 function wanted() {
@@ -151,7 +160,7 @@ window.bookOffline = {
     try {
       localStorage.setItem(WANTED, JSON.stringify([...new Set([...wanted(), ...groups])]));
     } catch (error) { /* storage refused: asked of this visit's worker only */ }
-    if (activeWorker) keepGroups(activeWorker, groups);
+    if (activeWorker) keepGroups(activeWorker, groups, true);
   },
 };
 
@@ -162,28 +171,34 @@ async function sayWhatIsKept(registration) {
   const report = await ask(worker, { type: "what-is-kept" });
   const present = Object.keys(NAMES).filter((name) => report[name] && report[name].files);
   const complete = present.filter((name) => report[name].kept === report[name].files);
+  // Groups the reader's runs loaded part of (Python, the figures): kept as far as they were
+  // used, and said so ("only what your runs used"), never claiming more than runs offline.
+  const used = present.filter((name) => !complete.includes(name) && report[name].kept && wanted().includes(name));
   const missing = present.filter((name) => !complete.includes(name));
+  const notKept = missing.filter((name) => !used.includes(name));
   if (report.pages && report.pages.kept === report.pages.files) say("ready");
   else say("partial");
   const keptBytes = present.reduce((sum, name) => sum + report[name].bytes - report[name].missingBytes, 0);
   const missingBytes = missing.reduce((sum, name) => sum + report[name].missingBytes, 0);
   const list = (/** @type {string[]} */ names) => names.map((name) => NAMES[name]).join(", ");
   const parts = [];
-  if (complete.length) {
-    parts.push(`This book is kept in this browser for offline use (${megabytes(keptBytes)} MB): ${list(complete)}.`);
+  if (complete.length || used.length) {
+    const kept = present.filter((name) => complete.includes(name) || used.includes(name));  // (in the footer's order)
+    parts.push(`This book is kept in this browser for offline use (${megabytes(keptBytes)} MB): ${list(kept)}.`);
+    if (used.length) parts.push(` Of ${list(used)}, only what your runs used.`);
   } else {
     parts.push(saveData()
       ? "Nothing of this book is kept for offline use yet: the data saver is on, so only what you open is kept."
       : "Nothing of this book is kept for offline use yet: only what you open is kept.");
   }
-  if (missing.length) parts.push(` Not kept: ${list(missing)}. `);
+  if (notKept.length) parts.push(` Not kept: ${list(notKept)}. `);
   else parts.push(" ");
   const controls = [];
   if (missing.length) {
     const keepAll = control(`Keep this book for offline use (${megabytes(missingBytes)} MB)`, () => {
       keepAll.disabled = true;
       keepAll.textContent = "Keeping the book for offline use…";
-      keepGroups(worker, missing);
+      keepGroups(worker, missing);  // on the reader's word: the rest of every group, fetched
     });
     keepAll.classList.add("offline-keep-all");
     controls.push(keepAll);
@@ -221,8 +236,8 @@ async function register() {
     const active = activeWorker = registration.active;
     // In the background, a few at a time: the pages (not with the data saver), and what the
     // reader's use asked for (its files came already, the worker copies them from the cache).
-    const groups = [...(saveData() ? [] : ["pages"]), ...wanted()];
-    if (active && groups.length) keepGroups(active, groups);
+    if (active && !saveData()) keepGroups(active, ["pages"]);
+    if (active && wanted().length) keepGroups(active, wanted(), true);
     sayWhatIsKept(registration);
   };
   navigator.serviceWorker.addEventListener("message", (event) => {

@@ -29,8 +29,13 @@ export type KeptReport = Record<string, GroupKept>;
 export type ToOfflineWorker =
   | "take-new-edition"
   | { type: "what-is-kept" }
-  /** loaded: URLs the page already loaded, kept from the browser's HTTP cache. */
-  | { type: "keep"; groups: string[]; loaded?: string[] };
+  /** loaded: URLs the page already loaded, kept from the browser's HTTP cache. fromCacheOnly:
+   *  keep only what the HTTP cache holds (what the reader's use loaded), fetch nothing. */
+  | { type: "keep"; groups: string[]; loaded?: string[]; fromCacheOnly?: boolean }
+  /** Stop on a page that is not isolated (runner/stop_relay.mjs): the signal for one page's
+   * Python (2 to stop, 0 to take it back), and a read of it, answered on the port sent with it. */
+  | { type: "stop-relay"; id: string; signal: number }
+  | { type: "stop-relay-read"; id: string };
 
 /** Worker -> every open page of the book, once a "keep" has ended. */
 export type FromOfflineWorker =

@@ -24,4 +24,9 @@ for (const entry of performance.getEntriesByType("resource")) {
 }
 const text = String(pyodide.runPython("1 + 1"));
 mark("1 + 1 ran");
+// ?matplotlib (slow_network.py's figure comparison): then Pyodide's own loadPackage of it.
+if (new URL(import.meta.url).searchParams.has("matplotlib")) {
+  await pyodide.loadPackage("matplotlib");
+  mark("matplotlib loaded");
+}
 self.postMessage({ type: "result", text });

@@ -41,7 +41,7 @@ LOADER_ID = "browser-run-loader"
 # loader, inlined; the editor's bundle entry; this glue and its README).
 SERVED = ["boot.mjs", "download_bar.mjs", "runner.mjs", "cells.mjs", "output.mjs", "ansi.mjs", "mime.mjs", "work.mjs",
           "storage.mjs", "notebook.mjs", "keys.mjs", "dom.mjs", "book_exercises.mjs", "figures.mjs", "worker.mjs",
-          "downloads.mjs", "page_python.py", "display.py", "runner.css", "input.mjs"]
+          "downloads.mjs", "page_python.py", "display.py", "runner.css", "input.mjs", "stop_relay.mjs"]
 # Fetched by the worker with matplotlib, on a cell's first import of it (not on the click).
 ON_FIRST_FIGURE = ["figures.py"]
 # Imported by the loader before the click only for a reader whose runtime is cached (Python
@@ -56,6 +56,12 @@ BEFORE_THE_CLICK = ["prestart.mjs"]
 SNAPSHOT = "runner/python-snapshot.bin.gz"
 CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", SNAPSHOT, "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
                 "pyodide/pyodide.asm.wasm.gz", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
+# What a page's first figure fetches once Python is up (worker.mjs): Pyodide's matplotlib and
+# every wheel it needs (the manifest beside them lists each), and the first figure's compiled
+# imports with matplotlib's font cache; with ON_FIRST_FIGURE, the figures' part of a click on
+# a page that draws (its loader preloads them), announced with the rest.
+PACKAGES_MANIFEST = "pyodide/served-packages.json"
+FIRST_FIGURE = "runner/first-figure.zip"
 # Loaded on every page of the HTML book after its first paint (not on the printed page):
 # the exercise page's progress, and its count beside that page in the sidebar.
 PROGRESS = "progress.mjs"
@@ -63,6 +69,8 @@ BYTES_TOKEN = "__BROWSER_RUN_BYTES__"
 SNAPSHOT_BYTES_TOKEN = "__BROWSER_RUN_SNAPSHOT_BYTES__"
 NOTEBOOK_TOKEN = "__BROWSER_RUN_NOTEBOOK__"
 PRELOAD_TOKEN = "__BROWSER_RUN_PRELOAD__"
+FIGURE_BYTES_TOKEN = "__BROWSER_RUN_FIGURE_BYTES__"
+FIGURES_TOKEN = "__BROWSER_RUN_FIGURES__"
 # Top-level imports that mean a page draws figures: its loader has matplotlib loaded from the
 # click on (worker.mjs loads it on a cell's first import of these names anyway).
 FIGURE_IMPORTS = {"matplotlib", "pylab", "mpl_toolkits"}
@@ -111,6 +119,18 @@ def packages_to_preload(doctree) -> list[str]:
     return []
 
 
+def figures_of(doctree) -> str:
+    """How the page's figures are fetched: "click" when the loader preloads them (a cell a
+    reader sees draws), "solutions" when only folded worked solutions import matplotlib (on
+    running one), "" when no cell does."""
+    if packages_to_preload(doctree):
+        return "click"
+    for block in (b for cell in doctree.findall(is_code_cell) for b in cell.findall(nodes.literal_block)):
+        if imported_names(block.astext()) & FIGURE_IMPORTS:
+            return "solutions"
+    return ""
+
+
 def click_asset(app, name: str) -> Path:
     """Where the build serves a file of CLICK_ASSETS from (html_static_path)."""
     folders = [Path(app.confdir, folder) for folder in app.config.html_static_path]
@@ -127,6 +147,18 @@ def download_bytes(app) -> int:
     return total + sum(click_asset(app, name).stat().st_size for name in CLICK_ASSETS)
 
 
+def figure_bytes(app) -> int:
+    """Bytes of every file a page's first figure fetches, as the build wrote them (0: a book
+    that serves no figure packages)."""
+    try:
+        manifest = click_asset(app, PACKAGES_MANIFEST)
+    except ExtensionError:
+        return 0
+    wheels = sum((manifest.parent / wheel["file"]).stat().st_size for wheel in json.loads(manifest.read_text())["packages"])
+    return (wheels + manifest.stat().st_size + click_asset(app, FIRST_FIGURE).stat().st_size
+            + sum((HERE / name).stat().st_size for name in ON_FIRST_FIGURE))
+
+
 def reader_notebook(app, docname: str) -> Path:
     return Path(app.srcdir, docname + ".ipynb")
 
@@ -141,7 +173,9 @@ def add_loader(app, pagename, templatename, context, doctree):
               .replace(BYTES_TOKEN, str(announced))
               .replace(SNAPSHOT_BYTES_TOKEN, str(click_asset(app, SNAPSHOT).stat().st_size if announced else 0))
               .replace(NOTEBOOK_TOKEN, f"_sources/{pagename}.ipynb")
-              .replace(PRELOAD_TOKEN, json.dumps(packages_to_preload(doctree))))
+              .replace(PRELOAD_TOKEN, json.dumps(packages_to_preload(doctree)))
+              .replace(FIGURE_BYTES_TOKEN, str(app.config.browser_run_figure_bytes or figure_bytes(app)))
+              .replace(FIGURES_TOKEN, figures_of(doctree)))
     app.add_js_file(None, body=loader, id=LOADER_ID)
 
 
@@ -167,6 +201,7 @@ def note_download_bytes(app, config) -> None:
         config.browser_run_bytes = download_bytes(app)
     except ExtensionError:  # a book without the runner's assets: said when a page with code needs them
         config.browser_run_bytes = 0
+    config.browser_run_figure_bytes = figure_bytes(app)
 
 
 def serve_progress_early(app) -> None:
@@ -181,6 +216,7 @@ def serve_progress_early(app) -> None:
 def setup(app):
     app.connect("builder-inited", serve_progress_early)
     app.add_config_value("browser_run_bytes", 0, "html", types=[int])
+    app.add_config_value("browser_run_figure_bytes", 0, "html", types=[int])
     app.connect("config-inited", note_download_bytes)
     app.connect("html-page-context", add_loader)
     app.connect("build-finished", copy_runner)

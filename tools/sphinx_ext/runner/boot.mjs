@@ -36,7 +36,9 @@ function timing(step, at = now()) {
 
 // What a run fetched is kept for offline use (tools/sphinx_ext/offline_sw.js, "keep"): the
 // book's service worker keeps what passes through it, but a first visit's page ran before the
-// worker controlled it, so its files went past it. Asked again, they come from the HTTP cache.
+// worker controlled it, so its files went past it. Asked again, they come from the HTTP cache,
+// and only they: the rest of the group (the snapshot a start went without, latex.mjs) is not
+// fetched for it, so nothing follows the first output on the reader's line.
 // The page's offline script (offline_page.mjs) asks, and remembers the wish until it is kept:
 // the run may end before the book's worker is active, and the reader leave before it is.
 /** @param {string[]} groups */
@@ -51,11 +53,15 @@ function rememberStarted() {
 /** @param {((message: FromWorker) => void) | null} onMessage @returns {Started} */
 function newWorker(onMessage) {
   const worker = new Worker(WORKER, { type: "module" });
+  if (downloadBar) downloadBar.newStart();
   worker.addEventListener("message", (event) => {
     const message = /** @type {FromWorker} */ (event.data);  // (worker.mjs posts only these)
     if (message.type === "timing") timing(message.step, message.at);
     if (message.type === "progress" && downloadBar) downloadBar.update(message);
-    if ((message.type === "ready" || message.type === "failed") && downloadBar) downloadBar.finish();
+    // (On a page that draws, the bar goes once the figures' packages are in: worker.mjs's preload.)
+    if (message.type === "ready" && downloadBar) downloadBar.ready();
+    if (downloadBar && (message.type === "failed"
+        || (message.type === "progress" && (message.figures === "loaded" || message.figures === "failed")))) downloadBar.finish();
     if (message.type === "ready") {
       rememberStarted();
       keepForOffline(["python"]);
@@ -77,7 +83,9 @@ function newWorker(onMessage) {
 // click; an early start, from the cache, shows none).
 /** @param {HTMLElement} bar @param {import("./download_bar.mjs").Announced} announced */
 export function showDownload(bar, announced) {
-  downloadBar ||= new DownloadBar(bar, announced);
+  if (downloadBar) return;
+  downloadBar = new DownloadBar(bar, announced);
+  if (waiting) downloadBar.newStart();  // (started early: the click's Python)
 }
 
 // Start Python now unless it is already starting. onMessage: told each message until the

@@ -15,8 +15,21 @@
   // with figures): loaded from the click on, while the earlier cells run. (Not for the
   // imports of folded worked solutions alone: those load when such a cell runs.)
   const PRELOAD = JSON.parse('__BROWSER_RUN_PRELOAD__');
+  // What the page's first figure fetches once Python is up (matplotlib and its packages, the
+  // first figure's compiled imports), as the build wrote them; and when: "click" (a cell the
+  // reader sees draws: preloaded from the click on), "solutions" (only folded worked solutions
+  // draw: on running one), "" (no cell draws).
+  const FIGURE_BYTES = Number("__BROWSER_RUN_FIGURE_BYTES__");
+  const FIGURES = /** @type {string} */ ("__BROWSER_RUN_FIGURES__");
+  const megabytes = (/** @type {number} */ bytes) => Math.round(bytes / 1e6);
   // "Up to": on a slow network Python starts without its snapshot, and the download is smaller.
-  const DOWNLOAD_TEXT = `up to ${Math.round(DOWNLOAD_BYTES / 1e6)} MB`;
+  const DOWNLOAD_TEXT = `up to ${megabytes(DOWNLOAD_BYTES)} MB`;
+  // What the click downloads on this page, figures included, as the button's line says it.
+  const CLICK_TEXT = FIGURES === "click"
+    ? `up to ${megabytes(DOWNLOAD_BYTES + FIGURE_BYTES)} MB: Python ${megabytes(DOWNLOAD_BYTES)} MB and its figures ${megabytes(FIGURE_BYTES)} MB`
+    : FIGURES === "solutions"
+      ? `${DOWNLOAD_TEXT}, and ${megabytes(FIGURE_BYTES)} MB more for figures when you run a worked solution that draws one`
+      : DOWNLOAD_TEXT;
   const SERVE_HINT = "Running needs the book served over http, not opened as a file: in the " +
     "book's folder run `python -m http.server -d _build/html`, then open http://localhost:8000/.";
   // Where runner.mjs keeps the reader's edits of this page (storage.mjs, PREFIX + path).
@@ -84,13 +97,14 @@
     const runnerFile = (/** @type {string} */ name) => new URL(root + "_static/runner/" + name, location.href).href;
     // Python starts at once (boot.mjs), while the editor and the runner load beside it.
     const booting = import(runnerFile("boot.mjs")).then((boot) => {
-      boot.showDownload(bar, { bytes: DOWNLOAD_BYTES, snapshotBytes: SNAPSHOT_BYTES });
+      boot.showDownload(bar, { bytes: DOWNLOAD_BYTES, snapshotBytes: SNAPSHOT_BYTES,
+        figureBytes: FIGURES === "click" ? FIGURE_BYTES : 0 });
       boot.bootPython();
       boot.preloadPackages(PRELOAD);
     });
     loading = Promise.all([import(runnerFile("runner.mjs")), booting])
       .then(([runner]) => runner.start({
-        bar, status, download: { bytes: DOWNLOAD_BYTES, text: DOWNLOAD_TEXT },
+        bar, status, download: { bytes: DOWNLOAD_BYTES, text: DOWNLOAD_TEXT, figureBytes: FIGURE_BYTES },
         notebook: new URL(root + NOTEBOOK, location.href).href,
       }))
       .catch((error) => {
@@ -112,9 +126,9 @@
     bar.className = "browser-run-bar";
     status.textContent = keptWork()
       ? "Your edits to this page are kept in this browser: click to get them back and run them " +
-        `(Python runs in your browser; the first click downloads ${DOWNLOAD_TEXT}, cached afterwards).`
+        `(Python runs in your browser; the first click downloads ${CLICK_TEXT}, cached afterwards).`
       : "Edit and run this page's code here: Python runs in your browser " +
-        `(the first click downloads ${DOWNLOAD_TEXT}, cached afterwards).`;
+        `(the first click downloads ${CLICK_TEXT}, cached afterwards).`;
     bar.append(button("browser-run-at-cell", "▶ " + LABEL), status);
     first.before(bar);
     const header = document.querySelector(".article-header-buttons");

@@ -14,7 +14,24 @@ purify.addHook("afterSanitizeAttributes", (node) => {
     node.setAttribute("rel", "noopener noreferrer");
   }
   if (node.tagName === "IMG" && !node.getAttribute("alt")) node.setAttribute("alt", "Image");
+  // Ours: a form in an output never sends what a reader types to another host. DOMPurify keeps
+  // a <form>'s http(s) action (and drops formaction only as an attribute it does not list): an
+  // action or formaction off the book's own origin is removed (the form then submits to the
+  // page itself, which ignores it).
+  for (const name of ["action", "formaction"]) {
+    const value = node.getAttribute(name);
+    if (value !== null && !sameOrigin(value)) node.removeAttribute(name);
+  }
 });
+
+/** @param {string} url @returns {boolean} whether url, read against the page, is on the book's origin */
+function sameOrigin(url) {
+  try {
+    return new URL(url, document.baseURI).origin === location.origin;
+  } catch {
+    return false;  // not a URL a browser would follow: nothing to keep
+  }
+}
 
 // DOMPurify's defaults (HTML, SVG and MathML; no script, no event handler, no javascript: or
 // other unsafe URL, no <iframe>, <object> or <embed>), and: no <style> element, whose rules

@@ -23,7 +23,13 @@ export {};
  * @typedef {{type: "shared-buffers", interrupt: Int32Array, input: SharedArrayBuffer}} SharedBuffersMessage */
 /** The page is not isolated but a reload would make it so: input() says so (runner.mjs).
  * @typedef {{type: "reload-isolates"}} ReloadIsolatesMessage */
-/** @typedef {RunMessage | PreloadMessage | SharedBuffersMessage | ReloadIsolatesMessage} ToWorker */
+/** Stop through the book's service worker, on a page that is not isolated (stop_relay.mjs): the
+ * worker asks it for the signal under this id.
+ * @typedef {{type: "stop-relay", id: string}} StopRelayMessage */
+/** The bytes a page's first figure fetches, as the build wrote them: the worker says them when a
+ * cell loads matplotlib (runner.mjs).
+ * @typedef {{type: "figure-bytes", bytes: number}} FigureBytesMessage */
+/** @typedef {RunMessage | PreloadMessage | SharedBuffersMessage | ReloadIsolatesMessage | StopRelayMessage | FigureBytesMessage} ToWorker */
 
 // ---------------------------------------------------------------------------
 // The worker to the page (worker.mjs)
@@ -36,7 +42,8 @@ export {};
  * and bytes as they arrive, as the files are stored on the host; `downloading`: bytes are still
  * on their way (false once the runtime's files are in: Python then starts); `snapshot`: whether
  * this start fetches Python's snapshot (false: it starts afresh without it; null: not decided yet).
- * @typedef {{type: "progress", files: number, bytes: number, downloading: boolean, snapshot: boolean | null}} ProgressMessage */
+ * @typedef {{type: "progress", files: number, bytes: number, downloading: boolean, snapshot: boolean | null,
+ *   figures: "loading" | "loaded" | "failed" | null}} ProgressMessage */
 /** A sentence for the page's status line.
  * @typedef {{type: "status", text: string}} StatusMessage */
 /** Python is up (`version`: Python's own).
@@ -60,8 +67,10 @@ export {};
  * @typedef {{type: "input", id: WriterId, prompt: string}} InputMessage */
 /** The cell finished (`ok`: without an exception).
  * @typedef {{type: "done", id: CellId, ok: boolean}} DoneMessage */
+/** Whether the service worker answered the worker's first ask (stop_relay.mjs): Stop keeps Python.
+ * @typedef {{type: "stop-relayed", ok: boolean}} StopRelayedMessage */
 /** @typedef {TimingMessage | ProgressMessage | StatusMessage | ReadyMessage | FailedMessage | LoadedMessage
- *   | StreamMessage | DisplayMessage | ClearMessage | FigureMessage | InputMessage | DoneMessage} FromWorker */
+ *   | StreamMessage | DisplayMessage | ClearMessage | FigureMessage | InputMessage | DoneMessage | StopRelayedMessage} FromWorker */
 
 /** A cell's id on the page: a book cell's number, or an added cell's string id (work.mjs).
  * @typedef {number | string} CellId */

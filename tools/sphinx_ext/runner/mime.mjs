@@ -69,8 +69,14 @@ const PLACEHOLDER = /\uE000(\d+)\uE001/g;
 let markup = null;
 /** @type {Promise<typeof import("./latex.mjs")> | null} */
 let latex = null;
-const loadMarkup = () => (markup ??= import("./markup.mjs"));
-const loadLatex = () => (latex ??= import("./latex.mjs"));
+// Imported when an output first needs one (nothing fetches them before: a page whose outputs
+// are plain text never downloads them). A failed import is tried again by the next output (the
+// line may be back), and offline it says what is missing rather than the browser's words.
+/** @param {unknown} error */
+const plainly = (error) => (navigator.onLine ? error
+  : new Error("its renderer is not stored for offline use yet: keep this book for offline use (the page's footer) while online"));
+const loadMarkup = () => (markup ??= import("./markup.mjs").catch((error) => { markup = null; throw plainly(error); }));
+const loadLatex = () => (latex ??= import("./latex.mjs").catch((error) => { latex = null; throw plainly(error); }));
 
 /** Math as MathML (the browser draws it); a formula temml cannot read shows its source.
  * @param {MathPiece} piece */

@@ -3,8 +3,8 @@ before any cell (worker.mjs fetches it with the runtime).
 
 It runs a cell as IPython would show it (CodeRunner: the last expression's value, not after a
 ";"), loads matplotlib & co. on a cell's first import of them, stands in for input() and
-IPython.display, names each cell in tracebacks as the reader sees it ("cell 3", "your cell 1
-(added)"), and says in one sentence what this page cannot do where Python alone would give a
+IPython.display, shows tracebacks in IPython's form and colours, naming each cell as the reader
+sees it ("Cell In[3]", "your cell 1 (added)"), and says in one sentence what this page cannot do where Python alone would give a
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
 micropip, a package the page does not serve, and the 32-bit page's limits of size and memory.
 """
@@ -181,11 +181,56 @@ def beyond_the_page(error):
     return replaced
 
 namespace = sys.modules["__main__"].__dict__
+cell_names = set()  # the filenames cells ran under ("cell 3"): their frames are shown as cells
+
+# A traceback as IPython shows one in JupyterLab, in its colours (ANSI, drawn by ansi.mjs): a
+# rule, the exception's name and "Traceback (most recent call last)", then each frame as
+# "Cell In[3], line 2" (a book cell: its number on the page; an added cell by its name) or
+# "File path:line", with the lines up to the one that raised, and last the exception.
+RED, GREEN, CYAN, BOLD_GREEN, RESET = "\x1b[0;31m", "\x1b[0;32m", "\x1b[0;36m", "\x1b[1;32m", "\x1b[0m"
+CONTEXT_LINES = 2  # shown above the one that raised
+
+def ipython_traceback(shown):
+    """The text IPython would show for a traceback.TracebackException (its chain too)."""
+    if shown.__cause__ is not None:
+        return (ipython_traceback(shown.__cause__)
+                + "\nThe above exception was the direct cause of the following exception:\n\n" + frames_and_error(shown))
+    if shown.__context__ is not None and not shown.__suppress_context__:
+        return (ipython_traceback(shown.__context__)
+                + "\nDuring handling of the above exception, another exception occurred:\n\n" + frames_and_error(shown))
+    return frames_and_error(shown)
+
+def frames_and_error(shown):
+    stack = [frame for frame in shown.stack if frame.filename != "<exec>"]  # (not this runner's code)
+    if not stack:  # a SyntaxError in the cell, or what the page cannot do: Python's own form
+        return "".join(shown.format(chain=False))
+    *before, last = list(shown.format_exception_only())
+    head, colon, rest = last.partition(":")
+    name = head.strip().rsplit(".", 1)[-1]
+    out = [RED + "-" * 75 + RESET + "\n", f"{RED}{name}{RESET}{' ' * max(1, 42 - len(name))}Traceback (most recent call last)\n"]
+    for frame in stack:
+        match = re.fullmatch(r"cell (\d+)", frame.filename)
+        if frame.filename in cell_names:
+            where = f"In[{match.group(1)}]" if match else frame.filename
+            out.append(f"Cell {GREEN}{where}, line {frame.lineno}{RESET}")
+        else:
+            out.append(f"File {GREEN}{frame.filename}:{frame.lineno}{RESET}")
+        out.append(f", in {CYAN}{frame.name}(){RESET}\n" if frame.name != "<module>" else "\n")
+        lines = linecache.getlines(frame.filename)
+        for number in range(max(1, frame.lineno - CONTEXT_LINES), frame.lineno + 1):
+            text = lines[number - 1].rstrip() if number <= len(lines) else ""
+            arrow = f"{BOLD_GREEN}----> {number}{RESET}" if number == frame.lineno else f"{number:>7}"
+            out.append(f"{arrow} {text}\n")
+        out.append("\n")
+    out += before
+    out.append(f"{RED}{head}{RESET}{colon}{rest}" if colon else f"{RED}{last.rstrip()}{RESET}\n")
+    return "".join(out)
 
 async def run_cell(source, filename):
     """Run one cell in the page's namespace; True when it raised nothing."""
     # linecache lets tracebacks quote the reader's lines.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    cell_names.add(filename)
     ok = False
     try:
         await load_what_it_imports(source)
@@ -220,7 +265,7 @@ async def run_cell(source, filename):
         # ...and leaves out this runner's own code.
         shown.stack = traceback.StackSummary.from_list(
             [frame for frame in shown.stack if frame.filename != "<exec>"])
-        sys.stderr.write("".join(shown.format()))
+        sys.stderr.write(ipython_traceback(shown))
     finally:
         if figures:
             figures.end_of_cell(ok)

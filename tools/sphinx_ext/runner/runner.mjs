@@ -19,11 +19,12 @@ import { showFigure } from "./figures.mjs";
 import { guardModifiedKeys } from "./keys.mjs";
 import { Work } from "./work.mjs";
 import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
+import { RelayedStop } from "./stop_relay.mjs";
 
 /** @typedef {import("./messages.mjs").ToWorker} ToWorker */
 /** @typedef {import("./messages.mjs").FromWorker} FromWorker */
 /** What the click downloads, as the loader announces it.
- * @typedef {{bytes: number, text: string}} Download */
+ * @typedef {{bytes: number, text: string, figureBytes: number}} Download */
 /** Why a cell is not run as a prerequisite (Cell.skipReason).
  * @typedef {keyof typeof STATE_WORDS_SKIPPED} SkipReason */
 
@@ -38,7 +39,8 @@ import { askForInput, dropInputFields, inputBuffer } from "./input.mjs";
  * @property {boolean} ready Python is up
  * @property {HTMLElement | null} status the status line
  * @property {string[]} notices about kept work, shown in front of the status
- * @property {Int32Array | null} interrupt Stop without a restart (isolated pages only)
+ * @property {Int32Array | RelayedStop | null} interrupt Stop without a restart: shared (isolated pages) or relayed by the service worker
+ * @property {RelayedStop | null} relay the relay asked for, until the worker says the service worker answers
  * @property {Cell | null} interrupted the cell Stop interrupted, until it reports done
  * @property {number} interruptions Stops that interrupted (not restarted) so far: a Stop's timers act only for it
  * @property {SharedArrayBuffer | null} input input()'s answers (isolated pages only)
@@ -63,7 +65,8 @@ const state = {
   ready: false,
   status: null,
   notices: [], // about kept work (storage refused, unreadable): shown in front of the status
-  interrupt: null, // the shared buffer of Stop without a restart (cross-origin isolated pages only)
+  interrupt: null, // Stop without a restart: a shared buffer (isolated pages), or relayed (stop_relay.mjs)
+  relay: null,
   interrupted: null, // the cell Stop interrupted, until it reports done
   interruptions: 0, // Stops that interrupted (not restarted) so far: a Stop's timers act only for it
   input: null, // the shared buffer input() answers through (cross-origin isolated pages only)
@@ -98,9 +101,11 @@ function setBusy(busy) {
 
 // The Stop bar sits at the bottom of the window, except where it would cover the running
 // cell's own controls (its Run, Reset, Add a cell: a cell run near the bottom of the window,
-// and on a phone, where the bar takes the window's width): then at the top, under the header.
-// Measured again as the reader scrolls or the window changes.
+// and on a phone, where the bar takes the window's width) or the first lines of its output
+// (what the reader scrolled down to see): then at the top, under the header. Measured again
+// as the reader scrolls or the window changes.
 const STOP_GAP_PX = 8;
+const OUTPUT_FIRST_LINES_REM = 4.5; // three lines of output (runner.css: line-height 1.5)
 function placeStop() {
   const floating = /** @type {HTMLElement} */ (state.floating);
   if (floating.hidden || !state.running) return;
@@ -109,11 +114,12 @@ function placeStop() {
   const { left, right, height } = floating.getBoundingClientRect();
   const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
   const atBottom = { left, right, top: innerHeight - rem - height };
-  const covered = [...state.running.bar.children].some((control) => {
-    const box = control.getBoundingClientRect();
-    return box.width > 0 && box.bottom > atBottom.top - STOP_GAP_PX && box.top < innerHeight
-      && box.right > atBottom.left && box.left < atBottom.right;
-  });
+  const output = state.running.output.container.getBoundingClientRect();
+  const firstLines = { width: output.width, height: output.height, left: output.left, right: output.right, top: output.top,
+    bottom: Math.min(output.bottom, output.top + OUTPUT_FIRST_LINES_REM * rem) };
+  const covered = [...[...state.running.bar.children].map((control) => control.getBoundingClientRect()), firstLines]
+    .some((box) => box.width > 0 && box.height > 0 && box.bottom > atBottom.top - STOP_GAP_PX && box.top < innerHeight
+      && box.right > atBottom.left && box.left < atBottom.right);
   floating.classList.toggle("browser-run-floating-top", covered);
   const header = document.querySelector(".bd-header-article") || document.querySelector(".bd-header");
   floating.style.top = covered ? `${Math.max(header ? header.getBoundingClientRect().bottom : 0, 0) + STOP_GAP_PX}px` : "";
@@ -139,7 +145,10 @@ function startWorker() {
   };
   state.worker = worker;
   state.interrupt = interruptBuffer(worker);
-  setStatus(`Downloading Python (${/** @type {Download} */ (state.download).text}; cached after the first time)…`);
+  // (Said when a cell loads matplotlib: the size the build wrote, not a constant.)
+  worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "figure-bytes", bytes: /** @type {Download} */ (state.download).figureBytes }));
+  // (What is downloaded is the bar's to say, download_bar.mjs: one sentence, never two that differ.)
+  setStatus("Starting Python…");
   earlier.forEach(onWorkerMessage);
 }
 
@@ -159,17 +168,26 @@ function onWorkerMessage(message) {
       setBusy(false);
       sendNext();
       break;
+    case "stop-relayed":  // (before "ready": the worker answers while Python downloads)
+      if (message.ok && state.relay) state.interrupt = state.relay;
+      state.relay = null;
+      break;
     case "failed":
       // Offline without Python stored: the worker's one sentence says what is missing and why.
       setStatus(message.offline ? message.text : `Python could not start: ${message.text}`);
+      // Online (a download that gave up, downloads.mjs): a new start, the cells asked for still
+      // queued; the files that arrived whole come from the browser's cache.
+      if (!message.offline) /** @type {HTMLElement} */ (state.status).append(" ", button("Try again", startAgain, { cls: "browser-run-try-again" }));
       break;
     case "stream":
       cell?.beforeOutput();
       if (cell) cell.output.add(message.name, message.text);
+      placeStopSoon(); // its first lines may have come where the Stop bar is
       break;
     case "display":
       cell?.beforeOutput();
       if (cell) cell.output.addDisplay(message.data, message.metadata);
+      placeStopSoon();
       break;
     case "clear":
       if (cell) cell.clearOutput({ wait: message.wait });
@@ -206,12 +224,21 @@ function onWorkerMessage(message) {
 
 const capital = (/** @type {string} */ text) => text[0].toUpperCase() + text.slice(1);
 
+// "Try again" after Python could not start: the failed worker goes, a new one starts.
+function startAgain() {
+  /** @type {Worker} */ (state.worker).terminate();
+  startWorker();
+  setStatus("Starting Python again…");
+}
+
 function sendNext() {
   if (state.running || !state.ready) return;
   const cell = state.queue.shift();
   if (!cell) {
     setBusy(false);
-    if (!state.failedCell) setStatus(`Ready: Python ${state.version} in this page.`);
+    // What Stop will do, said whenever Python waits where Stop cannot keep it (a first visit's
+    // page, not cross-origin isolated): before any cell runs, so a restart surprises no one.
+    if (!state.failedCell) setStatus(`Ready: Python ${state.version} in this page.` + (state.interrupt ? "" : stopRestarts()));
     return;
   }
   state.failedCell = null;
@@ -315,7 +342,7 @@ function stop(why) {
   state.notice = (why ? `${capital(which)} ${why}. ` : "") +
     `Stopped ${which}. Python was restarted, so everything earlier cells defined is lost; ` +
     "running a cell runs the cells above it again first (not the stopped one)." +
-    (reloadIsolates() ? RELOAD_FOR_STOP : "");
+    (reloadIsolates() && !state.interrupt ? RELOAD_FOR_STOP : "");
   startWorker();
   setStatus("Starting Python again…");
   if (!focused || focused === document.body || /** @type {HTMLElement} */ (state.floating).contains(focused)) {
@@ -333,7 +360,8 @@ function stoppedName(cell) {
 
 // Stop that keeps Python, when the page is cross-origin isolated (the book's service worker,
 // tools/sphinx_ext/offline.py): KeyboardInterrupt in the running cell through a shared buffer
-// Pyodide polls (its slot SIGNAL_SLOT). A cell that does not stop within INTERRUPT_GRACE_MS
+// Pyodide polls (its slot SIGNAL_SLOT); on a first visit's page, which is not, through the
+// service worker, which Python asks for the signal (stop_relay.mjs). A cell that does not stop within INTERRUPT_GRACE_MS
 // (code that never returns to Python's bytecode loop) gets today's restart. Python takes the
 // signal by setting the slot back to 0; a cell that took it within the grace while its own
 // code was running (CELL_CODE_SLOT, set by the worker around the reader's code) is unwinding
@@ -356,13 +384,24 @@ function reloadIsolates() {
     return false;  // no service worker here (refused, site data blocked)
   }
 }
+// Said when Python is ready on a page that is not cross-origin isolated (see `stop`): asked
+// then, as the book's service worker may have come to control the page since it loaded.
+const stopRestarts = () => " Here Stop restarts Python, losing your variables" + (reloadIsolates()
+  ? ": reload the page once and Stop keeps them (your edits are kept)." : ".");
 const RELOAD_FOR_STOP = " Reload the page for a Stop that keeps Python and your variables (from its second " +
   "load this page can interrupt Python; your edits are kept).";
 
-/** @param {Worker} worker */
+/** @param {Worker} worker @returns {Int32Array | null} */
 function interruptBuffer(worker) {
+  state.relay = null;
   if (!self.crossOriginIsolated) {
-    if (reloadIsolates()) worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "reload-isolates" }));
+    if (reloadIsolates()) {
+      worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "reload-isolates" }));  // (input() still needs the reload)
+      // Stop keeps Python all the same, through the service worker, once the worker says it answers.
+      const controller = /** @type {ServiceWorker} */ (navigator.serviceWorker.controller);
+      state.relay = new RelayedStop(controller, `${Date.now()}-${Math.random().toString(36).slice(2)}`);
+      worker.postMessage(/** @satisfies {ToWorker} */ ({ type: "stop-relay", id: state.relay.id }));
+    }
     return null;
   }
   const buffer = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
@@ -378,16 +417,17 @@ function interrupt() {
   dropInputFields(cell);
   for (const queued of state.queue) queued.setState("stopped");
   state.queue = [];
-  Atomics.store(/** @type {Int32Array} */ (state.interrupt), SIGNAL_SLOT, SIGINT);
+  sendSignal(SIGINT);
   setStatus(`Stopping ${stoppedName(cell)}…`);
   // (The cell and the Python are not enough to tell this Stop's timers from an earlier one's:
   // a cell stopped, kept, run again and stopped again is the same cell in the same Python.)
   const interruption = ++state.interruptions;
   let waitedForTaken = false;
-  const graceOver = () => {
+  const graceOver = async () => {
     if (state.interrupted !== cell || state.interruptions !== interruption) return;
-    const buffer = state.interrupt;
-    const unwinding = buffer !== null && Atomics.load(buffer, SIGNAL_SLOT) === 0 && Atomics.load(buffer, CELL_CODE_SLOT) === 1;
+    const { signal, cellCode } = await readSignal();
+    if (state.interrupted !== cell || state.interruptions !== interruption) return;  // (done meanwhile)
+    const unwinding = signal === 0 && cellCode === 1;
     if (!waitedForTaken && unwinding) {
       waitedForTaken = true;
       setTimeout(graceOver, INTERRUPT_TAKEN_MS);
@@ -400,9 +440,22 @@ function interrupt() {
   return true;
 }
 
+/** @param {number} signal SIGINT, or 0: an untaken Stop taken back */
+function sendSignal(signal) {
+  if (state.interrupt instanceof Int32Array) Atomics.store(state.interrupt, SIGNAL_SLOT, signal);
+  else state.interrupt?.send(signal);
+}
+
+/** The signal not yet taken, and whether the reader's code runs. @returns {Promise<{signal: number, cellCode: number}>} */
+async function readSignal() {
+  const buffer = state.interrupt;
+  if (buffer instanceof Int32Array) return { signal: Atomics.load(buffer, SIGNAL_SLOT), cellCode: Atomics.load(buffer, CELL_CODE_SLOT) };
+  return buffer ? buffer.read() : { signal: SIGINT, cellCode: 0 };
+}
+
 /** @param {Cell} cell */
 function interrupted(cell) {
-  Atomics.store(/** @type {Int32Array} */ (state.interrupt), SIGNAL_SLOT, 0);
+  sendSignal(0);
   state.interrupted = null;
   state.running = null;
   cell.setState("stopped");
@@ -449,7 +502,7 @@ const actions = {
 // Start: called by the loader on the click
 // ---------------------------------------------------------------------------
 
-// bar, status: the loader's controls; download: {bytes, text}, what the click downloads;
+// bar, status: the loader's controls; download: {bytes, text, figureBytes}, what the click downloads (and a first figure);
 // notebook: the URL of the page's reader's notebook, relative to the page.
 /** @param {{bar: HTMLElement, status: HTMLElement, download: Download, notebook: string}} options */
 export function start({ bar, status, download, notebook }) {

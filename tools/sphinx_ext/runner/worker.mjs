@@ -5,7 +5,8 @@
 // so nothing is fetched from another host. The messages in and out are listed in this
 // folder's README.md.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
-import { DownloadMeter, countedResponse, countingFetch, inflatedIfGzip } from "./downloads.mjs";
+import { relayUrl, relayedStop } from "./stop_relay.mjs";
+import { DownloadFailed, DownloadMeter, countedResponse, countingFetch, inflatedIfGzip } from "./downloads.mjs";
 
 // Types (tsc, tsconfig.worker.json: a worker's globals, strict): the messages are
 // messages.mjs's, Pyodide's API its own pyodide.d.ts (tools/pipeline/pyodide_module.d.ts).
@@ -17,6 +18,7 @@ const STATIC = new URL("../", import.meta.url);
 const post = (message) => self.postMessage(message);
 /** @type {CellId | null} the cell running, or the last one (null: before the first) */
 let currentId = null;
+let drawn = false; // a figure drawn in this Python, by the warm-up or a cell: no warm-up after it
 
 // Steps of the start and of the first figure, for `make bench-run`'s breakdown (boot.mjs
 // keeps them in the page): when each ended, in milliseconds since the epoch.
@@ -27,7 +29,10 @@ mark("worker: pyodide.mjs imported");
 // (and one page update) per write froze the page for minutes. Writes are collected and
 // sent at most once per FLUSH_MS while Python runs (a print loop never lets a timer fire,
 // so the check is made on each write), and always before a value, an error or "done", so
-// the order of what a cell shows is the order it wrote it.
+// the order of what a cell shows is the order it wrote it. A cell's first write goes at once
+// (lastFlush is reset when it starts): held for a timer, the "Computing…" a cell prints before
+// a long loop showed only when the loop ended, whenever the cell started within FLUSH_MS of the
+// previous cell's "done" (Run all).
 const FLUSH_MS = 50;
 /** @typedef {"stdout" | "stderr"} StreamName */
 /** @type {[StreamName, string][]} */
@@ -75,13 +80,30 @@ function streamTo(name) {
 const PROGRESS_MS = 250;
 const meter = new DownloadMeter();
 const plainFetch = self.fetch.bind(self);
-const downloads = countingFetch(meter, plainFetch);
+// A download of Python's start that gave up fails the start at once: Pyodide never returns from a
+// runtime whose WebAssembly broke off (Emscripten aborts inside it, and loadPyodide's promise is
+// never settled), and the page said "Downloading Python" for ever. (The snapshot's has its own
+// way out: Python starts afresh.)
+let pythonUp = false;
+/** @type {(failure: DownloadFailed) => void} */
+let failTheStart = () => {};
+/** @type {Promise<never>} */
+const startGaveUp = new Promise((_, reject) => { failTheStart = reject; });
+startGaveUp.catch(() => {});  // (raced by start(); a rejection after Python is up is nobody's)
+const downloads = countingFetch(meter, plainFetch, {}, (failure) => {
+  if (!pythonUp && failure.url !== SNAPSHOT.href) failTheStart(failure);
+});
 self.fetch = downloads.fetch;
 /** @type {boolean | null} the snapshot is fetched for this start (null: not decided yet) */
 let snapshotFetched = null;
 // The runtime's files are in once its WebAssembly is compiled (the largest of them, compiled as
 // it arrives): Python then starts, and the bar says so.
 let runtimeCompiled = false;
+// The page's figures' packages, preloaded once Python is up (preload): the bar counts them too.
+/** @type {"loading" | "loaded" | "failed" | null} */
+let figuresStage = null;
+// What a first figure fetches, as the build wrote it (the page says it: "figure-bytes"; 0 until then).
+let figureBytes = 0;
 const compileAsItArrives = WebAssembly.instantiateStreaming;
 WebAssembly.instantiateStreaming = /** @type {typeof WebAssembly.instantiateStreaming} */ (
   (source, imports) => compileAsItArrives(source, imports).then((compiled) => {
@@ -94,8 +116,9 @@ function reportDownloads() {
   const entries = /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
     .filter((entry) => !meter.counted.has(entry.name));
   const bytes = entries.reduce((sum, entry) => sum + (entry.decodedBodySize || 0), meter.bytes);
-  post({ type: "progress", files: meter.files + entries.length, bytes, downloading: !runtimeCompiled || meter.open > 0,
-         snapshot: snapshotFetched });
+  post({ type: "progress", files: meter.files + entries.length, bytes,
+         downloading: figuresStage === "loading" ? meter.open > 0 : !runtimeCompiled || meter.open > 0,
+         snapshot: snapshotFetched, figures: figuresStage });
 }
 
 // The Python run once in the interpreter before any cell: page_python.py, beside this file
@@ -113,13 +136,29 @@ const PYTHON_NOT_STORED = "Python is not stored for offline use yet: run any pag
   "the book for offline use (the page's footer).";
 // A fetch that failed for want of a network, as the browser words it (Chromium, Firefox, Safari).
 const isNetworkError = (/** @type {unknown} */ text) => /Failed to fetch|NetworkError|Load failed|network/i.test(String(text));
+// Online, a download that gave up (downloads.mjs: after its retries, never while bytes arrived)
+// is said as what it is: which file, how much of it came, and that it can be tried again. Never
+// "not stored for offline use": the browser is online, and that sentence sent a reader on a slow
+// line looking for a network they had.
+/** @param {DownloadFailed} failure @param {string} [again] */
+const downloadFailedText = (failure, again = "") => `${failure.message.replace(/\.$/, "")} (the browser is online).${again}`;
+const RUN_AGAIN = " Run the cell again to try again.";
+// The last download that gave up while online since the last call, if any, and the error it was.
+/** @param {unknown} [error] @returns {DownloadFailed | null} */
+function onlineFailure(error) {
+  const failures = downloads.takeFailures();
+  if (error instanceof DownloadFailed) return error;
+  return navigator.onLine && failures.length ? failures[failures.length - 1] : null;
+}
 
 /** @param {Pyodide} pyodide @param {string[]} names @param {string} [forWhat] */
 async function loadPackages(pyodide, names, forWhat = "this cell") {
   const missing = names.filter((name) => !loading.has(name));
   if (missing.length) {
-    const size = missing.includes("matplotlib") ? " (about 13 MB the first time, then kept)" : "";
-    post({ type: "status", text: `Loading ${missing.join(", ")} for ${forWhat}${size}…` });
+    const size = missing.includes("matplotlib") && figureBytes
+      ? ` (up to ${Math.round(figureBytes / 1e6)} MB the first time, then kept)` : "";
+    // (A preload's download is the page's bar's to say, with what the build wrote.)
+    if (figuresStage !== "loading") post({ type: "status", text: `Loading ${missing.join(", ")} for ${forWhat}${size}…` });
     const load = loadMissing(pyodide, missing);
     missing.forEach((name) => loading.set(name, load));
     // A failed load is tried again by the next cell that asks (the network may be back).
@@ -139,6 +178,7 @@ async function loadMissing(pyodide, missing) {
   // figure (tools/pipeline/figure_bytecode.mjs: its imports' bytecode, the font cache).
   const backend = figures && fetch(new URL("runner/figures.py", STATIC)).catch(() => null);
   const prebuilt = figures && fetch(new URL("runner/first-figure.zip", STATIC)).catch(() => null);
+  downloads.takeFailures();  // (what gave up before this load is not this load's to say)
   /** @type {string[]} */
   const errors = [];
   await pyodide.loadPackage(missing, {
@@ -148,6 +188,8 @@ async function loadMissing(pyodide, missing) {
   });
   const notLoaded = missing.filter((name) => !(name in pyodide.loadedPackages));
   if (notLoaded.length) {
+    const failure = onlineFailure();
+    if (failure) throw new Error(downloadFailedText(failure, RUN_AGAIN));
     if (errors.some(isNetworkError)) throw new Error(figures ? FIGURES_NOT_STORED : PYTHON_NOT_STORED);
     throw new Error(`${notLoaded.join(", ")} could not be loaded: ${errors[0] || "no reason given"}`);
   }
@@ -156,6 +198,8 @@ async function loadMissing(pyodide, missing) {
   mark(`${missing.join(", ")} fetched and unpacked`);
   if (!figures) return;
   const backendFile = await backend;
+  const failure = onlineFailure();
+  if (failure) throw new Error(downloadFailedText(failure, RUN_AGAIN));
   if (!backendFile) throw new Error(FIGURES_NOT_STORED);
   if (!backendFile.ok) throw new Error(`figures.py: HTTP ${backendFile.status}`);
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
@@ -163,7 +207,12 @@ async function loadMissing(pyodide, missing) {
   // Without it (or with bytecode of another Python, which Python ignores), the imports
   // compile the sources and matplotlib lists its fonts, as before.
   const zip = await prebuilt;
-  if (zip && zip.ok) pyodide.unpackArchive(await zip.arrayBuffer(), "zip", { extractDir: sitePackages });
+  const archive = zip && zip.ok && await zip.arrayBuffer().catch((error) => {
+    const gaveUp = onlineFailure(error);
+    if (gaveUp) throw new Error(downloadFailedText(gaveUp, RUN_AGAIN));
+    throw error;
+  });
+  if (archive) pyodide.unpackArchive(archive, "zip", { extractDir: sitePackages });
   mark("first figure's bytecode and font cache unpacked");
 }
 
@@ -220,8 +269,9 @@ async function snapshotWorthFetching() {
   const head = await plainFetch(SNAPSHOT, { method: "HEAD" }).catch(() => null);
   const size = head && head.ok ? Number(head.headers.get("Content-Length")) || Infinity : Infinity;
   if (size / meter.bytesPerSecond() > FRESH_START_SECONDS) return null;
-  const answer = await plainFetch(SNAPSHOT).catch(() => null);
-  return answer && answer.ok ? countedResponse(answer, meter) : null;  // (none: Python starts afresh, as before snapshots)
+  // (Resumed as the runtime's files are, downloads.mjs; never shared: one start reads it.)
+  const answer = await downloads.once(SNAPSHOT).catch(() => null);
+  return answer && answer.ok ? answer : null;  // (none: Python starts afresh, as before snapshots)
 }
 
 // The snapshot is stored gzipped (python_snapshot.mjs); a server that sent it with
@@ -249,11 +299,12 @@ async function start() {
   [wheel, pagePython, displayModule].forEach((file) => file.catch(() => {}));  // (a failure is said where it is awaited)
   let pyodide;
   try {
-    pyodide = await startRuntime();
+    pyodide = await Promise.race([startRuntime(), startGaveUp]);
   } finally {
     clearInterval(progress);
     reportDownloads();
   }
+  pythonUp = true;
   downloads.endSharing();
   pyodide.setStdout(streamTo("stdout"));
   pyodide.setStderr(streamTo("stderr"));
@@ -272,6 +323,7 @@ async function start() {
     },
     /** @param {string} plain @param {string} png @param {number} width @param {number} height */
     figure: (plain, png, width, height) => {
+      drawn = true;
       flushStreams();
       post({ type: "figure", id: currentId, plain, png, width, height });
     },
@@ -280,7 +332,8 @@ async function start() {
     // The reader's code runs (1) or not (0): Stop waits longer only for a cell that took the
     // interrupt in its own code (runner.mjs, interrupt()).
     cell_code: (/** @type {boolean} */ running) => {
-      if (sharedInterrupt) Atomics.store(sharedInterrupt, CELL_CODE_SLOT, running ? 1 : 0);
+      cellCodeNow = running ? 1 : 0;
+      if (sharedInterrupt) Atomics.store(sharedInterrupt, CELL_CODE_SLOT, cellCodeNow);
     },
   });
   post({ type: "status", text: "Loading chapter_lib…" });
@@ -308,8 +361,11 @@ const ready = start().then(
   },
   (error) => {
     const text = String(error && error.message ? error.message : error);
+    const failure = onlineFailure(error);
+    // Online, a download that gave up: said, and the page offers to try again (runner.mjs).
+    if (failure) post({ type: "failed", text: downloadFailedText(failure) });
     // Offline without Python stored: one sentence, not the first of Pyodide's fetch errors.
-    if (isNetworkError(text)) post({ type: "failed", text: PYTHON_NOT_STORED, offline: true });
+    else if (isNetworkError(text)) post({ type: "failed", text: PYTHON_NOT_STORED, offline: true });
     else post({ type: "failed", text });
     throw error;
   },
@@ -319,11 +375,31 @@ const ready = start().then(
 // which): the wheels, then the imports a figure cell would make, between cells.
 /** @param {Pyodide} pyodide @param {string[]} names */
 async function preload(pyodide, names) {
+  // The download goes on in the page's bar (download_bar.mjs), progress every PROGRESS_MS.
+  figuresStage = "loading";
+  const progress = setInterval(reportDownloads, PROGRESS_MS);
+  try {
+    await preloadNow(pyodide, names);
+    figuresStage = "loaded";
+  } catch (error) {
+    figuresStage = "failed";
+    throw error;
+  } finally {
+    clearInterval(progress);
+    reportDownloads();
+  }
+}
+
+/** @param {Pyodide} pyodide @param {string[]} names */
+async function preloadNow(pyodide, names) {
   await loadPackages(pyodide, names, "this page's figures");
   const prepare = pyodide.globals.get("load_what_it_imports");
   await prepare(names.map((name) => `import ${name}`).join("\n"));
   prepare.destroy();
-  if (names.includes("matplotlib")) {
+  // Once: a returning visit's page asks for the preload twice (before the click and on it),
+  // and the second came after the figure cell it was for had drawn.
+  if (names.includes("matplotlib") && !drawn) {
+    drawn = true;
     pyodide.runPython("figures.warm_up()"); // figures: page_python.py's backend module, set by prepare
     mark("first draw warmed up");
   }
@@ -340,6 +416,7 @@ let sharedInterrupt = null;
 const CELL_CODE_SLOT = 1;  // (of the interrupt buffer, runner.mjs reads it; the layout: messages.mjs, SharedBuffersMessage)
 /** @type {SharedArrayBuffer | null} */
 let sharedInput = null;
+let cellCodeNow = 0;  // (the reader's code runs: CELL_CODE_SLOT's value, also said through the relay)
 const WAIT_MS = 100;
 
 // Both are called only once useSharedBuffers has set the buffers (page_python.py uses them
@@ -380,6 +457,20 @@ function sleepUnlessStopped(seconds) {
   return false;
 }
 
+// Not isolated (a first visit's page): the interrupt through the book's service worker
+// (stop_relay.mjs), when it answers. Set before any cell runs (cells wait for `ready` too).
+/** @param {string} id */
+function useStopRelay(id) {
+  const relayed = relayedStop(relayUrl(STATIC, id), () => cellCodeNow);
+  post({ type: "stop-relayed", ok: relayed !== null });
+  if (!relayed) return;
+  ready.then(({ pyodide }) => {
+    pyodide.setInterruptBuffer(/** @type {any} */ (relayed.buffer));
+    pyodide.registerJsModule("_browser_input", { sleep: relayed.sleep });  // (input() still needs isolation)
+    pyodide.runPython("import time; time.sleep = page_sleep");
+  });
+}
+
 /** @param {import("./messages.mjs").SharedBuffersMessage} buffers */
 function useSharedBuffers({ interrupt, input }) {
   sharedInterrupt = interrupt;
@@ -401,7 +492,9 @@ self.onmessage = (event) => {
     ready.then(({ pyodide }) => preload(pyodide, message.packages)).catch(() => {});
     return;
   }
+  if (message.type === "figure-bytes") figureBytes = message.bytes;
   if (message.type === "shared-buffers") useSharedBuffers(message);
+  if (message.type === "stop-relay") useStopRelay(message.id);
   // input() then says that a reload of the page makes it read what the reader types.
   if (message.type === "reload-isolates") ready.then(({ pyodide }) => pyodide.runPython("RELOAD_ISOLATES = True"));
   if (message.type !== "run") return;
@@ -409,7 +502,8 @@ self.onmessage = (event) => {
   queue = queue.then(async () => {
     const { runCell } = await ready;
     currentId = id;
-    // Tracebacks name the cell as the reader sees it ("cell 3", "your cell 1 (added)").
+    lastFlush = 0;  // (its first write goes at once: see FLUSH_MS)
+    // Tracebacks name the cell as the reader sees it ("Cell In[3]", "your cell 1 (added)").
     const ok = await runCell(source, label || `cell ${id}`);
     flushStreams();
     post({ type: "done", id, ok });
