@@ -48,3 +48,39 @@ def test_the_floor_takes_a_pytest_start_off_each_module_and_shares_the_rest_betw
     measured = {"test_a.py": {"cpu_seconds": 1.0}, "test_b.py": {"cpu_seconds": 9.0}, "test_c.py": {"cpu_seconds": 5.0}}
     least = floor(measured, once=2.0, cores=2)
     assert least == {"cpu_seconds_less_starts": 12.0, "cores": 2, "seconds": 6.0, "ratio": 3.0}
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie (ended; whether its new parent reaps it is that parent's business)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_busy_processes_end_with_their_block_and_with_a_parent_killed_outright():
+    import os
+    import signal
+    import time
+
+    from tools.common.busy import busy_processes
+
+    with busy_processes(2) as hogs:
+        assert [hog.poll() for hog in hogs] == [None, None]
+    assert all(hog.returncode is not None for hog in hogs)
+    # A parent killed with SIGKILL runs no `finally`: its hog must see it and stop by itself.
+    parent = subprocess.Popen([sys.executable, "-c", "import time\nfrom tools.common.busy import busy_processes\n"
+                               "with busy_processes(1) as hogs:\n    print(hogs[0].pid, flush=True)\n    time.sleep(600)\n"],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    hog = int(parent.stdout.readline())
+    assert not _ended(hog)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 120  # (a state waited for: a fraction of a second unloaded)
+    while not _ended(hog) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ended = _ended(hog)
+    if not ended:
+        os.kill(hog, signal.SIGKILL)
+    assert ended, "a busy process outlived its parent, killed outright"

@@ -81,3 +81,50 @@ def test_the_warm_up_draw_leaves_no_figure_and_sends_nothing(figures):
     assert sent == [] and plt.get_fignums() == []
     plt.figure()
     assert plt.get_fignums() == [1]  # the reader's first figure is still figure 1
+
+
+# runner/artist_docs.py: matplotlib's property lists, recorded in one Python and replayed in
+# another (make assets checks the same in Pyodide; here the rules, with CPython's matplotlib).
+ARTIST_DOCS = f"""
+import json, sys
+sys.path.insert(0, {str(ROOT / "tools" / "sphinx_ext" / "runner")!r})
+import artist_docs
+mode, recording = sys.argv[1:]
+if mode == "record":
+    calls = artist_docs.record()
+elif mode == "replay":
+    with open(recording) as file:
+        calls = json.load(file)
+    # a text that is not matplotlib's, to show the replay is what the import used
+    calls["matplotlib.lines.Line2D"][0] = "REPLAYED"
+    artist_docs.replay(calls)
+import matplotlib
+matplotlib.use("agg")
+import matplotlib.pyplot as plt
+import matplotlib.artist as martist
+if mode == "record":
+    with open(recording, "w") as file:
+        json.dump(calls, file)
+
+class Mine(martist.Artist):  # a reader's own class: nothing recorded, computed
+    def set_colour_of_mine(self, value):
+        "Set the colour of mine."
+print(json.dumps({{**artist_docs.documentation(), "a list": martist.kwdoc([Mine])}}))
+"""
+
+
+def test_artist_docs_replayed_give_the_docstrings_matplotlib_makes(tmp_path):
+    import json
+    import subprocess
+
+    recording = tmp_path / "recorded.json"
+    run = {mode: json.loads(subprocess.run([sys.executable, "-c", ARTIST_DOCS, mode, str(recording)],
+                                           check=True, capture_output=True, text=True).stdout)
+           for mode in ("plain", "record", "replay")}
+    assert len(json.loads(recording.read_text())) > 50  # (one per Artist class matplotlib defines)
+    assert run["record"] == run["plain"]
+    differ = sorted(key for key in run["plain"] if run["replay"][key] != run["plain"][key])
+    assert differ == ["set of matplotlib.lines.Line2D"]  # (the only text changed above)
+    assert run["replay"]["set of matplotlib.lines.Line2D"].endswith("REPLAYED")
+    assert "colour_of_mine" in run["replay"]["set of __main__.Mine"]
+    assert run["replay"]["a list"] == run["plain"]["a list"]

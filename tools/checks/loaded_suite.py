@@ -19,10 +19,12 @@ half or more again under the load: about an hour a run here. CI does not run it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,15 +48,22 @@ def one_run(number: int, hogs: int) -> dict:
         environment = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
         with busy_processes(hogs), open(log, "w") as output:
             started = time.monotonic()
-            done = subprocess.run(["bash", ".ci/run"], cwd=f"{scratch}/book", env=environment,
-                                  stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
+            # In a session of its own, so that a run cut short (Ctrl-C, or a `timeout` that
+            # sends SIGTERM) takes the whole `make test` with it, not only bash.
+            run = subprocess.Popen(["bash", ".ci/run"], cwd=f"{scratch}/book", env=environment, start_new_session=True,
+                                   stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
+            try:
+                run.wait()
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(run.pid, signal.SIGKILL)
             seconds, load = time.monotonic() - started, os.getloadavg()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     text = log.read_text(errors="replace")
     stage = FAILED_STAGE.search(text)
     return {"run": number, "commit": commit, "busy_processes": hogs, "cpus": os.cpu_count(),
-            "seconds": round(seconds), "exit_status": done.returncode,
+            "seconds": round(seconds), "exit_status": run.returncode,
             "failed_tests": sorted(set(FAILED_TEST.findall(text))), "failed_stage": stage and stage.group(1),
             "load_average_at_end": [round(x, 1) for x in load], "log": str(log.relative_to(ROOT))}
 
@@ -64,6 +73,9 @@ def main(argv=None) -> int:
     parser.add_argument("--hogs", type=int, default=4, help="busy processes beside each run (default 4)")
     parser.add_argument("--runs", type=int, default=3, help="fresh-clone `make test` runs, one after the other (default 3)")
     args = parser.parse_args(argv)
+    # SIGTERM (`timeout`, a CI cancel) unwinds as Ctrl-C does: the runs' `finally` blocks stop
+    # the hogs and the clone's `make test`.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     OUT.mkdir(parents=True, exist_ok=True)
     runs = []
     for number in range(1, args.runs + 1):

@@ -95,8 +95,9 @@ def task_snapshot():
 def task_first_figure():
     """Pyodide + matplotlib's wheels -> the first figure's bytecode and font cache"""
     script, figures = "tools/pipeline/figure_bytecode.mjs", ROOT / "tools/sphinx_ext/runner/figures.py"
-    return {"actions": [(node_step, [script, PYODIDE.as_posix() + "/", figures], {"target": FIRST_FIGURE})],
-            "file_dep": [*PYODIDE_FILES, PYODIDE_PACKAGES, ROOT / script, figures],
+    artist_docs = ROOT / "tools/sphinx_ext/runner/artist_docs.py"
+    return {"actions": [(node_step, [script, PYODIDE.as_posix() + "/", figures, artist_docs], {"target": FIRST_FIGURE})],
+            "file_dep": [*PYODIDE_FILES, PYODIDE_PACKAGES, ROOT / script, figures, artist_docs],
             "targets": [FIRST_FIGURE], "verbosity": 2}
 
 def task_outputs():

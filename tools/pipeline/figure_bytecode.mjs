@@ -19,6 +19,11 @@
 // 330), so without this one every page's first figure lists the fonts again (and says so in a
 // warning). A cache that does not fit is rebuilt by matplotlib, as before.
 //
+// The zip carries matplotlib's property lists too (runner/artist_docs.py, in the page
+// `_browser_artist_docs`): recorded while matplotlib is imported here, replayed in the page.
+// Before the zip is written, a second Python imports matplotlib replaying them, and the build
+// stops unless every docstring they end up in is the same as the recorded import's.
+//
 // The same runtime and wheels make the same bytes: reproducible_runtime.mjs, imported first.
 import { PYTHON_ENV } from "./reproducible_runtime.mjs";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -26,24 +31,43 @@ import { resolve } from "node:path";
 // (The package's own entry point by path: see python_snapshot.mjs.)
 import { loadPyodide } from "../../node_modules/pyodide/pyodide.mjs";
 
-const [served, backend, out] = process.argv.slice(2);
-if (!served || !backend || !out) {
-  console.error("usage: node figure_bytecode.mjs <served pyodide folder>/ <figures.py> <output .zip>");
+const [served, backend, artistDocs, out] = process.argv.slice(2);
+if (!served || !backend || !artistDocs || !out) {
+  console.error("usage: node figure_bytecode.mjs <served pyodide folder>/ <figures.py> <artist_docs.py> <output .zip>");
   process.exit(2);
 }
 const indexURL = resolve(served) + "/";
-// packageCacheDir: the wheels come from the served folder, never from Pyodide's CDN.
-const pyodide = await loadPyodide({ indexURL, packageCacheDir: indexURL, env: PYTHON_ENV });
-await pyodide.loadPackage("matplotlib", { messageCallback: () => {} });
-pyodide.FS.writeFile("/tmp/_browser_figures.py", readFileSync(backend, "utf8"));
-const summary = pyodide.runPython(`
-import importlib.util, io, logging, os, py_compile, site, sys, zipfile
+/** A Python with matplotlib's wheels unpacked, the backend in /tmp, artist_docs.py in site-packages. */
+async function pythonWithMatplotlib() {
+  // packageCacheDir: the wheels come from the served folder, never from Pyodide's CDN.
+  const python = await loadPyodide({ indexURL, packageCacheDir: indexURL, env: PYTHON_ENV });
+  await python.loadPackage("matplotlib", { messageCallback: () => {} });
+  python.FS.writeFile("/tmp/_browser_figures.py", readFileSync(backend, "utf8"));
+  const sitePackages = python.runPython("import site; site.getsitepackages()[0]");
+  python.FS.writeFile(`${sitePackages}/_browser_artist_docs.py`, readFileSync(artistDocs, "utf8"));
+  return python;
+}
+// The imports of the page's figure backend (page_python.py's load_what_it_imports).
+const IMPORTS = `
+import logging, sys
 logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 sys.path.insert(0, "/tmp")
 import matplotlib
 matplotlib.use("module://_browser_figures")
 import matplotlib.font_manager, matplotlib.pyplot as plt
 import _browser_figures
+`;
+const pyodide = await pythonWithMatplotlib();
+const recorded = pyodide.runPython(`
+import json
+import _browser_artist_docs
+calls = _browser_artist_docs.record()
+${IMPORTS}
+recording = json.dumps(calls, sort_keys=True)  # (before drawing: only what the imports made)
+json.dumps(_browser_artist_docs.documentation(), sort_keys=True)
+`);
+const summary = pyodide.runPython(`
+import importlib.util, io, os, py_compile, site, zipfile
 figure, axes = plt.subplots()
 axes.bar(["a", "b"], [1, 2], label="bars")
 axes.plot([0, 1], [1, 2], marker="o")
@@ -64,9 +88,33 @@ with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
     # Written by the import above (font_manager.json_dump), for this matplotlib.
     font_cache = os.path.join(os.path.dirname(matplotlib.__file__), "fontlist.json")
     archive.write(font_cache, os.path.relpath(font_cache, site_packages))
+    # The property lists' module beside its bytecode (Python imports bytecode from __pycache__
+    # only beside its source), and what it recorded.
+    archive.write(_browser_artist_docs.__file__, os.path.relpath(_browser_artist_docs.__file__, site_packages))
+    archive.writestr(_browser_artist_docs.RECORDING, recording)
 with open("/tmp/figure-bytecode.zip", "wb") as file:
     file.write(buffer.getvalue())
 f"{len(archive.namelist()) - 1} modules' bytecode, the font cache"
 `);
-writeFileSync(out, pyodide.FS.readFile("/tmp/figure-bytecode.zip"));
+const zip = pyodide.FS.readFile("/tmp/figure-bytecode.zip");
+
+// The replay, checked: a second Python, the zip unpacked as the page unpacks it.
+const replaying = await pythonWithMatplotlib();
+replaying.unpackArchive(zip, "zip", { extractDir: replaying.runPython("import site; site.getsitepackages()[0]") });
+const replayed = replaying.runPython(`
+import json, os
+import _browser_artist_docs
+with open(os.path.join(os.path.dirname(_browser_artist_docs.__file__), _browser_artist_docs.RECORDING)) as file:
+    _browser_artist_docs.replay(json.load(file))
+${IMPORTS}
+json.dumps(_browser_artist_docs.documentation(), sort_keys=True)
+`);
+if (replayed !== recorded) {
+  const [want, got] = [JSON.parse(recorded), JSON.parse(replayed)];
+  const differ = Object.keys({ ...want, ...got }).filter((key) => want[key] !== got[key]);
+  console.error(`figure_bytecode.mjs: matplotlib's docstrings differ when its property lists are replayed ` +
+    `(runner/artist_docs.py), in ${differ.length}: ${differ.slice(0, 5).join(", ")}; nothing written to ${out}`);
+  process.exit(1);
+}
+writeFileSync(out, zip);
 console.log(`the first figure's imports (${summary}) -> ${out}`);

@@ -31,10 +31,14 @@ if (!served || !wheel || !out) {
 }
 const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapshot: true, env: PYTHON_ENV });
 pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8Array: Pyodide refuses a Buffer)
-// What the runner's page_python.py and a first cell import; chapter_lib last (it is what cells use).
+// What the runner's page_python.py and display.py and a first cell import; chapter_lib last
+// (it is what cells use). Each one left out is compiled from source in the page on every start
+// (Pyodide's standard library is sources): json and base64 alone were most of the runner's
+// setup, about a second of a returning reader's start on a busy machine.
 pyodide.runPython(`
-import builtins, importlib.util, linecache, re, sys, traceback, types, asyncio, logging
+import __future__, base64, builtins, importlib.util, json, linecache, random, re, sys, time, traceback, types, asyncio, logging
 from pyodide.code import CodeRunner, find_imports
+from pyodide.ffi import JsException
 import chapter_lib
 `);
 const snapshot = pyodide.makeMemorySnapshot();

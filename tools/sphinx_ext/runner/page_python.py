@@ -8,7 +8,7 @@ sees it ("Cell In[3]", "your cell 1 (added)"), and says in one sentence what thi
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
 micropip, a package the page does not serve, and the 32-bit page's limits of size and memory.
 """
-import builtins, importlib.util, linecache, random, re, sys, time, traceback, types
+import builtins, importlib.util, json, linecache, random, re, sys, time, traceback, types
 from pyodide.code import CodeRunner, find_imports
 from pyodide.ffi import JsException
 import _browser_run
@@ -68,6 +68,18 @@ class PackageNotLoaded(Exception):
     """A package this page serves could not be loaded (offline and not stored, most often):
     worker.mjs words it in one sentence, in place of Pyodide's error for each wheel."""
 
+def replay_artist_docs():
+    """matplotlib's property lists as make assets recorded them (runner/artist_docs.py, in the
+    first figure's zip): its import then skips about a quarter of its work. Without the zip
+    (an older build's cache), matplotlib makes them, as before."""
+    try:
+        import _browser_artist_docs as artist_docs
+    except ImportError:
+        return
+    recording = artist_docs.__file__.rsplit("/", 1)[0] + "/" + artist_docs.RECORDING
+    with open(recording, encoding="utf-8") as file:
+        artist_docs.replay(json.load(file))
+
 async def load_what_it_imports(source):
     """Load the served packages a cell imports before it runs (and the figure backend)."""
     global figures
@@ -83,6 +95,7 @@ async def load_what_it_imports(source):
             raise PackageNotLoaded(str(error).removeprefix("Error: ")) from None
     if figures is None and "matplotlib" in wanted:
         import logging
+        replay_artist_docs()
         import matplotlib
         matplotlib.use("module://_browser_figures")
         _browser_run.mark("matplotlib imported")

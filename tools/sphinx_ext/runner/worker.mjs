@@ -294,6 +294,13 @@ async function fetchWhole(name) {
   return response.arrayBuffer();
 }
 
+// Python itself is up, before the runner's own setup (start() below): a page's preload starts
+// then, so its wheels arrive and unpack while page_python.py runs, not after it.
+/** @type {(pyodide: Pyodide) => void} */
+let runtimeIsUp = () => {};
+/** @type {Promise<Pyodide>} (never settled when the start fails: nothing is preloaded then) */
+const runtimeUp = new Promise((resolve) => { runtimeIsUp = resolve; });
+
 async function start() {
   const progress = setInterval(reportDownloads, PROGRESS_MS);
   // chapter_lib downloads while the runtime starts (read at once: its bytes are then counted in,
@@ -310,6 +317,7 @@ async function start() {
     reportDownloads();
   }
   pythonUp = true;
+  runtimeIsUp(pyodide);
   downloads.endSharing();
   pyodide.setStdout(streamTo("stdout"));
   pyodide.setStderr(streamTo("stderr"));
@@ -377,7 +385,8 @@ const ready = start().then(
 );
 
 // A page's packages, loaded as soon as Python is up (its cells import them; boot.mjs says
-// which): the wheels, then the imports a figure cell would make, between cells.
+// which): the wheels from the runtime's start on, then, once the runner is set up, the
+// imports a figure cell would make, between cells.
 /** @param {Pyodide} pyodide @param {string[]} names */
 async function preload(pyodide, names) {
   // The download goes on in the page's bar (download_bar.mjs), progress every PROGRESS_MS.
@@ -398,6 +407,7 @@ async function preload(pyodide, names) {
 /** @param {Pyodide} pyodide @param {string[]} names */
 async function preloadNow(pyodide, names) {
   await loadPackages(pyodide, names, "this page's figures");
+  await ready;  // (the imports below are page_python.py's: its setup must be done)
   const prepare = pyodide.globals.get("load_what_it_imports");
   await prepare(names.map((name) => `import ${name}`).join("\n"));
   prepare.destroy();
@@ -494,7 +504,7 @@ self.onmessage = (event) => {
   const message = event.data;
   if (message.type === "preload") {
     // Not queued: the packages load while cells run (a cell that imports them waits).
-    ready.then(({ pyodide }) => preload(pyodide, message.packages)).catch(() => {});
+    runtimeUp.then((pyodide) => preload(pyodide, message.packages)).catch(() => {});
     return;
   }
   if (message.type === "figure-bytes") figureBytes = message.bytes;
