@@ -297,11 +297,27 @@ def isolated_page_with_python(site, served_context):
     return page
 
 
+def variables_kept_through_a_stop(page, not_said: str) -> None:
+    """x = 42, then an endless loop stopped: a KeyboardInterrupt under the cell, a status that
+    says the variables are kept (and not `not_said`), and x still 42."""
+    from tools.browser.page_runner import JS_CELLS
+
+    assert type_and_run(page, 1, "x = 42")["state"] == "done"
+    run_and_stop(page, "while True:\n    pass")
+    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
+    stopped = page.evaluate(JS_CELLS)[0]
+    assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
+    status = page.locator(".browser-run-status").text_content()
+    assert "variables are kept" in status and not_said not in status, status
+    kept = type_and_run(page, 1, "print(x)")
+    assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
+
+
 def test_stop_keeps_python_and_its_variables_on_a_first_visit(site, served_context):
     """A first visit's page is not cross-origin isolated (it was loaded before the service worker
     existed), yet once the worker controls it Stop keeps Python: the worker holds the signal,
     which Python asks for (runner/stop_relay.mjs). So the page never says Stop restarts."""
-    from tools.browser.page_runner import JS_CELLS, PYTHON_READY_TIMEOUT_MS
+    from tools.browser.page_runner import PYTHON_READY_TIMEOUT_MS
 
     served, context = served_context(site)
     page = context.new_page()
@@ -312,15 +328,7 @@ def test_stop_keeps_python_and_its_variables_on_a_first_visit(site, served_conte
     wait_until(page, JS_PYTHON_IDLE, timeout=PYTHON_READY_TIMEOUT_MS)
     status = page.locator(".browser-run-status").text_content()
     assert status.startswith("Ready: Python") and "Stop restarts" not in status, status
-    assert type_and_run(page, 1, "x = 42")["state"] == "done"
-    run_and_stop(page, "while True:\n    pass")
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
-    stopped = page.evaluate(JS_CELLS)[0]
-    assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
-    status = page.locator(".browser-run-status").text_content()
-    assert "variables are kept" in status and "restarted" not in status, status
-    kept = type_and_run(page, 1, "print(x)")
-    assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
+    variables_kept_through_a_stop(page, not_said="restarted")
     # A sleep waits in the service worker's answer, which the Stop ends.
     run_and_stop(page, "import time\ntime.sleep(60)")
     wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
@@ -333,15 +341,7 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     from tools.browser.page_runner import JS_CELLS
 
     page = isolated_page_with_python(site, served_context)
-    assert type_and_run(page, 1, "x = 42")["state"] == "done"
-    run_and_stop(page, "while True:\n    pass")
-    wait_until(page, JS_CELL_IS_AND_PYTHON_IDLE, arg=[1, "stopped"], timeout=STATE_TIMEOUT_MS)
-    stopped = page.evaluate(JS_CELLS)[0]
-    assert "KeyboardInterrupt" in dict(stopped["outputs"]).get("stderr", ""), stopped["outputs"]
-    status = page.locator(".browser-run-status").text_content()
-    assert "variables are kept" in status and "lost" not in status, status
-    kept = type_and_run(page, 1, "print(x)")
-    assert kept["state"] == "done" and kept["outputs"] == [["stdout", "42\n"]], kept["outputs"]
+    variables_kept_through_a_stop(page, not_said="lost")
     # A cell that takes the interrupt but unwinds for longer than the grace (its own `except`;
     # a busy machine's traceback): waited for, not restarted.
     page.evaluate(JS_RECORD_WHAT_THE_PAGE_SHOWS)

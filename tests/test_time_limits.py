@@ -22,6 +22,11 @@ def test_the_suite_has_a_limit_per_test_a_backstop_and_a_limit_per_session():
     assert 0 < options.get("timeout", 0) < options.get("faulthandler_timeout", 0), options
     assert options.get("faulthandler_exit_on_timeout") is True, options
     assert options.get("session_timeout", 0) > options["faulthandler_timeout"], options
+    # A test's own limit (a long test's `@pytest.mark.timeout(N)`) is below the backstop too:
+    # above it, the backstop would end the test's worker first, with no test named.
+    own = {path.name: int(n) for path in (ROOT / "tests").glob("test_*.py")
+           for n in re.findall(r"@pytest\.mark\.timeout\((\d+)\)", path.read_text())}
+    assert all(n < options["faulthandler_timeout"] for n in own.values()), own
 
 
 def test_hanging_tests_fail_naming_themselves_and_the_rest_run(tmp_path):
