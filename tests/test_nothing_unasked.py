@@ -78,20 +78,22 @@ def asked_while_watching(served, page) -> list[tuple[str, int]]:
     return asked
 
 
-def test_after_a_first_output_nothing_is_fetched_for_a_minute(cold_page):
-    served, page = cold_page
-    open_cold(served, page, PLAIN_PAGE)
+def run_all_on_a_first_visit(served, page, path: str) -> None:
+    open_cold(served, page, path)
     page.click("button.browser-run-at-cell")
     page.get_by_role("button", name="Run all", exact=True).click()
+
+
+def test_after_a_first_output_nothing_is_fetched_for_a_minute(cold_page):
+    served, page = cold_page
+    run_all_on_a_first_visit(served, page, PLAIN_PAGE)
     wait_until(page, JS_FIRST_OUTPUT, timeout=RUN_MS)
     assert asked_while_watching(served, page) == []
 
 
 def test_after_a_first_figure_nothing_is_fetched_for_a_minute(cold_page):
     served, page = cold_page
-    open_cold(served, page, FIGURE_PAGE)
-    page.click("button.browser-run-at-cell")
-    page.get_by_role("button", name="Run all", exact=True).click()
+    run_all_on_a_first_visit(served, page, FIGURE_PAGE)
     wait_until(page, JS_FIGURE_DRAWN, timeout=RUN_MS)
     wait_until(page, JS_RUN_FINISHED, timeout=RUN_MS)  # (what the later cells load, the reader asked for)
     assert asked_while_watching(served, page) == []
