@@ -102,10 +102,9 @@ const zip = pyodide.FS.readFile("/tmp/figure-bytecode.zip");
 const replaying = await pythonWithMatplotlib();
 replaying.unpackArchive(zip, "zip", { extractDir: replaying.runPython("import site; site.getsitepackages()[0]") });
 const replayed = replaying.runPython(`
-import json, os
+import json
 import _browser_artist_docs
-with open(os.path.join(os.path.dirname(_browser_artist_docs.__file__), _browser_artist_docs.RECORDING)) as file:
-    _browser_artist_docs.replay(json.load(file))
+assert _browser_artist_docs.replay_recorded(), "no recording in the zip"
 ${IMPORTS}
 json.dumps(_browser_artist_docs.documentation(), sort_keys=True)
 `);

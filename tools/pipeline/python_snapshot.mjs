@@ -33,8 +33,7 @@ const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapsh
 pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8Array: Pyodide refuses a Buffer)
 // What the runner's page_python.py and display.py and a first cell import; chapter_lib last
 // (it is what cells use). Each one left out is compiled from source in the page on every start
-// (Pyodide's standard library is sources): json and base64 alone were most of the runner's
-// setup, about a second of a returning reader's start on a busy machine.
+// (Pyodide's standard library is sources): json and base64 were most of the runner's setup.
 pyodide.runPython(`
 import __future__, base64, builtins, importlib.util, json, linecache, random, re, sys, time, traceback, types, asyncio, logging
 from pyodide.code import CodeRunner, find_imports

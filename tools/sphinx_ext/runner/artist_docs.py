@@ -2,16 +2,16 @@
 
 Importing matplotlib writes, for each of its Artist classes (about 220), a docstring that lists
 every property the class can set (``matplotlib.artist.kwdoc``: an ``ArtistInspector`` walks the
-class's ``dir()`` and reads each setter's docstring). In the page that is about a quarter of
-matplotlib's import, and a returning reader's first figure waits for it. The text depends only
-on matplotlib's own classes, so it is made once:
+class's ``dir()`` and reads each setter's docstring). In the page that is a large share of
+matplotlib's import (cProfile's), and a returning reader's first figure waits for it. The text
+depends only on matplotlib's own classes, so it is made once:
 
 - ``make assets`` (tools/pipeline/figure_bytecode.mjs) imports matplotlib with ``record()`` in
   place, which keeps what each call of ``kwdoc`` returned, in order, and stores it in the first
   figure's zip; it then imports matplotlib again with ``replay()`` and fails unless every
   docstring and ``interpd`` entry is the same as the recorded import's;
-- the page (page_python.py, as ``_browser_artist_docs``) calls ``replay()`` before its import:
-  the same texts, not computed again.
+- the page (page_python.py, as ``_browser_artist_docs``) calls ``replay_recorded()`` before its
+  import: the same texts, not computed again.
 
 A call with nothing recorded for it (a reader's own Artist subclass, a call with an instance or
 a list) is computed as matplotlib computes it. Plain Python and matplotlib: it runs under
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import json
+import os
 import sys
 
 ARTIST_MODULE = "matplotlib.artist"
@@ -84,6 +86,17 @@ def replay(calls: dict[str, list[str]]) -> None:
         return replaying
 
     sys.meta_path.insert(0, _WrapKwdocOnImport(wrap))
+
+
+def replay_recorded() -> bool:
+    """``replay()`` of the recording beside this module (first-figure.zip puts both in
+    site-packages); False, and nothing replayed, where there is none."""
+    recording = os.path.join(os.path.dirname(__file__), RECORDING)
+    if not os.path.isfile(recording):
+        return False
+    with open(recording, encoding="utf-8") as file:
+        replay(json.load(file))
+    return True
 
 
 def documentation() -> dict[str, str]:

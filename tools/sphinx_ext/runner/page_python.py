@@ -8,7 +8,7 @@ sees it ("Cell In[3]", "your cell 1 (added)"), and says in one sentence what thi
 bare SyntaxError or ModuleNotFoundError: %pip and !pip, other magics and shell commands,
 micropip, a package the page does not serve, and the 32-bit page's limits of size and memory.
 """
-import builtins, importlib.util, json, linecache, random, re, sys, time, traceback, types
+import builtins, importlib.util, linecache, random, re, sys, time, traceback, types
 from pyodide.code import CodeRunner, find_imports
 from pyodide.ffi import JsException
 import _browser_run
@@ -70,15 +70,13 @@ class PackageNotLoaded(Exception):
 
 def replay_artist_docs():
     """matplotlib's property lists as make assets recorded them (runner/artist_docs.py, in the
-    first figure's zip): its import then skips about a quarter of its work. Without the zip
-    (an older build's cache), matplotlib makes them, as before."""
+    first figure's zip), so its import does not write them again. Without the zip (an older
+    build's cache), matplotlib makes them, as before."""
     try:
-        import _browser_artist_docs as artist_docs
+        import _browser_artist_docs
     except ImportError:
         return
-    recording = artist_docs.__file__.rsplit("/", 1)[0] + "/" + artist_docs.RECORDING
-    with open(recording, encoding="utf-8") as file:
-        artist_docs.replay(json.load(file))
+    _browser_artist_docs.replay_recorded()
 
 async def load_what_it_imports(source):
     """Load the served packages a cell imports before it runs (and the figure backend)."""
