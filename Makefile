@@ -78,7 +78,7 @@ $(ENV_STAMP): requirements.txt pyproject.toml
 
 GRAPH := $(PY) -m tools.pipeline.artefact_graph
 
-lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapter15.py
+lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapterNN.py, one module per chapter (a page's title numbers it)
 	$(GRAPH) lib
 
 outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whose code or used library changed; FORCE=1 for all); ends with a change report

@@ -21,10 +21,9 @@ def make_page(tmp_path, name, *cells, title="15.99 A test section"):
 def scratch_target(tmp_path, monkeypatch):
     """Point the generator at scratch files so tests never touch chapter_lib (the solution
     modules' folder too: `make lib` removes solution modules that no page makes)."""
-    target = tmp_path / "chapter15.py"
-    monkeypatch.setattr(extract_library, "TARGET", target)
+    monkeypatch.setattr(extract_library, "LIBRARY", tmp_path)
     monkeypatch.setattr(extract_library, "SOLUTIONS", tmp_path / "exercises")
-    return target
+    return tmp_path / "chapter15.py"  # (the pages' titles say 15.n)
 
 
 def use_pages(monkeypatch, *pages):
@@ -257,3 +256,82 @@ def test_the_exercises_package_imports_every_module_it_holds_generated_by_make_l
     init = package_init(tmp_path, [tmp_path / "solution_10.py", tmp_path / "solution_2.py"])
     assert re.findall(r"^from chapter_lib\.exercises\.(\w+) import", init, re.M) == [
         "common", "fixtures", "solution_2", "solution_10", "check_9", "check_10"]
+
+
+# --------------------------------------------------------------------------
+# A book of several chapters: one module each, later chapters importing earlier ones
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scratch_package(tmp_path, monkeypatch):
+    """A scratch ``chapter_lib`` package folder (importable from tmp_path) for the generator."""
+    package = tmp_path / "chapter_lib"
+    package.mkdir()
+    monkeypatch.setattr(extract_library, "LIBRARY", package)
+    monkeypatch.setattr(extract_library, "SOLUTIONS", package / "exercises")
+    return package
+
+
+def test_each_chapter_saves_to_its_own_module_and_a_later_one_imports_what_it_uses(tmp_path, monkeypatch,
+                                                                                 scratch_package):
+    import subprocess
+    import sys
+
+    opening = make_page(tmp_path, "c15", title="15 Retrieval")
+    first = make_page(tmp_path, "a", "# @save\ndef tokens(text):\n    return text.split()", title="15.1 Tokens")
+    other = make_page(tmp_path, "b", "# @save\ndef count(text):\n    return len(tokens(text))", title="16.1 Counting")
+    closing = make_page(tmp_path, "c", "print('no saved code')", title="References")
+    use_pages(monkeypatch, opening, first, other, closing)
+    assert extract_library.main([]) == 0
+    fifteen, sixteen = (scratch_package / "chapter15.py").read_text(), (scratch_package / "chapter16.py").read_text()
+    assert '"""Chapter 15, Retrieval: the code the chapter saves' in fifteen and "import" not in fifteen.split("# ----")[0]
+    assert '"""Chapter 16: the code the chapter saves' in sixteen  # (no opening page: its number alone)
+    assert "\nfrom chapter_lib.chapter15 import tokens  # saved by chapter 15\n" in sixteen
+    assert "def tokens" not in sixteen and "def count" not in fifteen
+    init = (scratch_package / "__init__.py").read_text()
+    assert "from .chapter15 import *" in init and "from .chapter16 import *" in init
+    assert "__all__ = ['tokens', 'count']" in init and "chapter 15, Retrieval; chapter 16" in init
+    # The package works as a reader's Python imports it.
+    ran = subprocess.run([sys.executable, "-c", "from chapter_lib import count, tokens; "
+                          "from chapter_lib.chapter16 import count as c; print(count('a b c'), c is count)"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert ran.stdout == "3 True\n", ran.stderr
+    assert extract_library.main(["--check"]) == 0
+    # A chapter renumbered: its old module is no page's any more, and make lib removes it.
+    other.write_text(other.read_text().replace("# 16.1 Counting", "# 17.1 Counting"))
+    assert extract_library.main(["--check"]) == 1
+    assert extract_library.main([]) == 0
+    assert not (scratch_package / "chapter16.py").exists() and (scratch_package / "chapter17.py").is_file()
+
+
+def test_an_earlier_chapter_using_a_later_chapters_name_is_named_with_both_cells(tmp_path, monkeypatch,
+                                                                                 scratch_package, capsys):
+    first = make_page(tmp_path, "a", "# @save\ndef count(text):\n    return len(tokens(text))", title="15.1 Counting")
+    later = make_page(tmp_path, "b", "# @save\ndef tokens(text):\n    return text.split()", title="16.1 Tokens")
+    use_pages(monkeypatch, first, later)
+    assert extract_library.main([]) == 1
+    err = capsys.readouterr().err
+    assert f"{first}, code cell 1" in err and "`tokens` is used but" in err
+    assert f"`tokens` is saved by a later chapter ({later}, code cell 1 (line " in err
+    assert not list(scratch_package.glob("*.py")), "nothing written"
+
+
+def test_a_name_saved_by_two_chapters_is_an_error(tmp_path, monkeypatch, scratch_package, capsys):
+    first = make_page(tmp_path, "a", "# @save\ndef search():\n    pass", title="15.1 One")
+    second = make_page(tmp_path, "b", "# @save\ndef search():\n    return 1", title="16.1 Two")
+    use_pages(monkeypatch, first, second)
+    assert extract_library.main([]) == 1
+    err = capsys.readouterr().err
+    assert (f"{second}, code cell 1 (line 11): `search` is already defined by a marked cell in "
+            f"{first}, code cell 1 (line 11)") in err
+    assert "only once in the book (chapter_lib re-exports every chapter's names)" in err
+
+
+def test_saved_code_on_a_page_with_no_chapter_number_is_named(tmp_path, monkeypatch, scratch_package, capsys):
+    page = make_page(tmp_path, "a", "# @save\ndef f():\n    pass", title="Appendix")
+    use_pages(monkeypatch, page)
+    assert extract_library.main([]) == 1
+    err = capsys.readouterr().err
+    assert f"{page}, code cell 1 (line " in err and 'title has no chapter number ("Appendix")' in err
+    assert not list(scratch_package.glob("*.py"))

@@ -1,6 +1,6 @@
 """The build pipeline, one module per arrow of the data flow (`make` target in brackets).
 
-    book/*.md --extract_library [lib]--> chapter_lib/chapter15.py
+    book/*.md --extract_library [lib]--> chapter_lib/chapterNN.py (a module per chapter: chapters)
               --execute_pages [outputs]--> book/*.ipynb (executed; reader_notebook assembles
                                             them, myst_to_notebook makes their markdown
                                             plain CommonMark)

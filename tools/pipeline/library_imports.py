@@ -59,8 +59,10 @@ def available(new_modules: dict[str, str], exercises: Path | None = EXERCISES) -
     trees = {f"chapter_lib.exercises.{path.stem}": ast.parse(path.read_text()) for path in handwritten(exercises)}
     trees.update({module: ast.parse(text) for module, text in new_modules.items()})
     names = {module: bound_names(tree) | exported(tree) for module, tree in trees.items()}
-    chapter15 = trees.get("chapter_lib.chapter15")
-    names["chapter_lib"] = (exported(chapter15) if chapter15 else set()) | {"chapter15", "exercises"}
+    # The package re-exports every chapter's module (chapter_lib/__init__.py, generated alike).
+    chapter_modules = {module: tree for module, tree in trees.items() if re.fullmatch(r"chapter_lib\.chapter\d+", module)}
+    names["chapter_lib"] = set().union(*map(exported, chapter_modules.values())) | {"exercises"} | {
+        module.rsplit(".", 1)[1] for module in chapter_modules}
     exercises = {module: tree for module, tree in trees.items() if module.startswith("chapter_lib.exercises.")}
     names["chapter_lib.exercises"] = {m.rsplit(".", 1)[1] for m in exercises}.union(*map(exported, exercises.values()))
     return names

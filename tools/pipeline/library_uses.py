@@ -5,8 +5,8 @@ reaches (tools/pipeline/execute_pages.py re-executes a page when either changes)
 a page reaches is found statically, from names, over every module of ``chapter_lib``:
 
 * a page's ``from chapter_lib import search`` reaches the statement that binds ``search``
-  (through ``chapter_lib/__init__.py``'s ``from .chapter15 import *`` and the ``__all__``
-  of chapter15), and from there every module-level name that statement loads, in its own
+  (through ``chapter_lib/__init__.py``'s ``from .chapter15 import *``, one per chapter, and
+  the ``__all__`` of chapter15), and from there every module-level name that statement loads, in its own
   module or, through imports, in another, and so on;
 * a module object (``import chapter_lib``, ``from chapter_lib import chapter15``) reaches
   the whole module: ``chapter_lib.exercises.common.chapter_code_with`` copies every
