@@ -196,3 +196,23 @@ def test_the_librarys_inputs_are_the_same_on_every_supported_python_here():
         other = texts(python)
         differ = sorted(key for key in here.keys() | other.keys() if here.get(key) != other.get(key))
         assert not differ, f"Python {version} ({python}) reads these statements otherwise: {differ}"
+
+
+def test_a_later_chapter_reaches_what_it_imports_of_an_earlier_one(tmp_path):
+    """Two chapters, as make lib writes them (one module each, the package re-exporting both):
+    a page that uses chapter 16's function depends on the chapter 15 definition it calls, and
+    only the pages that reach an edited definition see their inputs change."""
+    root = tmp_path / "chapter_lib"
+    root.mkdir()
+    (root / "__init__.py").write_text("from .chapter15 import *  # noqa\nfrom .chapter16 import *  # noqa\n"
+                                      "__all__ = ['h', 'g', 'f', 'LIMIT', 'count']\n")
+    (root / "chapter15.py").write_text(CHAPTER)
+    (root / "chapter16.py").write_text('__all__ = ["count"]\n\nfrom chapter_lib.chapter15 import f  # saved by chapter 15\n\n'
+                                       "def count():\n    return f() + 1\n")
+    pages = {"uses_count": "from chapter_lib import count\nprint(count())", "uses_g": PAGES["uses_g"]}
+    before = {page: uses([code], Library(root)) for page, code in pages.items()}
+    assert any(key.startswith("chapter15.f") for key in before["uses_count"]), before["uses_count"]
+    assert any(key.startswith("chapter16.count") for key in before["uses_count"])
+    (root / "chapter15.py").write_text(CHAPTER.replace("return 2", "return 3"))
+    after = {page: uses([code], Library(root)) for page, code in pages.items()}
+    assert after["uses_count"] != before["uses_count"] and after["uses_g"] == before["uses_g"]
