@@ -230,3 +230,16 @@ def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
     with pytest.raises(RuntimeError, match="didn't respond"):
         nbval_run.RecordingKernel("python3")
     assert len(starts) == execute_pages.KERNEL_STARTS
+
+
+def test_a_change_of_how_the_kernel_starts_re_executes_every_page(monkeypatch):
+    """The kernel's setup (its arguments: figure formats, the SVG ids' salt) is an input of every
+    page, as its cells are: an incremental build after changing it equals a clean one."""
+    from tools.pipeline import page_inputs
+
+    md = notebook_pages()[0]
+    assert execute_pages.stale_reasons(md, read_page(md), stored(md)) == []
+    changed = {**page_inputs.KERNEL_SETUP, "arguments": [*page_inputs.KERNEL_SETUP["arguments"], "--changed"]}
+    monkeypatch.setattr(page_inputs, "KERNEL_SETUP", changed)
+    assert execute_pages.stale_reasons(md, read_page(md), stored(md)) == [
+        "the kernel's setup changed (tools/pipeline/page_inputs.py: KERNEL_SETUP)"]

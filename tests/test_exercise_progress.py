@@ -110,7 +110,7 @@ def test_a_passing_check_marks_its_exercise_done_and_the_mark_survives_a_reload(
     with runner.page.expect_download() as download:
         runner.page.get_by_role("button", name="Download as notebook").click()
     notebook = json.loads(Path(download.value.path()).read_text())
-    assert notebook["metadata"]["chapter15"]["progress"] == {"total": EXERCISES_COUNT, "done": {"1": "marked", "3": "check"}}
+    assert notebook["metadata"]["runnable_book"]["progress"] == {"total": EXERCISES_COUNT, "done": {"1": "marked", "3": "check"}}
     cell = next(c for c in notebook["cells"] if "progress" in c["metadata"].get("tags", []))
     assert f"2 of {EXERCISES_COUNT} exercises done" in "".join(cell["source"])
     # Another page shows the count beside 15.11's sidebar entry.

@@ -66,6 +66,8 @@ def reasons(old: dict | None, new: dict) -> list[str]:
     why = []
     if old.get("kernel") != new.get("kernel"):
         why.append(f"its kernel changed ({old.get('kernel')} -> {new.get('kernel')})")
+    if old.get("kernel_setup") != new.get("kernel_setup"):
+        why.append("the kernel's setup changed (tools/pipeline/page_inputs.py: KERNEL_SETUP)")
     matcher = difflib.SequenceMatcher(a=old.get("cells", []), b=new["cells"], autojunk=False)
     changed = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

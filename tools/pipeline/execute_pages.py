@@ -47,12 +47,14 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from tools.pipeline import change_report, exercise_contract, kernel_interrupts
 from tools.pipeline.extract_library import write_atomically
 from tools.pipeline.change_report import PageRun
-from tools.pipeline.page_inputs import inputs, inputs_digest
+from tools.pipeline.page_inputs import KERNEL_SETUP, inputs, inputs_digest
 from tools.pipeline.myst_to_notebook import ConversionError
 from tools.pipeline.reader_notebook import draws_figures, is_added_cell, page_install_cell, reader_notebook
 from tools.pipeline.pages import FAILED_RUNS, BookError, shown, code_cells, notebook_pages, read_page
 
-DIGEST_KEY = "chapter15"  # notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}, "sources_sha256": ...}
+# The notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}, "sources_sha256": ...}:
+# named for the tool, as a notebook of any book it builds carries it.
+DIGEST_KEY = "runnable_book"
 # Never an inputs digest: a notebook stored so (by an older build) is re-executed, whatever changed.
 FAILED_DIGEST = "failed"
 REGENERATE = "make outputs"
@@ -78,15 +80,8 @@ LANGUAGE_INFO = {
 }
 
 
-# Every figure is stored twice, made by the same run of the page's code: as PNG (what the
-# HTML shows) and as SVG, vectors that the PDF prints (myst-nb picks by builder:
-# nb_mime_priority_overrides in _config.yml). Our kernel setup, not the chapter's code: the
-# cells are unchanged. The SVG's element ids (svg.hashsalt) and date (SOURCE_DATE_EPOCH)
-# are fixed, so a re-executed page stores the same bytes.
-KERNEL_ARGUMENTS = ["--InlineBackend.figure_formats=png", "--InlineBackend.figure_formats=svg",
-                    "--InlineBackend.rc=svg.hashsalt=chapter15",
-                    "--IPKernelApp.log_level=ERROR"]  # not its warning that it listens on TCP, once per page
-KERNEL_ENVIRONMENT = {"SOURCE_DATE_EPOCH": "0"}
+# How the kernel that executes a page is started (page_inputs.py: an input of every page).
+KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT = KERNEL_SETUP["arguments"], KERNEL_SETUP["environment"]
 
 
 def stored_path(md: Path) -> Path:

@@ -23,7 +23,7 @@
  * @typedef {{cell_type: string, id?: string, metadata: {tags?: string[], [key: string]: unknown},
  *   source: string | string[], outputs?: JupyterOutput[], execution_count?: number | null}} NotebookCell */
 /** An nbformat-4 notebook, as far as this module reads and writes it.
- * @typedef {{cells: NotebookCell[], metadata: {chapter15?: object, [key: string]: unknown}}} Notebook */
+ * @typedef {{cells: NotebookCell[], metadata: {runnable_book?: object, [key: string]: unknown}}} Notebook */
 
 const trimmed = (/** @type {string} */ text) => text.replace(/\n+$/, "");
 const joined = (/** @type {string | string[]} */ source) => (Array.isArray(source) ? source.join("") : source);
@@ -100,6 +100,6 @@ export function addProgress(notebook, { total, done }) {
     (items.length ? `\n\n${items.join("\n")}` : "");
   const at = notebook.cells.findIndex((c) => (c.metadata.tags || []).includes("install")) + 1;
   notebook.cells.splice(at, 0, { cell_type: "markdown", id: "exercise-progress", metadata: { tags: ["progress"] }, source: text });
-  notebook.metadata.chapter15 = { ...(notebook.metadata.chapter15 || {}), progress: { total, done } };
+  notebook.metadata.runnable_book = { ...(notebook.metadata.runnable_book || {}), progress: { total, done } };
   return notebook;
 }
