@@ -60,7 +60,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 # matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
 
 .PHONY: pythons-lock test-pythons test-loaded
-.PHONY: help env lib outputs assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
+.PHONY: help env lib outputs outputs-merge assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch
 
@@ -81,8 +81,10 @@ GRAPH := $(PY) -m tools.pipeline.artefact_graph
 lib: env  ## book/*.md `# @save` cells -> chapter_lib/chapterNN.py, one module per chapter (a page's title numbers it)
 	$(GRAPH) lib
 
-outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whose code or used library changed; FORCE=1 for all); ends with a change report
-	$(GRAPH) lib diagrams outputs
+outputs: env $(NPM_ASSETS)  ## chapter_lib + book/*.md -> book/*.ipynb (re-executes pages whose code or used library changed; FORCE=1 for all; SHARD=k/N: this machine's share, into _build/output-shards); ends with a change report
+	$(if $(SHARD),$(GRAPH) lib diagrams && $(PY) -m tools.pipeline.execute_shards run "$(SHARD)",$(GRAPH) lib diagrams outputs)
+outputs-merge: env  ## join the SHARD=k/N runs' notebooks (_build/output-shards, or SHARDS=<folder>) into book/: the same stored notebooks as one `make outputs`
+	$(PY) -m tools.pipeline.execute_shards merge $${SHARDS:+--shards "$$SHARDS"}
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
 # The diagrams' font is a subset of Debian's DejaVu Sans, made by the graph from the glyphs

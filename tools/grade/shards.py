@@ -29,6 +29,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from tools.common.shards import ShardProblem, folder_name, parse  # noqa: F401 (the grader's callers use them from here)
 from tools.grade import book as grade_book
 from tools.grade import outputs, report, runs
 from tools.grade.gradebook import ManualProblem
@@ -38,25 +39,9 @@ OUT = ROOT / "_build" / "grades"
 FOLDER = re.compile(r"^shard-(\d+)-of-(\d+)$")
 
 
-class ShardProblem(Exception):
-    """The shards cannot be merged: the message says which and why."""
-
-
-def parse(text: str) -> tuple[int, int]:
-    """``SHARD=2/3`` -> (2, 3)."""
-    found = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
-    if not found or not 1 <= int(found.group(1)) <= int(found.group(2)):
-        raise ShardProblem(f"SHARD={text!r}: write it as k/N, with 1 <= k <= N (for example SHARD=2/3)")
-    return int(found.group(1)), int(found.group(2))
-
-
 def belongs(student_key: str, k: int, n: int) -> bool:
     """Whether a student is graded by shard k of n: a hash of their key, never the order of files."""
     return int(hashlib.sha256(student_key.encode("utf-8")).hexdigest(), 16) % n == k - 1
-
-
-def folder_name(k: int, n: int) -> str:
-    return f"shard-{k}-of-{n}"
 
 
 def amended_folder(out: Path, keys: set[str]) -> Path:
