@@ -61,7 +61,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 
 .PHONY: pythons-lock test-pythons test-loaded
 .PHONY: help env lib outputs outputs-merge assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
-.PHONY: bench-first-build bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
+.PHONY: bench-first-build bench-chapters bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch
 
 help:  ## list the targets
@@ -282,7 +282,9 @@ $(LIGHTHOUSE): tools/bench/lighthouse/package.json tools/bench/lighthouse/packag
 	cd tools/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build
+bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build bench-chapters  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build, a book of many chapters
+bench-chapters: env $(NPM_ASSETS)  ## this book beside itself grown to CHAPTERS=20 chapters (renamed copies; benchmark data): a clean build, a prose edit, a saved-function edit, make check's part that reads the book: seconds and ratios (tools/bench/many_chapters.py)
+	$(PY) -m tools.bench.many_chapters $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(STEPS),--steps $(STEPS))
 bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again, quiet and beside one busy process: seconds, its CPU, beside executing every page once and `make test` (tools/bench/check_loop.py; after bench-tests)
 	$(PY) -m tools.bench.check_loop
 bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (tools/bench/launch_environment.py)

@@ -84,3 +84,15 @@ def test_busy_processes_end_with_their_block_and_with_a_parent_killed_outright()
     if not ended:
         os.kill(hog, signal.SIGKILL)
     assert ended, "a busy process outlived its parent, killed outright"
+
+
+def test_a_grown_chapter_is_a_renamed_copy_that_saves_no_name_twice():
+    """tools/bench/many_chapters.py's copies: the title's number, saved names where code uses them
+    (never an attribute), figure names and the chapter's module, renamed for chapter 17."""
+    from tools.bench.many_chapters import renamed
+
+    page = ("# 15.4 Quality\n\n```{code-cell} ipython3\n# @save\ndef score(r):\n    return r.score + search(1)\n```\n\n"
+            "{numref}`fig-accuracy` and\n:name: fig-accuracy\nfrom chapter_lib.chapter15 import _hidden\n")
+    assert renamed(page, 17, ["search", "score", "_hidden"]) == (
+        "# 17.4 Quality\n\n```{code-cell} ipython3\n# @save\ndef score_c17(r):\n    return r.score + search_c17(1)\n"
+        "```\n\n{numref}`fig-accuracy-c17` and\n:name: fig-accuracy-c17\nfrom chapter_lib.chapter17 import _hidden_c17\n")
