@@ -229,7 +229,7 @@ def run_and_stop(page, source: str, once: str = JS_CELL_IS, arg=(1, "running")) 
     ``arg``; by default: cell 1 is running) is true. Returns when, on the page's clock
     (``Date.now()``, milliseconds), just before the click."""
     type_and_start(page, 1, source)
-    wait_until(page, once, arg=list(arg) if arg is not None else None)
+    wait_until(page, once, arg=list(arg) if isinstance(arg, tuple) else arg)
     pressed = page.evaluate("() => Date.now()")
     page.get_by_role("button", name="Stop", exact=True).click()
     return pressed
@@ -257,8 +257,12 @@ def stop_a_cell_that_unwinds(page, seconds: float = 0, until: float = 0, first: 
                               f"    end = {end}\n"
                               "    while Date.now() < end:\n        pass\n"
                               "    raise",
-                        once="() => window.browserRun.cells[0].output.list()"
-                             ".some(([name, text]) => name === 'stdout' && text.includes('in the loop'))", arg=None)
+                        once=JS_CELL_1_PRINTED, arg="in the loop")
+
+
+# Cell 1 has printed this (a cell's way of saying its code has reached a point).
+JS_CELL_1_PRINTED = """(printed) => window.browserRun.cells[0].output.list()
+    .some(([name, text]) => name === 'stdout' && text.includes(printed))"""
 
 
 # For a failure's message: what the page showed, and when (cell 1's state, the status line).
@@ -371,7 +375,11 @@ def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
     wait_until(page, JS_PYTHON_IDLE, timeout=60_000)
     # Code that never returns to Python's bytecode loop (a C loop): after 2 s, today's restart, said.
-    c_loop_stop = run_and_stop(page, "sum(range(10**13))")
+    # Stop is pressed once the cell says it is about to enter the loop: pressed as the cell turned
+    # 'running', a busy machine's Python could take it in the bytecodes before the loop (a
+    # KeyboardInterrupt, Python kept, rightly), and no restart came to be said.
+    c_loop_stop = run_and_stop(page, "print('entering the C loop')\nsum(range(10**13))",
+                               once=JS_CELL_1_PRINTED, arg="entering the C loop")
     restart_said_within(page, 10_000, c_loop_stop)
     assert "Python was restarted" in page.locator(".browser-run-status").text_content()
 
