@@ -65,7 +65,7 @@ from tools.repository import ROOT
 
 OUT = ROOT / "_build" / "bench" / "browser_run.json"
 BARE_RUNTIME = Path(__file__).parent / "bare_runtime"
-GLANCE_SECONDS = 3.0  # between the page's load event and the click
+GLANCE_SECONDS = 3.0  # between the page's load event and the click (--glance)
 RUNTIME_FILE = re.compile(r"/_static/pyodide/")
 ANNOUNCED = re.compile(r'DOWNLOAD_BYTES = Number\("(\d+)"\)')
 FLOOD = "for i in range(200000): print(i)"
@@ -143,10 +143,10 @@ def median_steps(runs: list[dict[str, float]]) -> dict[str, float]:
     return dict(sorted(medians.items(), key=lambda item: item[1]))
 
 
-def bare_start(runner: BrowserRunner) -> tuple[float, dict]:
+def bare_start(runner: BrowserRunner, glance: float = GLANCE_SECONDS) -> tuple[float, dict]:
     """The bare runtime: the page, a glance, the click; seconds until 1 + 1 shows."""
     runner.page.goto(f"{runner.origin}/_bench/index.html", wait_until="load")
-    runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
+    runner.page.wait_for_timeout(glance * 1000)
     started = time.monotonic()
     runner.page.click("#start")
     wait_until(runner.page, JS_BARE_RUNTIME_ANSWERED, timeout=120_000)
@@ -154,21 +154,21 @@ def bare_start(runner: BrowserRunner) -> tuple[float, dict]:
     return seconds, steps_after_click(runner.page.evaluate(JS_TIMINGS))
 
 
-def before_click(runner: BrowserRunner, page: str) -> dict:
+def before_click(runner: BrowserRunner, page: str, glance: float = GLANCE_SECONDS) -> dict:
     """A first-time reader: what the page and the glance before the click download."""
     runner.take_bytes_served()
     runner.open(page)
-    runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
+    runner.page.wait_for_timeout(glance * 1000)
     urls = runner.requested()
     return {"served_bytes": runner.take_bytes_served(), "requests": len(urls),
             "runtime_requests": [url for url in urls if RUNTIME_FILE.search(url)]}
 
 
-def first_figure(runner: BrowserRunner, page: str) -> dict:
+def first_figure(runner: BrowserRunner, page: str, glance: float = GLANCE_SECONDS) -> dict:
     """The page, a glance, the click, "Run all": seconds until its first figure shows, and
     what matplotlib added (files fetched after the click other than the first click's)."""
     runner.open(page)
-    runner.page.wait_for_timeout(GLANCE_SECONDS * 1000)
+    runner.page.wait_for_timeout(glance * 1000)
     runner.take_bytes_served()
     before = len(runner.requested())
     started = time.monotonic()
@@ -199,8 +199,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the start and first-figure timings (no print flood, no run of every page)")
     parser.add_argument("--skip-figure", action="store_true", help="no first-figure timing")
     parser.add_argument("--busy", type=int, default=0, help="time beside this many busy processes (tools/common/busy.py)")
+    parser.add_argument("--glance", type=float, default=GLANCE_SECONDS,
+                        help="seconds between a page's load and the click: how long a returning reader's page "
+                             "has to get ready before it is asked (a long one shows what a click costs when "
+                             "everything the page prepares early is ready)")
     args = parser.parse_args(argv)
     out = OUT.with_name(f"browser_run_busy{args.busy}.json") if args.busy else OUT
+    if args.glance != GLANCE_SECONDS:
+        out = out.with_name(f"{out.stem}_glance{args.glance:g}.json")
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site}/index.html not found: build the book first (make html)")
 
@@ -212,13 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):  # each kind in a new profile: cold, then cached
             with BrowserRunner(site) as runner:
                 for kind in ("cold", "cached"):
-                    seconds, steps = bare_start(runner)
+                    seconds, steps = bare_start(runner, args.glance)
                     bare[kind].append(seconds)
                     bare[kind + "_steps"].append(steps)
             with BrowserRunner(site) as runner:
-                first_visit = first_visit or before_click(runner, args.page)
+                first_visit = first_visit or before_click(runner, args.page, args.glance)
                 for kind in ("cold", "cached"):
-                    run = runner.run_page(args.page, glance_seconds=GLANCE_SECONDS)
+                    run = runner.run_page(args.page, glance_seconds=args.glance)
                     book[kind].append(run.seconds_to_first_output)
                     book[kind + "_steps"].append({**steps_after_click(run.timings),
                                                   "first output shown": round(run.seconds_to_first_output, 3)})
@@ -231,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             with BrowserRunner(site) as runner:
                 for kind in ("cold", "cached"):
-                    run = first_figure(runner, args.figure_page)
+                    run = first_figure(runner, args.figure_page, args.glance)
                     figure[kind].append(run["seconds"])
                     figure[kind + "_steps"].append({**run["steps"], "figure shown": round(run["seconds"], 3)})
                     if kind == "cold":
@@ -249,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
                 out[kind + "_ratio_to_bare"] = round(out[kind]["median"] / statistics.median(against[kind]), 2)
         return out
 
-    timing = {"glance_seconds": GLANCE_SECONDS, "busy_processes_beside": args.busy, "bare_runtime": timed(bare, None),
+    timing = {"glance_seconds": args.glance, "busy_processes_beside": args.busy, "bare_runtime": timed(bare, None),
               "first_output": timed(book, bare), "first_figure": {"page": args.figure_page, **timed(figure, bare),
                                                                   "extra_bytes": figure_click}}
     if args.timing_only:
