@@ -215,10 +215,13 @@ class ThrottlingProxy:
 
     def take_passed(self, at_least: int = 0, timeout: float = 30) -> list[Passed]:
         """Each answer passed on to the browser since the last call, as far as the browser read
-        it (an answer it abandoned counts what it had). at_least: waits until that many are
-        recorded (an answer is recorded once its last byte went, which may be just after the
-        browser read it), or ``timeout`` seconds."""
+        it (an answer it abandoned counts what it had), in the order they were asked for.
+        at_least: waits until that many are recorded (an answer is recorded once its last byte
+        went, which may be just after the browser read it), or ``timeout`` seconds.
+        (Recorded as each handler's thread ends, answers came in another order on a busy
+        machine: a browser that read one answer whole and asked for the next could see the
+        next recorded first.)"""
         with self._recorded:
             self._recorded.wait_for(lambda: len(self._passed) >= at_least, timeout=timeout)
             passed, self._passed = self._passed, []
-            return passed
+            return sorted(passed, key=lambda answer: answer.asked)
