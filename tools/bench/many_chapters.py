@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -81,13 +82,16 @@ def grow(book: Path, chapters: int) -> int:
 
 
 def python(book: Path, *args: str) -> float:
-    """``python *args`` in the copy (its kernels import the copy's chapter_lib); seconds."""
+    """``python *args`` in the copy (its kernels import the copy's chapter_lib); seconds, also
+    said as it ends (a run of many chapters takes long: what it has measured so far shows)."""
     started = time.monotonic()
     done = subprocess.run([sys.executable, *args], cwd=book, capture_output=True, text=True,
-                          env={**__import__("os").environ, "PYTHONPATH": str(book)})
+                          env={**os.environ, "PYTHONPATH": str(book)})
     if done.returncode != 0:
         raise SystemExit(f"{book.name}: {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return time.monotonic() - started
+    seconds = time.monotonic() - started
+    print(f"  {book.name}: {' '.join(args[-2:])}: {seconds:.1f} s", flush=True)
+    return seconds
 
 
 def edit(path: Path, old: str, new: str) -> None:
