@@ -11,7 +11,7 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
 
 * ``clean``: every stored notebook removed, then the graph's ``book`` (the library, every page
   executed, the assets, the diagrams, the HTML): seconds, and seconds per page;
-* ``prose``: a sentence of 15.7 edited, then ``book``;
+* ``prose``: a phrase added to 15.7's first paragraph (as tools/bench/rebuild.py does), then ``book``;
 * ``saved``: ``token_count`` (saved on 15.8, used there and on 15.11) edited, then ``book``:
   the same pages re-execute in both books, so what differs is what the book's size costs;
 * ``check``: after that edit, the part of ``make check`` that reads the book (the library in
@@ -35,6 +35,7 @@ import sys
 import time
 from pathlib import Path
 
+from tools.bench import rebuild
 from tools.checks.clean_build_compare import sources_copy
 from tools.pipeline.extract_library import defined_names
 from tools.repository import ROOT
@@ -110,9 +111,7 @@ def measure(book: Path, steps: list[str]) -> dict[str, float]:
     seconds["clean"] = python(book, *graph)  # (always built: the other steps start from it)
     if "prose" in steps:
         prose = book / PROSE_PAGE
-        text = prose.read_text()
-        sentence = next(line for line in text.splitlines() if line[:1].isalpha())
-        edit(prose, sentence, sentence + " (A benchmark's edit.)")
+        prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
         seconds["prose"] = python(book, *graph)
     if "saved" in steps or "check" in steps:
         edit(book / SAVED_PAGE, *SAVED_EDIT)
