@@ -144,7 +144,7 @@ def read_exercises(md: Path) -> dict[int, Exercise]:
     return copy.deepcopy(_exercises_of(md, md.read_text()))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=1024)  # (every page of a book is asked: a small cache missed each time)
 def _exercises_of(md: Path, text: str) -> dict[int, Exercise]:
     """read_exercises' work; ``text``, the page as read, is the cache's key (an edited page is read again)."""
     found: dict[int, Exercise] = {}

@@ -6,6 +6,8 @@ The table of contents (``_toc.yml``) is the single source of the page order.
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,11 +136,22 @@ def read_page(md: Path):
     The page's block structure is checked first (:func:`structure_problems`): jupytext
     reads a mistyped page without complaint, and a `# @save` cell swallowed by an unclosed
     directive would silently leave the library.
+
+    Parsed once per content in a process, a copy each time (callers change theirs): one
+    `make book` asks for every page about ten times (the library, the exercises, the
+    outputs, the HTML), and on a book of 200 pages the parsing was half a prose edit's build
+    (make bench-chapters).
     """
-    problems = structure_problems(md)
+    return copy.deepcopy(_parsed_page(md, md.read_text()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_page(md: Path, text: str):
+    """read_page's work; ``text``, the page as read, is the cache's key (an edited page is read again)."""
+    problems = structure_problems(md, text)
     if problems:
         raise BookError("\n".join(problems))
-    return jupytext.read(md, fmt="md:myst")
+    return jupytext.reads(text, fmt="md:myst")  # (what jupytext.read(md) does with the file's text)
 
 
 def _myst_parser():
