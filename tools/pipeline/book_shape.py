@@ -141,7 +141,10 @@ def read_exercises(md: Path) -> dict[int, Exercise]:
     """The page's exercises by number, in page order (empty for a page without)."""
     # Read once per content: a test session asked for 15.11's exercises many times while
     # collecting, each time parsing the page again. A copy each time: callers may change theirs.
-    return copy.deepcopy(_exercises_of(md, md.read_text()))
+    text = md.read_text()
+    if "Exercise " not in text:  # (a heading's source holds its words as written: no parse needed)
+        return {}
+    return copy.deepcopy(_exercises_of(md, text))
 
 
 @lru_cache(maxsize=1024)  # (every page of a book is asked: a small cache missed each time)

@@ -22,6 +22,8 @@ container the checkout belongs to another user, and git would otherwise refuse t
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import subprocess
@@ -64,10 +66,45 @@ class Edition:
         return cls(**json.loads(text))
 
 
+# ---- answers held while a step reads many pages -------------------------------------------
+#
+# A step that writes every page's notebook asks each page for the library's digests and the
+# version: about three times a page, each reading every module and pyproject.toml again (a
+# tenth of a prose edit's build on a book of 200 pages: `make bench-chapters`, profiled).
+# Inside `library_held()` each is worked out once per root; the step changes neither the
+# library nor pyproject.toml while it runs, and outside the block every call reads afresh.
+_HELD: dict | None = None
+
+
+@contextlib.contextmanager
+def library_held():
+    """Within the block, the library's digests, version and released tag are read once per root."""
+    global _HELD
+    outer, _HELD = _HELD, ({} if _HELD is None else _HELD)
+    try:
+        yield
+    finally:
+        _HELD = outer
+
+
+def _held(function):
+    @functools.wraps(function)
+    def answer(root: Path = ROOT):
+        if _HELD is None:
+            return function(root)
+        key = (function.__name__, Path(root).resolve())
+        if key not in _HELD:
+            _HELD[key] = function(root)
+        return _HELD[key]
+    return answer
+
+
+@_held
 def project(root: Path = ROOT) -> dict:
     return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
 
 
+@_held
 def version(root: Path = ROOT) -> str:
     """chapter_lib's version as pip and the wheel's file name write it (``15.0.1.dev0``)."""
     return str(Version(project(root)["project"]["version"]))
@@ -137,6 +174,7 @@ def library_files(root: Path = ROOT) -> list[Path]:
     return sorted((root / "chapter_lib").rglob("*.py"))
 
 
+@_held
 def library_digest(root: Path = ROOT) -> str:
     """chapter_lib as an edition holds it, by content: its version and every module (path and
     bytes). Names the folder the site serves the wheel from, so a notebook asks for its own
@@ -147,6 +185,7 @@ def library_digest(root: Path = ROOT) -> str:
     return sha.hexdigest()
 
 
+@_held
 def content_digest(root: Path = ROOT) -> str:
     """chapter_lib by its content alone, as a reader's notebook tells editions apart (its install
     cell digests the installed copy the same way, tools/pipeline/install_cell.py): every module,
@@ -159,6 +198,7 @@ def content_digest(root: Path = ROOT) -> str:
     return sha.hexdigest()[:16]
 
 
+@_held
 def released_tag(root: Path = ROOT) -> str | None:
     """The git tag that holds this very library, if a release made one: ``v<version>`` when
     ``make release`` recorded this library's digest as that release's (pyproject.toml,

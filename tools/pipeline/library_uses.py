@@ -186,14 +186,23 @@ def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> M
     return Module(name, statements, stars, exported)
 
 
+def kept_module(name: str, source: str, is_package: bool, known: set[str]) -> Module:
+    """parse_module's answer, kept between processes by everything it reads (parse_cache.py):
+    a book of many chapters has a large library, and an edit changes one module of it."""
+    from tools.pipeline.parse_cache import kept_parse
+
+    key = "\0".join([name, str(is_package), *sorted(known), source])
+    return kept_parse("library-module", key, Path(__file__), lambda: parse_module(name, source, is_package, known))
+
+
 class Library:
     """Every module of chapter_lib, parsed; answers what a set of imports reaches."""
 
     def __init__(self, root: Path = LIBRARY):
         files = sorted(root.rglob("*.py"))
         known = {module_name(f, root) for f in files}
-        self.modules = {module_name(f, root): parse_module(module_name(f, root), f.read_text(),
-                                                           f.name == "__init__.py", known) for f in files}
+        self.modules = {module_name(f, root): kept_module(module_name(f, root), f.read_text(),
+                                                          f.name == "__init__.py", known) for f in files}
 
     def exports(self, module: str, seen: frozenset = frozenset()) -> set[str]:
         m = self.modules.get(module)

@@ -147,7 +147,15 @@ def read_page(md: Path):
 
 @functools.lru_cache(maxsize=1024)
 def _parsed_page(md: Path, text: str):
-    """read_page's work; ``text``, the page as read, is the cache's key (an edited page is read again)."""
+    """read_page's work; ``text``, the page as read, is the cache's key (an edited page is read
+    again). Kept between processes too (parse_cache.py): a build reads the pages an edit left
+    as they were from there."""
+    from tools.pipeline.parse_cache import kept_parse
+
+    return kept_parse("page", text, Path(__file__), lambda: _parse_page(md, text))
+
+
+def _parse_page(md: Path, text: str):
     problems = structure_problems(md, text)
     if problems:
         raise BookError("\n".join(problems))

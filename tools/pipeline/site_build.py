@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.pipeline import change_report, draw_diagrams, execute_pages, tree_rollback
+from tools.pipeline import change_report, draw_diagrams, edition, execute_pages, tree_rollback
 from tools.pipeline.extract_library import write_atomically
 from tools.pipeline.pages import BookError, notebook_pages, shown
 from tools.repository import ROOT
@@ -72,26 +72,32 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
     _build/failed/ for the HTML preview, and removed once the page runs again.
     """
     failures = []
-    for md in pages or notebook_pages():
-        try:
-            run = execute_pages.sync_page(md, force=force)
-            failed_path(md).unlink(missing_ok=True)
-            failed_path(md).with_suffix(".txt").unlink(missing_ok=True)
-            print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)
-        except BookError as error:
-            executed = getattr(error, "notebook", None)
-            if executed is None:  # not a failing cell (an unreadable page, a hand edit): stop here
-                raise
-            version = execute_pages.python_version(executed) or ""
-            failed_path(md).parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(failed_path(md), execute_pages.reader_text(md, executed, version))
-            print(f"   FAILED  {shown(execute_pages.stored_path(md))} (kept as it was)", flush=True)
-            run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))
-            failures.append((md, getattr(error, "where", None) or str(error).split("\n")[0]))
-            write_atomically(failed_path(md).with_suffix(".txt"), failures[-1][1] + "\n")  # (what `make accept` says)
-        if runs is not None:
-            runs.append(run)
+    with edition.library_held():  # (the library does not change while pages are written)
+        for md in pages or notebook_pages():
+            sync_one(md, force, runs, failures)
     return failures
+
+
+def sync_one(md: Path, force: bool, runs: list | None, failures: list) -> None:
+    """sync_outputs for one page: its notebook rewritten, or its failure recorded."""
+    try:
+        run = execute_pages.sync_page(md, force=force)
+        failed_path(md).unlink(missing_ok=True)
+        failed_path(md).with_suffix(".txt").unlink(missing_ok=True)
+        print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)
+    except BookError as error:
+        executed = getattr(error, "notebook", None)
+        if executed is None:  # not a failing cell (an unreadable page, a hand edit): stop here
+            raise
+        version = execute_pages.python_version(executed) or ""
+        failed_path(md).parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(failed_path(md), execute_pages.reader_text(md, executed, version))
+        print(f"   FAILED  {shown(execute_pages.stored_path(md))} (kept as it was)", flush=True)
+        run = change_report.PageRun(md, "failed", getattr(error, "reasons", []))
+        failures.append((md, getattr(error, "where", None) or str(error).split("\n")[0]))
+        write_atomically(failed_path(md).with_suffix(".txt"), failures[-1][1] + "\n")  # (what `make accept` says)
+    if runs is not None:
+        runs.append(run)
 
 
 def ensure_diagrams() -> bool:

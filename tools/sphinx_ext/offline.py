@@ -94,6 +94,9 @@ def referenced(outdir: Path, files: set[str], start: list[str]) -> set[str]:
     modules' imports): any quoted string or url() that resolves, relative to the naming file,
     to a file of the site. Links between pages are not followed (every page is a start)."""
     found, todo = set(start), list(start)
+    # (Every page names the same sidebar, every other page in it: resolved once per folder and
+    # string, not once per page, else the work grows with the square of the pages.)
+    resolved_in: dict[tuple[PurePosixPath, str], str] = {}
     while todo:
         name = todo.pop()
         if not name.endswith(FOLLOWED):
@@ -101,14 +104,23 @@ def referenced(outdir: Path, files: set[str], start: list[str]) -> set[str]:
         folder = PurePosixPath(name).parent
         text = (outdir / name).read_text(encoding="utf-8", errors="replace").replace("\\/", "/")
         for match in REFERENCE.finditer(text):
-            target = unquote(urlsplit(html.unescape(match.group(1) or match.group(2))).path)
-            if not target or target.startswith(("/", "data:")) or "://" in target:
-                continue
-            resolved = _normalise(folder / target)
+            key = (folder, match.group(1) or match.group(2))
+            resolved = resolved_in.get(key)
+            if resolved is None:
+                resolved = resolved_in[key] = _resolved(*key)
             if resolved in files and resolved not in found and not is_page(resolved):
                 found.add(resolved)
                 todo.append(resolved)
     return found
+
+
+def _resolved(folder: PurePosixPath, reference: str) -> str:
+    """The site path a quoted string names from a file in ``folder``; "" when it names none
+    (absolute, data:, another host, or above the site)."""
+    target = unquote(urlsplit(html.unescape(reference)).path)
+    if not target or target.startswith(("/", "data:")) or "://" in target:
+        return ""
+    return _normalise(folder / target)
 
 
 def _normalise(path: PurePosixPath) -> str:
