@@ -193,9 +193,12 @@ def top_level_names(tree: ast.Module) -> set[str]:
 def mermaid_fences(md: Path) -> list[tuple[int, str]]:
     """(the .md line of its opening fence, its source) for each mermaid diagram of a page,
     found as the HTML's parser finds them."""
-    tokens = _myst_parser().parse(md.read_text(encoding="utf-8"))
-    return [(token.map[0] + 1, token.content) for token in tokens
-            if token.type == "fence" and token.info.strip() == "mermaid"]
+    from tools.pipeline.parse_cache import kept_parse
+
+    text = md.read_text(encoding="utf-8")
+    return kept_parse("mermaid-fences", text, Path(__file__), lambda: [
+        (token.map[0] + 1, token.content) for token in _myst_parser().parse(text)
+        if token.type == "fence" and token.info.strip() == "mermaid"])
 
 
 def mermaid_sources() -> list[tuple[Path, str]]:
@@ -207,6 +210,14 @@ def mermaid_sources() -> list[tuple[Path, str]]:
 def _fences(text: str) -> list:
     """The page's top-level fences (code cells, directives, code blocks), as MyST parses them."""
     return [t for t in _myst_parser().parse(text) if t.type in ("fence", "colon_fence") and t.level == 0]
+
+
+def code_cell_lines(text: str) -> list[int]:
+    """The 1-based line of each code cell's opening fence (kept between builds: parse_cache.py)."""
+    from tools.pipeline.parse_cache import kept_parse
+
+    return kept_parse("code-cell-lines", text, Path(__file__),
+                      lambda: [t.map[0] + 1 for t in _fences(text) if _is_code_cell(t)])
 
 
 def _is_code_cell(token) -> bool:
@@ -301,7 +312,7 @@ def cell_positions(md: Path, nb=None) -> list[tuple[str, int, int]]:
 def code_cells(md: Path, nb=None) -> list[CodeCell]:
     """The page's code cells with their positions, for messages that name them."""
     nb = nb if nb is not None else read_page(md)
-    fences = [t.map[0] + 1 for t in _fences(md.read_text()) if _is_code_cell(t)]
+    fences = code_cell_lines(md.read_text())
     cells = [c for c in nb.cells if c.cell_type == "code"]
     if len(fences) != len(cells):  # jupytext and MyST disagree on the cells: positions unknown
         fences = [0] * len(cells)

@@ -108,6 +108,12 @@ def launch_at_the_edition(app, pagename, templatename, context, doctree) -> None
 def publish_notebooks_and_wheel(app, exception) -> None:
     if exception is not None or app.builder.name not in LINKING_BUILDERS:
         return
+    with edition.library_held():  # (the library does not change while the site is written)
+        publish_each_notebook(app)
+
+
+def publish_each_notebook(app) -> None:
+    """Each page's reader notebook as the site serves it: installing this edition's wheel."""
     outdir = Path(app.outdir)
     wheel_sha256 = serve_the_wheel(outdir)
     named = book_edition(app)
