@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
+from tools.common.shards import folder_name
 from tools.grade import jobs, report, runs, shards
 from tools.grade import __main__ as grade_main
 from tools.grade.book import load
@@ -82,7 +83,7 @@ def write_grading(folder: Path, records: list[Graded], run: runs.Run, again=Fals
 
 def sharded(base: Path, run: runs.Run, verdict="fail", n=2) -> None:
     for k in range(1, n + 1):
-        write_grading(base / shards.folder_name(k, n), [graded(name, verdict) for name in CLASS
+        write_grading(base / folder_name(k, n), [graded(name, verdict) for name in CLASS
                                                          if shards.belongs(name, k, n)], run, shard=f"{k}/{n}")
 
 
@@ -128,7 +129,7 @@ def test_a_shard_graded_after_the_regrade_wins_and_the_merge_says_so(tmp_path):
                   kept=tmp_path)
     k = next(k for k in (1, 2) if shards.belongs("kowalski.ipynb", k, 2))
     later = runs.Run.start("shard again", settings)  # (the whole shard graded again, later)
-    write_grading(tmp_path / shards.folder_name(k, 2), [graded(n, "timeout") for n in CLASS if shards.belongs(n, k, 2)],
+    write_grading(tmp_path / folder_name(k, 2), [graded(n, "timeout") for n in CLASS if shards.belongs(n, k, 2)],
                   later, shard=f"{k}/2")
     done = merge(tmp_path)
     assert done.returncode == 0, done.stderr
@@ -254,12 +255,12 @@ def test_only_refuses_when_the_book_changed_since(a_class):
 def test_only_after_shards_not_merged_grades_in_the_students_shard(a_class):
     run = runs.Run.start("shard", the_settings(hidden=loaded_hidden(a_class["hidden"])))
     for k in (1, 2):
-        write_grading(a_class["out"] / shards.folder_name(k, 2), [graded(n, "fail") for n in CLASS
+        write_grading(a_class["out"] / folder_name(k, 2), [graded(n, "fail") for n in CLASS
                                                                  if shards.belongs(n, k, 2)], run, shard=f"{k}/2",
                       meta={"hidden_file": str(a_class["hidden"])})
     k = next(k for k in (1, 2) if shards.belongs("kowalski.ipynb", k, 2))
     plan = planned(a_class, "--only", "kowalski.ipynb")
-    assert plan.folder == a_class["out"] / shards.folder_name(k, 2)
+    assert plan.folder == a_class["out"] / folder_name(k, 2)
     assert sorted(g.key for g in plan.kept) == sorted(n for n in CLASS if shards.belongs(n, k, 2) and n != "kowalski.ipynb")
 
 

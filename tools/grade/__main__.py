@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from tools.grade import hidden as hidden_cases
+from tools.common import shards as shard_words
 from tools.grade import intake, lateness, notebook, outputs, report, runs, shards
 from tools.grade import jobs as grade_jobs
 from tools.grade.book import BookProblem, digest, library_files, load
@@ -203,7 +204,7 @@ def plan(args, out: Path) -> Plan:
         raise Refused(f"{args.submissions}: no .ipynb files" + (f" ({len(handed.skipped)} skipped)" if handed.skipped else ""))
     chosen = list(handed.handins)
     if args.shard:
-        k, n = shards.parse(args.shard)
+        k, n = shard_words.parse(args.shard)
         chosen = [h for h in chosen if shards.belongs(h.student.key, k, n)]
     folder, earlier, kept, reused = out, None, [], []
     if args.only:
@@ -228,13 +229,13 @@ def plan(args, out: Path) -> Plan:
 def main(argv=None) -> int:
     args = arguments(argv)
     try:
-        k_n = shards.parse(args.shard) if args.shard else None
-    except shards.ShardProblem as problem:
+        k_n = shard_words.parse(args.shard) if args.shard else None
+    except shard_words.ShardProblem as problem:
         print(f"make grade: {problem}", file=sys.stderr)
         return 2
     out = (args.out or OUT).resolve()
-    if k_n and out.name != shards.folder_name(*k_n):  # (OUT= is the class's folder; a shard's is below it)
-        out = out / shards.folder_name(*k_n)
+    if k_n and out.name != shard_words.folder_name(*k_n):  # (OUT= is the class's folder; a shard's is below it)
+        out = out / shard_words.folder_name(*k_n)
     out.mkdir(parents=True, exist_ok=True)
     try:
         return run(args, out)
@@ -249,7 +250,7 @@ def run(args, out: Path) -> int:
     except BookProblem as problem:
         print(f"make grade: the book does not say what to grade: {problem}", file=sys.stderr)
         return 2
-    except (Refused, intake.IntakeProblem, hidden_cases.HiddenProblem, shards.ShardProblem, runs.RunProblem) as problem:
+    except (Refused, intake.IntakeProblem, hidden_cases.HiddenProblem, shard_words.ShardProblem, runs.RunProblem) as problem:
         print(f"make grade: {problem}", file=sys.stderr)
         return 2
     book, handed, chosen, kept, due, hidden, limits = p.book, p.handed, p.chosen, p.kept, p.due, p.hidden, p.limits

@@ -29,7 +29,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tools.common.shards import ShardProblem, folder_name, parse  # noqa: F401 (the grader's callers use them from here)
+from tools.common.shards import ShardProblem, folder_name
 from tools.grade import book as grade_book
 from tools.grade import outputs, report, runs
 from tools.grade.gradebook import ManualProblem
