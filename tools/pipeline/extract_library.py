@@ -236,15 +236,16 @@ def undefined_names(text: str, target: Path) -> list:
 
 
 def check_names(text: str, origins: list[SavedCell | None], target: Path, pages: list[Path],
-                saved_later: dict[str, SavedCell] | None = None) -> None:
-    """Stop on a name that the module uses but nothing in it defines (pyflakes).
+                saved_later: dict[str, SavedCell] | None = None, undefined: list | None = None) -> None:
+    """Stop on a name that the module uses but nothing in it defines (pyflakes; ``undefined``:
+    its messages for ``text``, when already known).
 
     A marked cell runs on its page after the page's ordinary cells, so a name the page
     defines in a setup cell works there and fails only when another page imports the
     library; this finds it before any page runs.
     """
     problems = []
-    for message in undefined_names(text, target):
+    for message in undefined_names(text, target) if undefined is None else undefined:
         name = message.message_args[0]
         cell = origins[message.lineno - 1] if message.lineno <= len(origins) else None
         where = cell.cell.where if cell else shown(target)
@@ -303,16 +304,18 @@ def book_chapters(pages: list[Path]) -> dict[str, str]:
     return found
 
 
-def earlier_imports(text: str, target: Path, saved_before: dict[str, Path]) -> str:
-    """The import lines of what a chapter's module uses and earlier chapters' modules save."""
+def earlier_imports(undefined: list, saved_before: dict[str, Path]) -> tuple[str, set[str]]:
+    """The import lines of what a chapter's module uses (``undefined``: pyflakes' messages for
+    it without them) and earlier chapters' modules save; and the names they import."""
     wanted: dict[Path, list[str]] = {}
-    for message in undefined_names(text, target):
+    for message in undefined:
         name = message.message_args[0]
         if name in saved_before and name not in wanted.get(saved_before[name], []):
             wanted.setdefault(saved_before[name], []).append(name)
-    return "".join(EARLIER_IMPORT.format(module=module.stem, names=", ".join(sorted(names)),
-                                         chapter=chapters.chapter_of_module(module))
-                   for module, names in wanted.items())
+    lines = "".join(EARLIER_IMPORT.format(module=module.stem, names=", ".join(sorted(names)),
+                                          chapter=chapters.chapter_of_module(module))
+                    for module, names in wanted.items())
+    return lines, {name for names in wanted.values() for name in names}
 
 
 def chapter_modules(saved: list[SavedCell], pages: list[Path]) -> dict[Path, tuple[str, list[SavedCell | None]]]:
@@ -325,16 +328,22 @@ def chapter_modules(saved: list[SavedCell], pages: list[Path]) -> dict[Path, tup
             by_module[s.module].append(s)
     saved_by = {name: s for s in saved if is_chapter_module(s.module) for name, _ in defined_names(s.tree)}
     saved_before: dict[str, Path] = {}
-    modules = {}
+    modules, unresolved = {}, {}
     for target, cells in by_module.items():
         name = chapter_names[chapters.chapter_of_module(target)]
-        imports = earlier_imports(rendered(cells, target, name)[0], target, saved_before)
-        modules[target] = rendered(cells, target, name, imports)
+        # pyflakes once, on the module without its imports: what earlier chapters save is
+        # imported, and the rest is what the module leaves undefined (imports add nothing else).
+        bare = rendered(cells, target, name)
+        undefined = undefined_names(bare[0], target)
+        imports, imported = earlier_imports(undefined, saved_before)
+        modules[target] = rendered(cells, target, name, imports) if imports else bare
+        unresolved[target] = (bare, [m for m in undefined if m.message_args[0] not in imported])
         saved_before.update({n: target for s in cells for n, _ in defined_names(s.tree)})
-    for target, (text, origins) in modules.items():
+    for target, ((text, origins), undefined) in unresolved.items():
         mine_or_earlier = {n for n, module in saved_before.items()
                            if list(modules).index(module) <= list(modules).index(target)}
-        check_names(text, origins, target, pages, {n: s for n, s in saved_by.items() if n not in mine_or_earlier})
+        check_names(text, origins, target, pages, {n: s for n, s in saved_by.items() if n not in mine_or_earlier},
+                    undefined)
     return modules
 
 
