@@ -263,7 +263,14 @@ def _digest(text: str) -> str:
 
 
 def page_roots(code: list[str]) -> list[tuple[str, str | None]]:
-    """What a page's code cells import from chapter_lib, as (module, name or WHOLE)."""
+    """What a page's code cells import from chapter_lib, as (module, name or WHOLE); kept
+    between builds by the cells' text (parse_cache.py: every page is asked on every build)."""
+    from tools.pipeline.parse_cache import kept_parse
+
+    return kept_parse("page-roots", "\0".join(code) + f"\0{len(code)}", Path(__file__), lambda: _page_roots(code))
+
+
+def _page_roots(code: list[str]) -> list[tuple[str, str | None]]:
     roots = []
     for source in code:
         try:
