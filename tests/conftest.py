@@ -3,7 +3,6 @@
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,14 +101,12 @@ class ScratchRepository:
     path: Path
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        """``python *args`` in the copy (a tool, pytest), with this environment's interpreter.
-
-        PYTHONPATH: the kernels that execute the copy's pages import the copy's chapter_lib
-        too (this environment's editable install would give them the repository's).
+        """``python *args`` in the copy (a tool, pytest): clean_build_compare.python_in.
         No limit of its own: a build of the copy takes minutes on a busy machine; a hang meets
         the suite's (pyproject.toml), and subprocess.run kills the child as that fails the test."""
-        done = subprocess.run([sys.executable, *args], cwd=self.path, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(self.path)})
+        from tools.checks.clean_build_compare import python_in
+
+        done = python_in(self.path, *args)
         if check:
             assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return done

@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from tools.bench import rebuild
-from tools.checks.clean_build_compare import sources_copy
+from tools.checks.clean_build_compare import python_in, sources_copy
 from tools.pipeline.extract_library import defined_names
 from tools.repository import ROOT
 
@@ -86,8 +84,7 @@ def python(book: Path, *args: str) -> float:
     """``python *args`` in the copy (its kernels import the copy's chapter_lib); seconds, also
     said as it ends (a run of many chapters takes long: what it has measured so far shows)."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, *args], cwd=book, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(book)})
+    done = python_in(book, *args)
     if done.returncode != 0:
         raise SystemExit(f"{book.name}: {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     seconds = time.monotonic() - started

@@ -100,11 +100,18 @@ def differing(one: Path, other: Path) -> list[str]:
     return sorted(found)
 
 
+def python_in(copy: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python *args`` in a copy of the repository, with this environment's interpreter, its
+    output captured. PYTHONPATH: the kernels that execute the copy's pages import the copy's
+    chapter_lib too (this environment's editable install would give them the repository's)."""
+    return subprocess.run([sys.executable, *args], cwd=copy, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(copy)})
+
+
 def build(copy: Path) -> float:
     """`make book`'s graph in ``copy`` (its pages import its own chapter_lib); seconds."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "tools.pipeline.artefact_graph", "book"], cwd=copy,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(copy)})
+    done = python_in(copy, "-m", "tools.pipeline.artefact_graph", "book")
     if done.returncode:
         raise SystemExit(f"the build failed in {copy}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     return time.monotonic() - started
