@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from scratch_book import MYST_NOTEBOOK_HEADER
 
-from tools.pipeline import site_build, execute_pages
+from tools.pipeline import site_build, execute_pages, synced_pages
 
 pytestmark = pytest.mark.kernel  # (scratch pages executed, as `make outputs` executes them)
 
@@ -36,6 +36,7 @@ print("after")
 def book(tmp_path, monkeypatch):
     """Two pages, both executed once and stored: `page.md` (edited by each test) and `next.md`."""
     monkeypatch.setattr(execute_pages, "FAILED_RUNS", tmp_path / "failed")
+    monkeypatch.setattr(synced_pages, "RECORD", tmp_path / "synced-pages.json")
     page, following = tmp_path / "page.md", tmp_path / "next.md"
     page.write_text(PAGE.format(middle='print("fine")'))
     following.write_text(PAGE.format(middle='print("next")'))
@@ -160,3 +161,26 @@ def test_an_import_error_keeps_the_stored_notebook(book, middle):
     page, _ = book
     message, _ = fail_with(book, middle)
     assert message == f"{page}, code cell 2 (line 18), line 19: ModuleNotFoundError: No module named 'no_such_module_of_this_book'"
+
+
+def test_a_page_nothing_changed_for_is_left_as_it_is_and_every_change_syncs_it(book, monkeypatch):
+    """synced_pages.py: the second sync of an unchanged book syncs no page; an edit to a page,
+    its stored notebook, a kept failed run or the book's tools syncs that page (or all) again."""
+    page, following = book
+    synced = []
+    sync_page = execute_pages.sync_page
+    monkeypatch.setattr(execute_pages, "sync_page", lambda md, **kw: synced.append(md.name) or sync_page(md, **kw))
+    runs = []
+    assert site_build.sync_outputs(runs) == [] and synced == []
+    assert [run.status for run in runs] == ["unchanged", "unchanged"]
+    page.write_text(page.read_text() + "\nA sentence.\n")
+    site_build.sync_outputs()
+    assert synced == ["page.md"]
+    following.with_suffix(".ipynb").write_text(following.with_suffix(".ipynb").read_text() + "\n")
+    site_build.sync_outputs()
+    assert synced == ["page.md", "next.md"]
+    monkeypatch.setattr(synced_pages, "book_digest", lambda: "another version of the tools")
+    site_build.sync_outputs()
+    assert synced == ["page.md", "next.md", "page.md", "next.md"]
+    site_build.sync_outputs(force=True)
+    assert synced[4:] == ["page.md", "next.md"]

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.pipeline import change_report, draw_diagrams, edition, execute_pages, tree_rollback
+from tools.pipeline import change_report, draw_diagrams, edition, execute_pages, synced_pages, tree_rollback
 from tools.pipeline.extract_library import write_atomically
 from tools.pipeline.pages import BookError, notebook_pages, shown
 from tools.repository import ROOT
@@ -73,13 +73,29 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
     """
     failures = []
     with edition.library_held():  # (the library does not change while pages are written)
+        book = synced_pages.book_digest()
+        before, after = ({} if force else synced_pages.recorded()), {}
         for md in pages or notebook_pages():
-            sync_one(md, force, runs, failures)
+            key = shown(md)
+            if key in before and before[key] == synced_digest(book, md):  # (nothing it is made from changed)
+                run = change_report.PageRun(md, "unchanged", [])
+                print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)
+                if runs is not None:
+                    runs.append(run)
+                after[key] = before[key]
+            elif sync_one(md, force, runs, failures):
+                after[key] = synced_digest(book, md)
+        # (A step given some pages keeps the record of the others; one of every page, only theirs.)
+        synced_pages.record({**synced_pages.recorded(), **after} if pages else after)
     return failures
 
 
-def sync_one(md: Path, force: bool, runs: list | None, failures: list) -> None:
-    """sync_outputs for one page: its notebook rewritten, or its failure recorded."""
+def synced_digest(book: str, md: Path) -> str:
+    return synced_pages.page_digest(book, md, execute_pages.stored_path(md), failed_path(md))
+
+
+def sync_one(md: Path, force: bool, runs: list | None, failures: list) -> bool:
+    """sync_outputs for one page: its notebook rewritten (True), or its failure recorded."""
     try:
         run = execute_pages.sync_page(md, force=force)
         failed_path(md).unlink(missing_ok=True)
@@ -98,6 +114,7 @@ def sync_one(md: Path, force: bool, runs: list | None, failures: list) -> None:
         write_atomically(failed_path(md).with_suffix(".txt"), failures[-1][1] + "\n")  # (what `make accept` says)
     if runs is not None:
         runs.append(run)
+    return run.status != "failed"
 
 
 def ensure_diagrams() -> bool:

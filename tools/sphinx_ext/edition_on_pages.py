@@ -113,7 +113,8 @@ def publish_notebooks_and_wheel(app, exception) -> None:
 
 
 def publish_each_notebook(app) -> None:
-    """Each page's reader notebook as the site serves it: installing this edition's wheel."""
+    """Each page's reader notebook as the site serves it: installing this edition's wheel.
+    (Every build: Sphinx copies every page's committed notebook into _sources/ again.)"""
     outdir = Path(app.outdir)
     wheel_sha256 = serve_the_wheel(outdir)
     named = book_edition(app)

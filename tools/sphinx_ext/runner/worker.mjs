@@ -523,8 +523,14 @@ self.onmessage = (event) => {
     flushStreams();
     post({ type: "done", id, ok });
     mark(`cell ${id} done`);
-  }).catch(() => {
+  }).catch((error) => {
+    // What run_cell could not show under the cell itself: a Stop Python took as it entered
+    // run_cell (its first bytecode check comes before its own `try`; the page had pressed Stop
+    // as it sent the cell), or the runner's own failure. The status says "KeyboardInterrupt,
+    // under the cell": it is there.
     flushStreams();
+    const shown = error && error.type === "KeyboardInterrupt" ? "KeyboardInterrupt\n" : `${(error && error.message) || error}\n`;
+    post({ type: "stream", id, name: "stderr", text: shown });
     post({ type: "done", id, ok: false });
   });
 };
