@@ -4,8 +4,8 @@ Every `make book` is a new process, and each reads every page again (the library
 exercises, the outputs and the HTML all start from the parsed pages). On a book of 200 pages
 that parsing was the largest part of a prose edit's build, though one page had changed (`make
 bench-chapters`, profiled). Here a parse is kept under ``_build/cache/parsed/``, named by the
-digest of what it was made from: the text, and the parser itself (the versions of the packages
-that parse, and the source of the module that asks). An edited text, an upgraded package or an
+digest of what it was made from: the text, and the parser itself (Python's version, the versions
+of the packages that parse, and the source of the module that asks). An edited text, an upgraded package or an
 edited parser is a new name, so nothing stale is ever found: inputs by content, not times.
 
 Only a parse that succeeded is kept (a page with a problem says so each time). A kept parse
@@ -20,6 +20,7 @@ import hashlib
 import importlib.metadata
 import os
 import pickle
+import sys
 import tempfile
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -34,7 +35,9 @@ T = TypeVar("T")
 
 
 def _fingerprint(parser_source: Path) -> bytes:
-    versions = []
+    # (Python's own version too: one checkout's build may be made by 3.11 one day and 3.13 the
+    # next, and `ast` and pickle are Python's.)
+    versions = [f"python {sys.version_info.major}.{sys.version_info.minor}"]
     for name in PARSERS:
         try:
             versions.append(f"{name}=={importlib.metadata.version(name)}")
