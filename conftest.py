@@ -4,9 +4,9 @@ Here, at the root, so that it applies however the notebooks are named on the com
 (tests/conftest.py only applies when tests/ is among them).
 
 nbval's run is the book's one execution in `make test`: its kernel gets the settings of
-`make outputs` (tools/pipeline/execute_pages.py: the SVG copy of each figure, its fixed
+`make outputs` (runnable_book/pipeline/execute_pages.py: the SVG copy of each figure, its fixed
 ids and date, history kept so execution counts read as in a notebook), and what each page
-printed is written to _build/test-run/executed/ (tools/checks/nbval_run.py), where
+printed is written to _build/test-run/executed/ (runnable_book/checks/nbval_run.py), where
 the byte-stability test (tests/test_execute_pages.py) reads it instead of executing every
 page a second time.
 """
@@ -18,7 +18,7 @@ def pytest_configure(config):
     if getattr(config.option, "nbval", False):
         from nbval import plugin
 
-        from tools.checks.nbval_run import RecordingKernel
+        from runnable_book.checks.nbval_run import RecordingKernel
 
         plugin.RunningKernel = RecordingKernel  # (nbval's IPyNbFile.setup starts one per notebook)
 

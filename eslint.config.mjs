@@ -19,32 +19,32 @@ const bugs = {
 };
 
 // Files whose functions Playwright runs in a page (each read by the .py of the same name).
-const PAGE_SCRIPTS = ["tools/pipeline/print_*.mjs", "tools/pipeline/draw_diagrams.mjs", "tools/browser/*.mjs", "tools/checks/*.mjs", "tools/bench/*.mjs"];
+const PAGE_SCRIPTS = ["runnable_book/pipeline/print_*.mjs", "runnable_book/pipeline/draw_diagrams.mjs", "runnable_book/browser/*.mjs", "runnable_book/checks/*.mjs", "runnable_book/bench/*.mjs"];
 
 export default [
   { ignores: ["node_modules/", "_build/", ".venv/"] },
   {
-    files: ["tools/sphinx_ext/runner/*.{js,mjs}", "tools/sphinx_ext/offline_*.{js,mjs}"],
+    files: ["runnable_book/sphinx_ext/runner/*.{js,mjs}", "runnable_book/sphinx_ext/offline_*.{js,mjs}"],
     ...js.configs.recommended,
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
     rules: { ...js.configs.recommended.rules, ...bugs },
   },
   {
     // Classic scripts: the inline loader and the service worker.
-    files: ["tools/sphinx_ext/runner/loader.js", "tools/sphinx_ext/offline_sw.js"],
+    files: ["runnable_book/sphinx_ext/runner/loader.js", "runnable_book/sphinx_ext/offline_sw.js"],
     languageOptions: { sourceType: "script" },
   },
   {
-    files: ["tools/sphinx_ext/offline_sw.js"],
-    // __GROUPS__, __KEEPABLE__, __OFFLINE_PAGE__: filled in by tools/sphinx_ext/offline.py.
+    files: ["runnable_book/sphinx_ext/offline_sw.js"],
+    // __GROUPS__, __KEEPABLE__, __OFFLINE_PAGE__: filled in by runnable_book/sphinx_ext/offline.py.
     languageOptions: { globals: { ...globals.serviceworker, __GROUPS__: "readonly", __KEEPABLE__: "readonly", __OFFLINE_PAGE__: "readonly" } },
   },
   {
-    files: ["tools/sphinx_ext/runner/worker.mjs"],
+    files: ["runnable_book/sphinx_ext/runner/worker.mjs"],
     languageOptions: { globals: { ...globals.worker } },
   },
   {
-    files: ["tools/pipeline/*.mjs", "tests/js/*.mjs", "eslint.config.mjs"],
+    files: ["runnable_book/pipeline/*.mjs", "tests/js/*.mjs", "eslint.config.mjs"],
     ...js.configs.recommended,
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.node } },
     rules: { ...js.configs.recommended.rules, ...bugs },
@@ -52,7 +52,7 @@ export default [
   {
     // The tools' page scripts, run in a page by Playwright, not in Node: the print scripts,
     // the diagrams' drawing, the browser driver's, the checks', the benchmarks'. page.evaluate
-    // is sent one exported function's text (tools/common/page_scripts.py, page_function), not
+    // is sent one exported function's text (runnable_book/common/page_scripts.py, page_function), not
     // the module, so a helper declared beside it would be undefined in the page.
     files: PAGE_SCRIPTS,
     ...js.configs.recommended,

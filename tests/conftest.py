@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 
 # The tests open their pages in Chromium's headless shell, the same engine as the browser with
-# less CPU per context (tools/browser/chromium.py); what the book makes with a browser (the PDF,
+# less CPU per context (runnable_book/browser/chromium.py); what the book makes with a browser (the PDF,
 # the diagrams) is still made by the browser itself. BOOK_BROWSER=chromium runs them in it.
 os.environ.setdefault("BOOK_BROWSER", "chromium-headless-shell")
 
@@ -40,9 +40,9 @@ def site() -> Path:
 @pytest.fixture(scope="module")
 @needs("browser")
 def runner(site):
-    """A reader's browser on the built site (tools/browser/page_runner.py), once per test module:
+    """A reader's browser on the built site (runnable_book/browser/page_runner.py), once per test module:
     one Chromium, one profile, so Python is downloaded once and cached for the module's pages."""
-    from tools.browser.page_runner import BrowserRunner
+    from runnable_book.browser.page_runner import BrowserRunner
 
     with BrowserRunner(site) as browser_runner:
         yield browser_runner
@@ -54,9 +54,9 @@ def served_site_and_browser(site):
     """The built site served on 127.0.0.1 and Debian's Chromium, once per test module (each
     runs on one pytest-xdist worker): launching a browser costs more than most tests that use
     it. Not once per session: Playwright's sync API runs one instance at a time in a thread,
-    and other modules start their own (tools/browser/page_runner.py's BrowserRunner, axe_check)."""
-    from tools.browser.chromium import launch
-    from tools.browser.local_site import LocalSite
+    and other modules start their own (runnable_book/browser/page_runner.py's BrowserRunner, axe_check)."""
+    from runnable_book.browser.chromium import launch
+    from runnable_book.browser.local_site import LocalSite
 
     with LocalSite(site) as served, launch() as browser:
         yield served, browser
@@ -80,7 +80,7 @@ def open_page(browser_on_site):
     Pages are opened at the checker's viewport and returned loaded, their after-paint
     scripts (the theme's among them) run.
     """
-    from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
+    from runnable_book.browser.chromium import VIEWPORT, wait_for_page_scripts
 
     served, browser = browser_on_site
 
@@ -104,7 +104,7 @@ class ScratchRepository:
         """``python *args`` in the copy (a tool, pytest): clean_build_compare.python_in.
         No limit of its own: a build of the copy takes minutes on a busy machine; a hang meets
         the suite's (pyproject.toml), and subprocess.run kills the child as that fails the test."""
-        from tools.checks.clean_build_compare import python_in
+        from runnable_book.checks.clean_build_compare import python_in
 
         done = python_in(self.path, *args)
         if check:

@@ -94,9 +94,9 @@ def need_of_command(argv: list[str], cwd) -> tuple[str, str] | None:
     line = " ".join(words)
     program = os.path.basename(words[0]) if words else ""
     module = words[words.index("-m") + 1] if "-m" in words[:-1] else ""
-    if "tools.pipeline.artefact_graph" in line and words[-1] != "status":
+    if "runnable_book.pipeline.artefact_graph" in line and words[-1] != "status":
         return "whole_book", f"runs the build graph ({line})"
-    if "tools.pipeline.execute_pages" in line and "sync" in words:
+    if "runnable_book.pipeline.execute_pages" in line and "sync" in words:
         return "whole_book", "executes pages (execute_pages sync)"
     targets = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
     if program == "make" and not {"-n", "--dry-run", "--just-print"} & set(words) and targets != ["help"]:
@@ -105,11 +105,11 @@ def need_of_command(argv: list[str], cwd) -> tuple[str, str] | None:
         return "whole_book", "executes the book's pages under nbval"
     if "--nbval" in words or module == "ipykernel_launcher" or {"nbconvert", "--execute"} <= set(words):
         return "kernel", "starts a Jupyter kernel"
-    if module in ("tools.jupyter_book", "sphinx") or program in ("jupyter-book", "sphinx-build"):
+    if module in ("runnable_book.jupyter_book", "sphinx") or program in ("jupyter-book", "sphinx-build"):
         return "sphinx", f"builds a book with Sphinx ({line})"
-    if program in ("chromium", "chromium-headless-shell") or "tools.pipeline.print_pdf" in line:
+    if program in ("chromium", "chromium-headless-shell") or "runnable_book.pipeline.print_pdf" in line:
         return "browser", f"starts Chromium ({program or line})"
-    if program == "unshare" or module == "tools.grade":
+    if program == "unshare" or module == "runnable_book.grade":
         return "netns", "starts the grader's sandbox"
     return None
 
@@ -174,8 +174,8 @@ def hold(marks: set[str], monkeypatch) -> None:
     if "whole_book" in marks:  # (building the book starts kernels and Sphinx)
         marks |= {"kernel", "sphinx"}
     if "whole_book" not in marks:
-        from tools.checks import clean_build_compare
-        from tools.pipeline import site_build, artefact_graph, execute_pages
+        from runnable_book.checks import clean_build_compare
+        from runnable_book.pipeline import site_build, artefact_graph, execute_pages
 
         monkeypatch.setattr(artefact_graph, "main", refusing(
             "whole_book", "runs the build graph", artefact_graph.main, lambda argv=None: argv != ["status"]))

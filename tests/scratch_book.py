@@ -1,4 +1,4 @@
-"""A minimal scratch Jupyter Book for tests of our Sphinx extension (tools/sphinx_ext).
+"""A minimal scratch Jupyter Book for tests of our Sphinx extension (runnable_book/sphinx_ext).
 
 A landing page and a few notebook pages, with launch buttons (so that the theme writes each
 notebook's .ipynb download), built with only the modules of ours a test names: the real
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tools import jupyter_book
+from runnable_book import jupyter_book
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def scratch_book(root: Path, pages: list[str], extensions: list[str] = (), book_
         "execute": {"execute_notebooks": "off"},
         "repository": {"url": "https://github.com/example/scratch", "branch": "main"},
         "launch_buttons": {"binderhub_url": "https://mybinder.org"},
-        "sphinx": {"local_extensions": {f"tools.sphinx_ext.{name}": str(ROOT) for name in extensions},
+        "sphinx": {"local_extensions": {f"runnable_book.sphinx_ext.{name}": str(ROOT) for name in extensions},
                    "config": sphinx_config},
     }))
     (root / "index.md").write_text("# Scratch\n\nThe landing page.\n")

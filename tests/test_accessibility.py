@@ -13,8 +13,8 @@ import shutil
 
 import pytest
 
-from tools.checks.axe_check import audit_site
-from tools.browser.local_site import find_pages
+from runnable_book.checks.axe_check import audit_site
+from runnable_book.browser.local_site import find_pages
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 

@@ -4,16 +4,16 @@ import json
 import subprocess
 import sys
 
-from tools.bench.cpu_by_process import NO_COMMAND_LINE, SAMPLER, CpuByProcess, kind_of
-from tools.bench.cpu_per_test import OUT_VARIABLE
-from tools.bench.suite_modules import floor
-from tools.repository import ROOT
+from runnable_book.bench.cpu_by_process import NO_COMMAND_LINE, SAMPLER, CpuByProcess, kind_of
+from runnable_book.bench.cpu_per_test import OUT_VARIABLE
+from runnable_book.bench.suite_modules import floor
+from runnable_book.repository import ROOT
 
 
 def test_cpu_per_test_writes_one_row_per_test_with_its_seconds_and_cpu(tmp_path):
     (tmp_path / "test_two.py").write_text("def test_busy():\n    sum(range(10**6))\n\n\ndef test_idle():\n    pass\n")
     rows = tmp_path / "rows.jsonl"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tools.bench.cpu_per_test",
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "runnable_book.bench.cpu_per_test",
                            str(tmp_path / "test_two.py")], cwd=ROOT, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), OUT_VARIABLE: str(rows)})
     assert done.returncode == 0, done.stdout + done.stderr
@@ -64,13 +64,13 @@ def test_busy_processes_end_with_their_block_and_with_a_parent_killed_outright()
     import signal
     import time
 
-    from tools.common.busy import busy_processes
+    from runnable_book.common.busy import busy_processes
 
     with busy_processes(2) as hogs:
         assert [hog.poll() for hog in hogs] == [None, None]
     assert all(hog.returncode is not None for hog in hogs)
     # A parent killed with SIGKILL runs no `finally`: its hog must see it and stop by itself.
-    parent = subprocess.Popen([sys.executable, "-c", "import time\nfrom tools.common.busy import busy_processes\n"
+    parent = subprocess.Popen([sys.executable, "-c", "import time\nfrom runnable_book.common.busy import busy_processes\n"
                                "with busy_processes(1) as hogs:\n    print(hogs[0].pid, flush=True)\n    time.sleep(600)\n"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     hog = int(parent.stdout.readline())
@@ -87,9 +87,9 @@ def test_busy_processes_end_with_their_block_and_with_a_parent_killed_outright()
 
 
 def test_a_grown_chapter_is_a_renamed_copy_that_saves_no_name_twice():
-    """tools/bench/many_chapters.py's copies: the title's number, saved names where code uses them
+    """runnable_book/bench/many_chapters.py's copies: the title's number, saved names where code uses them
     (never an attribute), figure names and the chapter's module, renamed for chapter 17."""
-    from tools.bench.many_chapters import renamed
+    from runnable_book.bench.many_chapters import renamed
 
     page = ("# 15.4 Quality\n\n```{code-cell} ipython3\n# @save\ndef score(r):\n    return r.score + search(1)\n```\n\n"
             "{numref}`fig-accuracy` and\n:name: fig-accuracy\nfrom chapter_lib.chapter15 import _hidden\n")

@@ -11,7 +11,7 @@ each of those here:
 * the environment running the tests (.venv, built by `make env`) holds exactly the
   pins of requirements.txt, and chapter_lib imports from any folder with its Python;
 * every launch link of the built HTML opens the edition's commit (the branch for a
-  preview build, which no commit holds yet: tools/sphinx_ext/edition_on_pages.py), derived from
+  preview build, which no commit holds yet: runnable_book/sphinx_ext/edition_on_pages.py), derived from
   `repository.url` in _config.yml, and a notebook that commit holds; the notebooks the
   links open are exactly the ones nbval executes in `make test-notebooks` (in their own
   folder, with a kernel of this environment), so they are not executed again here;
@@ -53,17 +53,17 @@ from built_artefacts import require_built
 from fresh_environment import MARKER, code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
 from packaging.markers import default_environment
 
-from tools.interpreters import supported
-from tools.interpreters.lock_check import pins_where
-from tools.pipeline import book_shape, edition
-from tools.pipeline.artefact_steps import WHEEL
-from tools.pipeline.install_cell import library_needed, repository_url, served_wheel, site_url
-from tools.pipeline.pages import is_notebook_page, notebook_pages, read_page
-from tools.repository import ROOT
-from tools.pipeline.execute_pages import stored_path
-from tools.browser.chromium import keep_on_host, open_context
-from tools.browser.local_site import find_pages
-from tools.browser.page_state import MERMAID_TIMEOUT_MS, wait_until
+from runnable_book.interpreters import supported
+from runnable_book.interpreters.lock_check import pins_where
+from runnable_book.pipeline import book_shape, edition
+from runnable_book.pipeline.artefact_steps import WHEEL
+from runnable_book.pipeline.install_cell import library_needed, repository_url, served_wheel, site_url
+from runnable_book.pipeline.pages import is_notebook_page, notebook_pages, read_page
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.execute_pages import stored_path
+from runnable_book.browser.chromium import keep_on_host, open_context
+from runnable_book.browser.local_site import find_pages
+from runnable_book.browser.page_state import MERMAID_TIMEOUT_MS, wait_until
 
 pytestmark = pytest.mark.site
 
@@ -97,7 +97,7 @@ def normalized_name(name: str) -> str:
 
 def requirement_pins() -> tuple[dict[str, str], list[str]]:
     """{name: version} of the pins of requirements.txt whose markers hold for this Python (one
-    lock for every supported Python: tools/interpreters/), and the lines that are no pin."""
+    lock for every supported Python: runnable_book/interpreters/), and the lines that are no pin."""
     lines = [line.split("#", 1)[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
     return pins_where(default_environment()), [line for line in lines if line and "==" not in line]
 
@@ -666,13 +666,13 @@ def test_the_pages_workflow_runs_only_what_the_tests_run():
 
 # A figure JupyterLab would draw from the chapter's mermaid source left to right, too small to
 # read (15.9's trust boundaries: 941 x 119 px, labels about 7 px high); the reader's notebook
-# shows our drawing beside it (tools/pipeline/myst_to_notebook.py), read here at 1400 px.
+# shows our drawing beside it (runnable_book/pipeline/myst_to_notebook.py), read here at 1400 px.
 SMALLEST_DIAGRAM_LABEL_PX = 11  # as tests/test_diagram_legibility.py asks of the HTML
 MERMAID_FONT_PX = 16  # the drawings' labels, in the drawing's own units (draw_diagrams.py)
 
 
 def test_jupyterlab_shows_each_wide_diagram_readably_at_1400_px(lab, browser):
-    from tools.pipeline.draw_diagrams import book_diagrams, drawn_top_to_bottom
+    from runnable_book.pipeline.draw_diagrams import book_diagrams, drawn_top_to_bottom
 
     turned = [d for d in book_diagrams() if drawn_top_to_bottom(d.code)]
     assert turned, "no diagram is drawn top to bottom: nothing to check"

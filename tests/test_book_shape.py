@@ -1,4 +1,4 @@
-"""The book's shape (tools/pipeline/book_shape.py): what the tests count, read from the pages.
+"""The book's shape (runnable_book/pipeline/book_shape.py): what the tests count, read from the pages.
 
 And the exercise the proof that no test writes a count adds to a scratch copy (the next one
 after the last), which then passes the exercise, notebook, shape and fidelity tests unedited
@@ -16,9 +16,9 @@ from sphinx.errors import ExtensionError
 import chapter_lib.exercises
 from chapter_lib.exercises.common import CaseResult, report, verdict_heading
 
-from tools.pipeline import book_shape, myst_to_notebook
-from tools.pipeline.pages import notebook_pages, pages_in_toc_order
-from tools.sphinx_ext.exercises import sections_are_where_the_data_says
+from runnable_book.pipeline import book_shape, myst_to_notebook
+from runnable_book.pipeline.pages import notebook_pages, pages_in_toc_order
+from runnable_book.sphinx_ext.exercises import sections_are_where_the_data_says
 
 
 def test_the_pages_are_the_tocs_and_the_exercises_are_numbered_in_order():

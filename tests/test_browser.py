@@ -1,6 +1,6 @@
 """The built book, opened in headless Chromium, has no problems a reader would hit.
 
-Needs Debian's Chromium (tools/browser/ensure_debian_package.sh) and a built book in
+Needs Debian's Chromium (runnable_book/browser/ensure_debian_package.sh) and a built book in
 _build/html. Outside CI a missing build skips these tests; under CI it fails.
 The planted-fault tests prove that the checker really catches each kind of
 problem, on a copy of the build with one fault planted into one page.
@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 from markers import needs
 
-from tools.browser.local_site import find_pages
-from tools.checks.site_check import BrowserChecker, all_problems, write_report
+from runnable_book.browser.local_site import find_pages
+from runnable_book.checks.site_check import BrowserChecker, all_problems, write_report
 
 pytestmark = pytest.mark.site
 
@@ -51,7 +51,7 @@ def site_copy(site, tmp_path) -> Path:
 
 def test_every_page_is_clean(checker, site):
     started = time.monotonic()
-    reports = checker.check_site(site)  # (no screenshots: `python -m tools.checks.site_check _build/html` takes them)
+    reports = checker.check_site(site)  # (no screenshots: `python -m runnable_book.checks.site_check _build/html` takes them)
     write_report(reports, OUT, time.monotonic() - started)
     assert reports, f"no pages found under {site}"
     problems = all_problems(reports)

@@ -1,4 +1,4 @@
-"""tools/sphinx_ext/runner/figures.py, the page's matplotlib backend, run under CPython.
+"""runnable_book/sphinx_ext/runner/figures.py, the page's matplotlib backend, run under CPython.
 
 The page runs it in Pyodide (the site tests, tests/test_browser_run.py); here its rules are
 checked quickly: plt.show() sends each open figure once and closes them, a Figure as a
@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 matplotlib = pytest.importorskip("matplotlib")
 
@@ -24,7 +24,7 @@ matplotlib = pytest.importorskip("matplotlib")
 def figures(monkeypatch):
     """The backend module as the worker installs it (`_browser_figures`), sends recorded."""
     spec = importlib.util.spec_from_file_location(
-        "_browser_figures", ROOT / "tools" / "sphinx_ext" / "runner" / "figures.py")
+        "_browser_figures", ROOT / "runnable_book" / "sphinx_ext" / "runner" / "figures.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "_browser_figures", module)
     spec.loader.exec_module(module)
@@ -87,7 +87,7 @@ def test_the_warm_up_draw_leaves_no_figure_and_sends_nothing(figures):
 # another (make assets checks the same in Pyodide; here the rules, with CPython's matplotlib).
 ARTIST_DOCS = f"""
 import json, sys
-sys.path.insert(0, {str(ROOT / "tools" / "sphinx_ext" / "runner")!r})
+sys.path.insert(0, {str(ROOT / "runnable_book" / "sphinx_ext" / "runner")!r})
 import artist_docs
 mode, recording = sys.argv[1:]
 if mode == "record":

@@ -19,11 +19,11 @@ import re
 
 import pytest
 
-from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_state import STATE_TIMEOUT_MS, wait_until, wait_until_still
-from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
-from tools.checks.run_check import pages_with_code
-from tools.repository import ROOT
+from runnable_book.browser.chromium import JS_DARK_THEME
+from runnable_book.browser.page_state import STATE_TIMEOUT_MS, wait_until, wait_until_still
+from runnable_book.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
+from runnable_book.checks.run_check import pages_with_code
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.site
 

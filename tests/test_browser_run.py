@@ -4,7 +4,7 @@
   runs every cell, and every cell prints exactly what the stored notebook holds (nbval's
   standard); each figure cell draws its figure in the page, in place of the
   stored one, with the stored alt text; no request leaves the machine and the console
-  stays clean (tools/checks/run_check.py, run by tools/browser/page_runner.py).
+  stays clean (runnable_book/checks/run_check.py, run by runnable_book/browser/page_runner.py).
 * A planted change to a stored output is caught.
 * On 15.11, Run all (every worked solution, each passing its check) marks no exercise done.
 * A figure cell whose data a reader changes draws a different figure.
@@ -24,9 +24,9 @@ import re
 import nbformat
 import pytest
 
-from tools.browser.chromium import JS_DARK_THEME
-from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON
-from tools.checks.run_check import (
+from runnable_book.browser.chromium import JS_DARK_THEME
+from runnable_book.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON
+from runnable_book.checks.run_check import (
     LOADER_ID,
     compare,
     expected_outputs,
@@ -34,10 +34,10 @@ from tools.checks.run_check import (
     pages_with_code,
     stored_notebook,
 )
-from tools.browser.page_state import wait_until
-from tools.pipeline import book_shape
-from tools.pipeline.pages import code_cells, notebook_pages
-from tools.repository import ROOT
+from runnable_book.browser.page_state import wait_until
+from runnable_book.pipeline import book_shape
+from runnable_book.pipeline.pages import code_cells, notebook_pages
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.site
 
@@ -48,11 +48,11 @@ LOADER_SCRIPT = re.compile(rf'<script id="{LOADER_ID}">(.*?)</script>', re.DOTAL
 # What only the click may fetch: our runner, the editor, Python and chapter_lib.
 # (progress.mjs, the exercises' progress, and the DOM helpers and exercises' data reader it
 # imports are the runner folder's files every page loads after its first paint:
-# tools/sphinx_ext/runner/__init__.py.)
+# runnable_book/sphinx_ext/runner/__init__.py.)
 AFTER_CLICK_ONLY = re.compile(r"/_static/(runner/(?!(progress|dom|book_exercises)\.mjs)|pyodide/)")
 
 
-# What 15.11's progress box says (tools/sphinx_ext/runner/progress.mjs), once it has read what is kept.
+# What 15.11's progress box says (runnable_book/sphinx_ext/runner/progress.mjs), once it has read what is kept.
 JS_PROGRESS_SUMMARY = """() => document.documentElement.dataset.exerciseProgress !== undefined
     && document.querySelector('.exercise-progress-summary').textContent"""
 
@@ -77,7 +77,7 @@ def page_runs(runs_and_progress) -> dict:
 def shoot(runner, name: str) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     runner.page.screenshot(path=OUT / f"{name}-light.png")
-    runner.page.emulate_media(color_scheme="dark")  # as tools/checks/site_check.py does
+    runner.page.emulate_media(color_scheme="dark")  # as runnable_book/checks/site_check.py does
     runner.page.evaluate(JS_DARK_THEME)
     runner.page.screenshot(path=OUT / f"{name}-dark.png")
     runner.page.emulate_media(color_scheme="light")
@@ -109,7 +109,7 @@ def test_the_worked_solutions_own_checks_mark_no_exercise_done(runs_and_progress
 
 
 def test_each_figure_cell_draws_its_figure_in_the_page(page_runs):
-    """Every figure cell (a code cell with a captioned figure, tools/pipeline/book_shape.py), each
+    """Every figure cell (a code cell with a captioned figure, runnable_book/pipeline/book_shape.py), each
     drawn fresh with its alt text (what compare() checks of a figure cell), counted so none can
     go missing."""
     drawn, figure_cells = {}, 0

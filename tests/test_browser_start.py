@@ -14,7 +14,7 @@
   is told which, as the page's source says.
 * Through a throttled server, the download bar moves while the bytes arrive.
 
-Timings are `make bench-run`'s (tools/bench/run_in_browser.py), never asserted here.
+Timings are `make bench-run`'s (runnable_book/bench/run_in_browser.py), never asserted here.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser.page_runner import JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
-from tools.browser.page_state import wait_until
-from tools.browser.throttling_proxy import ThrottlingProxy
-from tools.checks.run_check import compare, stored_notebook
-from tools.pipeline import book_shape
-from tools.pipeline.pages import notebook_pages, read_page
-from tools.repository import ROOT
-from tools.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
+from runnable_book.browser.page_runner import JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
+from runnable_book.browser.page_state import wait_until
+from runnable_book.browser.throttling_proxy import ThrottlingProxy
+from runnable_book.checks.run_check import compare, stored_notebook
+from runnable_book.pipeline import book_shape
+from runnable_book.pipeline.pages import notebook_pages, read_page
+from runnable_book.repository import ROOT
+from runnable_book.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 
@@ -209,7 +209,7 @@ def test_each_page_announces_what_its_click_downloads_figures_included(site):
     (every wheel served-packages.json lists, the first figure's zip, the figure module, the
     manifest); on a page where only worked solutions draw, what running one adds. (Before,
     15.4 said 13 MB where 27.7 MB crossed the line.)"""
-    from tools.sphinx_ext import runner
+    from runnable_book.sphinx_ext import runner
 
     static = site / "_static"
     manifest = static / runner.PACKAGES_MANIFEST
@@ -237,14 +237,14 @@ def test_each_page_announces_what_its_click_downloads_figures_included(site):
 
 
 def test_the_download_bar_moves_while_bytes_arrive_through_a_throttled_server(site):
-    """A first visit through a throttling proxy (tools/browser/throttling_proxy.py: every
+    """A first visit through a throttling proxy (runnable_book/browser/throttling_proxy.py: every
     request late, one shared link, the Python worker's fetches included): from the click the
     page shows a determinate bar whose bytes, percent and time left change as the bytes come,
     then says Python is starting, then goes. (Not a timing: `make bench-run` times the slow
-    network, tools/bench/slow_network.py.)"""
-    from tools.bench.slow_network import JS_DOWNLOAD_SAMPLES, JS_WATCH_DOWNLOAD_BAR
-    from tools.browser.chromium import VIEWPORT, launch
-    from tools.browser.local_site import LocalSite
+    network, runnable_book/bench/slow_network.py.)"""
+    from runnable_book.bench.slow_network import JS_DOWNLOAD_SAMPLES, JS_WATCH_DOWNLOAD_BAR
+    from runnable_book.browser.chromium import VIEWPORT, launch
+    from runnable_book.browser.local_site import LocalSite
 
     with LocalSite(site, gzip=True) as served, \
             ThrottlingProxy(served.origin, delay_seconds=0.05, bytes_per_second=THROTTLED_BYTES_PER_SECOND) as slow, \

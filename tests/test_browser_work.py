@@ -43,14 +43,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tools.browser.chromium import JS_DARK_THEME
-from tools.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
-from tools.browser.local_site import LocalSite
-from tools.browser.page_state import STATE_TIMEOUT_MS, wait_until, wait_until_still
-from tools.browser.page_runner import (
+from runnable_book.browser.chromium import JS_DARK_THEME
+from runnable_book.checks.axe_check import AXE, BLOCKING_IMPACTS, JS_RUN_AXE
+from runnable_book.browser.local_site import LocalSite
+from runnable_book.browser.page_state import STATE_TIMEOUT_MS, wait_until, wait_until_still
+from runnable_book.browser.page_runner import (
     CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_CELL_STATE, JS_CELLS, JS_PYTHON_IDLE, PYTHON_READY_TIMEOUT_MS, START_BUTTON,
 )
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.site
 

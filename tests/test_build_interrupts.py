@@ -13,7 +13,7 @@ In a scratch copy of the repository (its sources; the copy builds its own `_buil
 notebook page gets a cell that prints a new line, the second a cell that prints nothing, the
 third a cell that waits for a file the test creates, so the first build is surely inside the
 third page's execution when it is interrupted. The lock itself is also tested alone
-(tools/pipeline/build_lock.py), cheaply.
+(runnable_book/pipeline/build_lock.py), cheaply.
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ import time
 import psutil
 import pytest
 
-from tools.pipeline.build_lock import one_build_at_a_time
-from tools.pipeline.pages import notebook_pages
-from tools.repository import ROOT
+from runnable_book.pipeline.build_lock import one_build_at_a_time
+from runnable_book.pipeline.pages import notebook_pages
+from runnable_book.repository import ROOT
 
 OUTPUTS = ["lib", "diagrams", "outputs"]
 # The graph as a terminal runs it: Ctrl-C not ignored (a background job's is, and this test's
 # may be, run by a harness in the background).
 AS_IN_A_TERMINAL = ("import runpy, signal, sys\n"
                     "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-                    "runpy.run_module('tools.pipeline.artefact_graph', run_name='__main__', alter_sys=True)\n")
+                    "runpy.run_module('runnable_book.pipeline.artefact_graph', run_name='__main__', alter_sys=True)\n")
 
 
 def add_cell(page, code: str) -> None:
@@ -110,7 +110,7 @@ def test_ctrl_c_ends_in_one_line_and_the_next_build_waits_then_reports_what_it_c
 def test_a_second_build_waits_for_the_lock_saying_so_once(tmp_path, capfd):
     lock = tmp_path / "_build" / ".build.lock"
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys\nfrom pathlib import Path\nfrom tools.pipeline.build_lock import one_build_at_a_time\n"
+        "import sys\nfrom pathlib import Path\nfrom runnable_book.pipeline.build_lock import one_build_at_a_time\n"
         f"with one_build_at_a_time(Path({str(lock)!r}), 'make book'):\n"
         "    print('held', flush=True)\n    sys.stdin.readline()\n")],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -147,9 +147,9 @@ time.sleep(120)
 ```
 """
 # A page executed as `make outputs` executes it (two kernels at once), its KeyboardInterrupt
-# said in one line as the graph says it (tools/pipeline/artefact_graph.py).
-EXECUTE_A_PAGE = ("import sys\nfrom pathlib import Path\nfrom tools.pipeline import execute_pages\n"
-                  "from tools.pipeline.pages import read_page\nmd = Path(sys.argv[1])\nprint('executing', flush=True)\n"
+# said in one line as the graph says it (runnable_book/pipeline/artefact_graph.py).
+EXECUTE_A_PAGE = ("import sys\nfrom pathlib import Path\nfrom runnable_book.pipeline import execute_pages\n"
+                  "from runnable_book.pipeline.pages import read_page\nmd = Path(sys.argv[1])\nprint('executing', flush=True)\n"
                   "try:\n    execute_pages.execute(md, read_page(md))\nexcept KeyboardInterrupt:\n"
                   "    print('Interrupted.', file=sys.stderr)\n    sys.exit(130)\n")
 

@@ -3,7 +3,7 @@ unknown citation key may have meant; its normal output is its steps, not configu
 And the mistakes an author makes in the book's own files get one line each, no traceback: a
 `_toc.yml` entry for a missing page, a broken `.bib`, a `{numref}` or `{cite}` to nothing.
 
-The build is tools/pipeline/site_build.py's (quiet_html_build), on a scratch book
+The build is runnable_book/pipeline/site_build.py's (quiet_html_build), on a scratch book
 (tests/scratch_book.py) with the parts of our extension these messages come from:
 execute_pages (the pages MyST-NB reads, with their line map) and citations.
 """
@@ -14,11 +14,11 @@ import nbformat
 import pytest
 
 from scratch_book import NOTEBOOK_PAGE, scratch_book
-from tools.pipeline.site_build import quiet_html_build
-from tools.pipeline.pages import code_cells, notebook_pages, read_page
-from tools.pipeline.execute_pages import stored_path
-from tools.sphinx_ext.citations import closest_keys
-from tools.sphinx_ext.page_outputs import cell_lines
+from runnable_book.pipeline.site_build import quiet_html_build
+from runnable_book.pipeline.pages import code_cells, notebook_pages, read_page
+from runnable_book.pipeline.execute_pages import stored_path
+from runnable_book.sphinx_ext.citations import closest_keys
+from runnable_book.sphinx_ext.page_outputs import cell_lines
 
 BIB = """@misc{asai2024selfrag, title = {Self-RAG}, author = {Asai, Akari}, year = {2024}}
 @misc{yan2024crag, title = {Corrective RAG}, author = {Yan, Shi-Qi}, year = {2024}}
@@ -44,7 +44,7 @@ def test_each_warning_names_the_page_and_its_line_and_the_output_is_quiet(tmp_pa
     scratch_book(book, [], ["page_outputs", "citations"],
                  # as in the book's _config.yml: the stored notebooks are not pages
                  {"bibtex_bibfiles": ["references.bib"], "exclude_patterns": ["*.ipynb"]},
-                 nb_custom_formats={".md": "tools.sphinx_ext.page_outputs.read_page"})
+                 nb_custom_formats={".md": "runnable_book.sphinx_ext.page_outputs.read_page"})
     (book / "references.bib").write_text(BIB)
     (book / "figure.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')
     (book / "references.md").write_text("# References\n\n```{bibliography}\n```\n")
@@ -76,7 +76,7 @@ def test_a_code_cells_line_is_its_fence_on_every_page():
         nb = read_page(md)
         starts = cell_lines(md.read_text(encoding="utf-8"), nb)
         code_starts = [start for start, cell in zip(starts, nb.cells) if cell.cell_type == "code"]
-        # MyST-NB reports line `start + 2` for a cell's first line (tools/sphinx_ext/page_outputs.py).
+        # MyST-NB reports line `start + 2` for a cell's first line (runnable_book/sphinx_ext/page_outputs.py).
         assert [start + 2 for start in code_starts] == [cell.line for cell in code_cells(md, nb)], md
 
 
@@ -90,7 +90,7 @@ def test_closest_keys():
 # ---- the mistakes an author makes in the book's own files: one line each, no traceback ----
 
 def test_a_toc_entry_for_a_missing_page_names_toc_its_line_and_the_path(tmp_path, monkeypatch, capsys):
-    from tools.pipeline import artefact_graph, pages
+    from runnable_book.pipeline import artefact_graph, pages
 
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "index.md").write_text("# Home\n")
@@ -131,7 +131,7 @@ BROKEN_BIB = """% Two works.
     ("  year   {2024},", 6, "first2024", ""),  # a field without its '='
 ], ids=["unclosed entry", "field without ="])
 def test_a_broken_bib_names_the_file_the_line_and_the_entry(tmp_path, monkeypatch, fault, line, entry, hint):
-    from tools.pipeline import myst_to_notebook
+    from runnable_book.pipeline import myst_to_notebook
 
     bib = tmp_path / "references.bib"
     bib.write_text(BROKEN_BIB if not fault else BROKEN_BIB.replace("  year = {2024},\n\n", f"{fault}\n}}\n\n", 1))
@@ -149,8 +149,8 @@ def test_a_broken_bib_names_the_file_the_line_and_the_entry(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("role, content", [("numref", "fig-missing"), ("cite:p", "nobody2099")])
 def test_a_reference_to_nothing_in_a_readers_notebook_names_the_page_and_line(tmp_path, role, content):
-    """The reader's notebook resolves {numref} and {cite} itself (tools/pipeline/myst_to_notebook.py)."""
-    from tools.pipeline import myst_to_notebook
+    """The reader's notebook resolves {numref} and {cite} itself (runnable_book/pipeline/myst_to_notebook.py)."""
+    from runnable_book.pipeline import myst_to_notebook
 
     page = tmp_path / "page.md"
     page.write_text(NOTEBOOK_PAGE.format(title="Page") + f"\nAs {{{role}}}`{content}` shows.\n")

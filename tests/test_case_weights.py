@@ -3,9 +3,9 @@
 A start cell of book/15_11_exercises.md may say, beside ``points:``, what some cases of its
 check weigh (``weights:``, a case's name -> a positive number; every other case weighs 1).
 `make lib` writes them into chapter_lib/exercises/points.py (``WEIGHTS``, beside ``POINTS``;
-tools/pipeline/book_shape.py reads and checks them), and one rule
+runnable_book/pipeline/book_shape.py reads and checks them), and one rule
 (chapter_lib.exercises.scoring.verdict_points) gives the points, from the lines a check prints:
-in the page and a notebook (``report``'s verdict line) and in the grader (tools/grade/judge.py,
+in the page and a notebook (``report``'s verdict line) and in the grader (runnable_book/grade/judge.py,
 with the instructor's hidden cases, each weighing 1).
 
 * the rule (Hypothesis): any weights and pass pattern give points between 0 and the worth,
@@ -15,7 +15,7 @@ with the instructor's hidden cases, each weighing 1).
 * book_shape's errors for declarations that do not read, each naming the page, the start cell
   and its line, and the fix; the book's own weights name cases of their checks;
 * agreement: for every checked exercise and every kind of answer the grader's test class gives
-  (tools/grade/generated_class.py), the points ``report`` prints are the points the judge gives
+  (runnable_book/grade/generated_class.py), the points ``report`` prints are the points the judge gives
   on the same function's answers, and the hidden cases count one share each.
 
 No sandbox: the judge is given the record a sandbox makes (each call's arguments and answer),
@@ -38,12 +38,12 @@ from hypothesis import given, settings, strategies as st
 from chapter_lib.exercises import scoring
 from chapter_lib.exercises import points as generated
 from chapter_lib.exercises.common import CASE_COUNTS, VERDICT_HEADING, CaseResult, passed_of, points_for, report
-from tools.grade import book as grade_book
-from tools.grade import hidden as hidden_cases
-from tools.grade.box import wire
-from tools.grade.generated_class import answers
-from tools.grade.judge import judge
-from tools.pipeline import book_shape
+from runnable_book.grade import book as grade_book
+from runnable_book.grade import hidden as hidden_cases
+from runnable_book.grade.box import wire
+from runnable_book.grade.generated_class import answers
+from runnable_book.grade.judge import judge
+from runnable_book.pipeline import book_shape
 
 PAGE = book_shape.exercises_page()
 BOOK = grade_book.load()
@@ -221,7 +221,7 @@ def test_the_books_weights_name_cases_of_their_checks_and_make_lib_wrote_them():
 
 
 def recorded(functions):
-    """The functions wrapped as the sandbox wraps them, and the record it makes (tools/grade/box/harness.py):
+    """The functions wrapped as the sandbox wraps them, and the record it makes (runnable_book/grade/box/harness.py):
     each call's slot, its arguments' key and its answer (or what it raised), as JSON carries it."""
     calls = []
 

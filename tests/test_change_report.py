@@ -14,10 +14,10 @@ import re
 import nbformat
 import pytest
 
-from tools.pipeline import book_shape, change_report, execute_pages
-from tools.pipeline.pages import code_cells, notebook_pages, read_page
-from tools.pipeline.reader_notebook import draws_figures
-from tools.repository import ROOT
+from runnable_book.pipeline import book_shape, change_report, execute_pages
+from runnable_book.pipeline.pages import code_cells, notebook_pages, read_page
+from runnable_book.pipeline.reader_notebook import draws_figures
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.long  # (pages executed, twice each)
 
@@ -30,7 +30,7 @@ def report_of(printed: str) -> list[str]:
 def test_every_figure_page_run_again_unchanged_reports_no_changed_output(scratch_repository):
     pages = [md for md in notebook_pages() if draws_figures(read_page(md))]
     assert pages, "the book has no page that draws a figure"
-    done = scratch_repository.run("-m", "tools.pipeline.execute_pages", "sync",
+    done = scratch_repository.run("-m", "runnable_book.pipeline.execute_pages", "sync",
                                   *(str(md.relative_to(ROOT)) for md in pages), "--force")
     report = report_of(done.stdout)
     assert report[0] == (f"Change report: {len(pages)} of {len(notebook_pages())} pages executed, "
@@ -69,7 +69,7 @@ def test_one_figures_data_changed_reports_that_figure_and_nothing_else(scratch_r
     copy_md.write_text(text.replace(source, changed))
     before = figure_digest(nbformat.read(execute_pages.stored_path(md), as_version=4), rank)
 
-    done = scratch_repository.run("-m", "tools.pipeline.execute_pages", "sync", str(md.relative_to(ROOT)))
+    done = scratch_repository.run("-m", "runnable_book.pipeline.execute_pages", "sync", str(md.relative_to(ROOT)))
     report = report_of(done.stdout)
     after = figure_digest(nbformat.read(execute_pages.stored_path(copy_md), as_version=4), rank)
     assert after != before

@@ -1,10 +1,10 @@
-"""`make check`'s pages under nbval (tools/checks/changed_pages.py): those not yet passed as they
+"""`make check`'s pages under nbval (runnable_book/checks/changed_pages.py): those not yet passed as they
 are now, recorded by digest; a page with no code is never one of them (nbval has nothing to run)."""
 
 from __future__ import annotations
 
-from tools.checks import changed_pages
-from tools.pipeline.pages import notebook_pages
+from runnable_book.checks import changed_pages
+from runnable_book.pipeline.pages import notebook_pages
 
 
 def test_with_nothing_recorded_every_page_with_code_is_run_and_no_other(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ import shutil
 import nbformat
 import pytest
 
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 pytestmark = [pytest.mark.whole_book, pytest.mark.kernel]
 
@@ -29,7 +29,7 @@ def test_a_second_chapter_imports_the_first_and_a_change_re_executes_exactly_its
     toc = copy / "_toc.yml"
     toc.write_text(toc.read_text().replace("  - file: book/references\n",
                                            f"  - file: book/{PAGE.stem}\n  - file: book/references\n"))
-    built = scratch_repository.run("-m", "tools.pipeline.artefact_graph", "lib", "outputs").stdout
+    built = scratch_repository.run("-m", "runnable_book.pipeline.artefact_graph", "lib", "outputs").stdout
     assert executed(built) == [PAGE.stem], built
     sixteen = (copy / "chapter_lib" / "chapter16.py").read_text()
     assert "\nfrom chapter_lib.chapter15 import token_count  # saved by chapter 15\n" in sixteen
@@ -42,6 +42,6 @@ def test_a_second_chapter_imports_the_first_and_a_change_re_executes_exactly_its
     fifteen_eight = copy / "book" / "15_08_long_context_rag_cache.md"
     fifteen_eight.write_text(fifteen_eight.read_text().replace("    return len(tokenize(text))",
                                                                "    return len(list(tokenize(text)))"))
-    built = scratch_repository.run("-m", "tools.pipeline.artefact_graph", "lib", "outputs").stdout
+    built = scratch_repository.run("-m", "runnable_book.pipeline.artefact_graph", "lib", "outputs").stdout
     assert sorted(executed(built)) == ["15_08_long_context_rag_cache", "15_11_exercises", PAGE.stem], built
     assert "library definitions it uses changed: `chapter15.token_count`" in built

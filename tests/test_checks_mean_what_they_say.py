@@ -23,7 +23,7 @@ import jupytext
 from hypothesis import example, given, settings, strategies as st
 
 from chapter_lib import exercises as ex
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 PAGE = ROOT / "book" / "15_11_exercises.md"
 # What each exercise starts from, beside the start cell's stubs: the chapter's function the

@@ -1,10 +1,10 @@
-"""tools/common/files.py: a file is written whole or not at all."""
+"""runnable_book/common/files.py: a file is written whole or not at all."""
 
 import os
 
 import pytest
 
-from tools.common.files import write_atomically
+from runnable_book.common.files import write_atomically
 
 
 def test_text_and_bytes_are_written_readable_and_nothing_else_is_left(tmp_path):

@@ -1,4 +1,4 @@
-"""The page's IPython.display (tools/sphinx_ext/runner/display.py) under CPython: each value's
+"""The page's IPython.display (runnable_book/sphinx_ext/runner/display.py) under CPython: each value's
 display bundle as IPython's formatter makes it (the _repr_*_ methods, _repr_mimebundle_ first,
 text/plain always), IPython.display's classes, display() and clear_output() as the page's
 Python sends them. What the page draws of a bundle: tests/js/mime.test.mjs and the browser
@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tools.sphinx_ext.runner import display as shim
+from runnable_book.sphinx_ext.runner import display as shim
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
 

@@ -1,7 +1,7 @@
 """What a click on "Run in your browser" promises to download, against what the server sent.
 
 On the book's first notebook page, its first page with a figure and its exercise page (found
-from the book's source, tools/pipeline/book_shape.py), a cold browser clicks "Run in your
+from the book's source, runnable_book/pipeline/book_shape.py), a cold browser clicks "Run in your
 browser" and waits until Python is up and the bar gone (on the page with a figure: Run all too,
 until its first figure is drawn and the bar gone). Then:
 
@@ -9,7 +9,7 @@ until its first figure is drawn and the bar gone). Then:
   wrote) is within 5% of the bytes the local server sent from the click on (before, 15.4
   promised 13 MB where 27.7 MB crossed the line);
 * the bar's total never changed, and its count of bytes that arrived never exceeded what the
-  server had sent by then (tools/browser/local_site.py records when it sent what).
+  server had sent by then (runnable_book/browser/local_site.py records when it sent what).
 
 The server sends files as stored (no gzip): a host that compresses text (GitHub Pages) sends
 about 1.4 MB less, which the line's "up to" covers. Timings are `make bench-run`'s.
@@ -21,12 +21,12 @@ import re
 
 import pytest
 
-from tools.bench.slow_network import JS_DOWNLOAD_SAMPLES, JS_WATCH_DOWNLOAD_BAR
-from tools.browser.page_runner import JS_FIRST_OUTPUT, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
-from tools.browser.page_state import wait_until
-from tools.pipeline import book_shape
-from tools.pipeline.pages import notebook_pages
-from tools.repository import ROOT
+from runnable_book.bench.slow_network import JS_DOWNLOAD_SAMPLES, JS_WATCH_DOWNLOAD_BAR
+from runnable_book.browser.page_runner import JS_FIRST_OUTPUT, JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
+from runnable_book.browser.page_state import wait_until
+from runnable_book.pipeline import book_shape
+from runnable_book.pipeline.pages import notebook_pages
+from runnable_book.repository import ROOT
 
 pytestmark = [pytest.mark.site, pytest.mark.browser]
 

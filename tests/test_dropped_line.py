@@ -3,7 +3,7 @@ and the book's service worker kept out of downloads that may outlast it.
 
 * The local server answers a byte range with 206, as GitHub Pages does (local_site.py), and
   the throttling proxy can cut the first answers of each large file mid-body
-  (tools/browser/throttling_proxy.py, DroppedLine), counting what crossed.
+  (runnable_book/browser/throttling_proxy.py, DroppedLine), counting what crossed.
 * 15.2 through a proxy that cuts every large answer twice: Python starts and the first cell's
   output comes; each large file crossed about once, plus what was cut short (resumed with
   Range, never sent whole again).
@@ -32,10 +32,10 @@ from pathlib import Path
 import pytest
 from markers import needs
 
-from tools.browser.local_site import LocalSite
-from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
-from tools.browser.throttling_proxy import DroppedLine, ThrottlingProxy
-from tools.sphinx_ext import offline
+from runnable_book.browser.local_site import LocalSite
+from runnable_book.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
+from runnable_book.browser.throttling_proxy import DroppedLine, ThrottlingProxy
+from runnable_book.sphinx_ext import offline
 
 pytestmark = pytest.mark.long  # (Python started in four browsers, a figure page twice: about 2.5 min)
 
@@ -145,7 +145,7 @@ def test_the_proxy_cuts_the_first_answers_of_a_large_file_and_counts_what_crosse
 @pytest.fixture
 @needs("browser")
 def chromium(site):
-    from tools.browser.chromium import launch
+    from runnable_book.browser.chromium import launch
 
     with launch(resolve_only_localhost=True) as browser:
         yield browser
@@ -174,8 +174,8 @@ def test_python_starts_on_a_line_that_drops_every_large_download_twice(site, chr
     first output comes (Run all, as `make bench-run` times it). Each large file was resumed with Range (206s after its first answer, never
     sent whole again), and crossed the line once plus at most what the cut answers carried
     (the browser drops the bytes of a broken answer it had not handed on yet)."""
-    from tools.browser.chromium import VIEWPORT
-    from tools.browser.page_runner import JS_FIRST_OUTPUT, START_BUTTON
+    from runnable_book.browser.chromium import VIEWPORT
+    from runnable_book.browser.page_runner import JS_FIRST_OUTPUT, START_BUTTON
 
     sizes = large_files(site)
     with dropping_line(site, DroppedLine(after_bytes=CUT_AFTER_BYTES, times=2, min_size=LARGE_BYTES)) as line:
@@ -206,8 +206,8 @@ def test_a_download_that_gives_up_online_says_so_and_running_the_cell_again_trie
     then nothing however often it is asked: the cell says the download failed (which file, how
     much arrived, the browser online), never that figures are not stored for offline use. The
     line mended, running the cell again draws the figure."""
-    from tools.browser.chromium import VIEWPORT
-    from tools.browser.page_runner import JS_RUN_FINISHED, START_BUTTON
+    from runnable_book.browser.chromium import VIEWPORT
+    from runnable_book.browser.page_runner import JS_RUN_FINISHED, START_BUTTON
 
     nothing_after_a_megabyte = DroppedLine(after_bytes=[1_000_000] + [0] * 20, min_size=6_000_000)  # (matplotlib's wheel alone)
     with dropping_line(site, nothing_after_a_megabyte) as line:
@@ -237,8 +237,8 @@ def test_python_that_could_not_start_for_a_download_starts_on_try_again(site, ch
     """15.2's start through a line that brings half a megabyte of each of the runtime's large
     files, then nothing: "Python could not start", the file named, and a "Try again" that, the
     line mended, starts it."""
-    from tools.browser.chromium import VIEWPORT
-    from tools.browser.page_runner import JS_PYTHON_IDLE, START_BUTTON
+    from runnable_book.browser.chromium import VIEWPORT
+    from runnable_book.browser.page_runner import JS_PYTHON_IDLE, START_BUTTON
 
     nothing_after_half_a_megabyte = DroppedLine(after_bytes=[500_000] + [0] * 20, min_size=2_000_000)
     with dropping_line(site, nothing_after_half_a_megabyte) as line:
@@ -270,7 +270,7 @@ def reader_profile(site):
     """A browser with a profile on disk, service workers allowed: a reader's HTTP cache (a context
     of launch() keeps its cache in memory, which holds no 6-MB file: matplotlib's wheel was then
     downloaded again to be kept)."""
-    from tools.browser.chromium import open_context
+    from runnable_book.browser.chromium import open_context
 
     with open_context(resolve_only_localhost=True, service_workers="allow") as context:
         yield context
@@ -283,7 +283,7 @@ def test_under_the_service_worker_large_downloads_are_the_browsers_and_end_kept(
     fail every body it passed on), the small ones were. Afterwards what the run loaded of Python
     and the figures is kept, each large file sent whole once: the worker kept them from the
     browser's cache, not from a second download."""
-    from tools.browser.page_runner import JS_RUN_FINISHED, START_BUTTON
+    from runnable_book.browser.page_runner import JS_RUN_FINISHED, START_BUTTON
 
     groups = offline.groups(site)
     threshold = worker_threshold(site)

@@ -1,7 +1,7 @@
 """Editions: which build of the book a reader holds, and the library its notebooks install.
 
-(tools/pipeline/edition.py, the install cell of tools/pipeline/reader_notebook.py,
-tools/sphinx_ext/edition_on_pages.py; the two-edition run is tests/test_two_editions.py.)
+(runnable_book/pipeline/edition.py, the install cell of runnable_book/pipeline/reader_notebook.py,
+runnable_book/sphinx_ext/edition_on_pages.py; the two-edition run is tests/test_two_editions.py.)
 
 * An edition names a clean commit and the commit's date (UTC); uncommitted changes make a
   preview after the commit; outside a checkout of its own, a preview; never the clock.
@@ -33,14 +33,14 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from built_artefacts import require_built
-from tools.browser.local_site import find_pages
-from tools.pipeline import edition
-from tools.pipeline.artefact_steps import PDF, WHEEL
-from tools.pipeline.pages import notebook_pages
-from tools.repository import ROOT
-from tools.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, site_url
-from tools.pipeline.reader_notebook import published_notebook
-from tools.pipeline.execute_pages import stored_path
+from runnable_book.browser.local_site import find_pages
+from runnable_book.pipeline import edition
+from runnable_book.pipeline.artefact_steps import PDF, WHEEL
+from runnable_book.pipeline.pages import notebook_pages
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, site_url
+from runnable_book.pipeline.reader_notebook import published_notebook
+from runnable_book.pipeline.execute_pages import stored_path
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "init.defaultBranch=main"]
 LIBRARY_SOURCE = re.compile(r'"(chapter-lib @ [^"]+)"')
@@ -97,7 +97,7 @@ def test_an_edition_names_a_clean_commit_and_its_date_and_a_preview_otherwise(tm
 def test_the_release_tag_is_named_only_while_the_library_is_the_releases(tmp_path):
     root = library_copy(tmp_path / "book")
     assert edition.released_tag(root) is None, "no release recorded: no tag"
-    from tools.release.release import with_release_record
+    from runnable_book.release.release import with_release_record
 
     pyproject = root / "pyproject.toml"
     pyproject.write_text(with_release_record(pyproject.read_text(), edition.version(root), edition.library_digest(root)))

@@ -12,10 +12,10 @@ import sys
 import nbformat
 import pytest
 
-from tools.checks import nbval_run
-from tools.pipeline import book_shape, execute_pages
-from tools.pipeline.pages import notebook_pages, read_page
-from tools.repository import ROOT
+from runnable_book.checks import nbval_run
+from runnable_book.pipeline import book_shape, execute_pages
+from runnable_book.pipeline.pages import notebook_pages, read_page
+from runnable_book.repository import ROOT
 
 
 def stored(md):
@@ -75,7 +75,7 @@ def test_a_readers_notebook_not_regenerated_after_a_prose_edit_is_reported(tmp_p
     assert len(problems) == 1, problems
     assert "page.ipynb is not what" in problems[0] and "cell 4 (markdown, id cell-04, from cell 3 of the .md)" in problems[0]
     assert "hostile input" in problems[0]
-    run = subprocess.run([sys.executable, "-m", "tools.pipeline.execute_pages", "check", str(md)],
+    run = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.execute_pages", "check", str(md)],
                          capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 1 and "Run `make outputs`" in run.stderr
 
@@ -91,13 +91,13 @@ def test_sync_rewrites_a_stale_readers_notebook_without_executing_it(tmp_path):
 
 
 def test_the_book_build_stops_on_a_page_whose_notebook_disagrees(tmp_path):
-    """tools/sphinx_ext/page_outputs.py: the HTML never shows outputs of other code."""
+    """runnable_book/sphinx_ext/page_outputs.py: the HTML never shows outputs of other code."""
     from types import SimpleNamespace
 
     from sphinx.errors import ExtensionError
 
-    from tools.sphinx_ext.page_outputs import read_page as read_source
-    from tools.sphinx_ext.page_outputs import use_stored_outputs
+    from runnable_book.sphinx_ext.page_outputs import read_page as read_source
+    from runnable_book.sphinx_ext.page_outputs import use_stored_outputs
 
     md = tmp_path / "page.md"
     shutil.copy(ROOT / "book" / "15_07_structured_stores.md", md)
@@ -173,7 +173,7 @@ def test_consecutive_stream_chunks_are_stored_as_one_output():
 def reexecuted(md) -> str:
     """The reader's notebook text that re-executing md makes, kept with the Python version of
     the committed one. The re-execution is nbval's in this `make test` (its kernel has `make
-    outputs`' settings: tools/checks/nbval_run.py); without one (a bare pytest, or a page
+    outputs`' settings: runnable_book/checks/nbval_run.py); without one (a bare pytest, or a page
     changed since), the page is executed here, once (`make outputs`' second run at once only
     compares the two: its own check, tests/test_site_build.py)."""
     fresh = read_page(md)
@@ -235,11 +235,11 @@ def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
 def test_a_change_of_how_the_kernel_starts_re_executes_every_page(monkeypatch):
     """The kernel's setup (its arguments: figure formats, the SVG ids' salt) is an input of every
     page, as its cells are: an incremental build after changing it equals a clean one."""
-    from tools.pipeline import page_inputs
+    from runnable_book.pipeline import page_inputs
 
     md = notebook_pages()[0]
     assert execute_pages.stale_reasons(md, read_page(md), stored(md)) == []
     changed = {**page_inputs.KERNEL_SETUP, "arguments": [*page_inputs.KERNEL_SETUP["arguments"], "--changed"]}
     monkeypatch.setattr(page_inputs, "KERNEL_SETUP", changed)
     assert execute_pages.stale_reasons(md, read_page(md), stored(md)) == [
-        "the kernel's setup changed (tools/pipeline/page_inputs.py: KERNEL_SETUP)"]
+        "the kernel's setup changed (runnable_book/pipeline/page_inputs.py: KERNEL_SETUP)"]

@@ -1,4 +1,4 @@
-"""tools/pipeline/execute_shards.py: a book's pages executed on N machines and merged give the
+"""runnable_book/pipeline/execute_shards.py: a book's pages executed on N machines and merged give the
 stored notebooks one run gives, and a merge of shards that do not belong together stops."""
 
 import shutil
@@ -6,8 +6,8 @@ import shutil
 import pytest
 from scratch_book import MYST_NOTEBOOK_HEADER
 
-from tools.common.shards import ShardProblem
-from tools.pipeline import change_report, execute_pages, execute_shards
+from runnable_book.common.shards import ShardProblem
+from runnable_book.pipeline import change_report, execute_pages, execute_shards
 
 pytestmark = pytest.mark.kernel  # (scratch pages executed, as `make outputs` executes them)
 

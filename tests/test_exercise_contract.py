@@ -1,4 +1,4 @@
-"""An exercise's contract is part of the build (tools/pipeline/exercise_contract.py): every
+"""An exercise's contract is part of the build (runnable_book/pipeline/exercise_contract.py): every
 worked solution passes its check, every untouched start cell gets `not attempted` from the
 grader; `make book` fails a page that breaks it, naming the exercise, the failing case and what
 changed since the page last passed, and `make accept` refuses to record it.
@@ -18,8 +18,8 @@ import nbformat
 import pytest
 
 from chapter_lib.exercises.common import VERDICT_HEADING
-from tools.pipeline import book_shape, exercise_contract
-from tools.repository import ROOT
+from runnable_book.pipeline import book_shape, exercise_contract
+from runnable_book.repository import ROOT
 
 PAGE = book_shape.exercises_page()
 
@@ -132,7 +132,7 @@ def test_a_library_change_that_breaks_a_worked_solution_fails_the_build_and_acce
     exercises = copy / "book" / PAGE.with_suffix(".ipynb").name
     kept = exercises.read_bytes()
 
-    built = scratch_repository.run("-m", "tools.pipeline.artefact_graph", "lib", "diagrams", "outputs", check=False)
+    built = scratch_repository.run("-m", "runnable_book.pipeline.artefact_graph", "lib", "diagrams", "outputs", check=False)
     assert built.returncode == 1, built.stdout + built.stderr
     errors = [line for line in built.stderr.splitlines() if line.startswith("error: ")]
     failing = next(line for line in errors if "worked solution fails its check" in line)
@@ -141,7 +141,7 @@ def test_a_library_change_that_breaks_a_worked_solution_fails_the_build_and_acce
     assert "Traceback" not in built.stderr
     assert exercises.read_bytes() == kept, "the failed page's stored notebook is kept as it was"
 
-    accepted = scratch_repository.run("-m", "tools.pipeline.accept", check=False)
+    accepted = scratch_repository.run("-m", "runnable_book.pipeline.accept", check=False)
     assert accepted.returncode == 1 and "`make accept` recorded nothing" in accepted.stderr, accepted.stderr
     assert "exercise 3's worked solution fails its check" in accepted.stderr
     assert (copy / "tests" / "book_as_accepted" / "15_05_self_correcting_retrieval.txt").read_bytes() == (

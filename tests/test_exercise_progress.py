@@ -1,4 +1,4 @@
-"""Exercise progress on 15.11 (tools/sphinx_ext/runner/progress.mjs), as a student meets it.
+"""Exercise progress on 15.11 (runnable_book/sphinx_ext/runner/progress.mjs), as a student meets it.
 
 A passing check run by the reader marks its exercise done (beside its heading, in the
 progress list, beside 15.11 in the sidebar); a failing one does not (nor do the worked
@@ -17,9 +17,9 @@ import pytest
 
 from student_answers import EXERCISE_3_RIGHT
 
-from tools.browser.page_state import wait_until
-from tools.pipeline import book_shape
-from tools.repository import ROOT
+from runnable_book.browser.page_state import wait_until
+from runnable_book.pipeline import book_shape
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.site
 
@@ -48,7 +48,7 @@ check_conflict_policy(my_assess, my_resolve)
 
 def test_every_page_carries_the_exercises_as_book_shape_reads_them(site):
     """What the page's JavaScript knows of the exercises is the build's data (#book-exercises,
-    tools/sphinx_ext/exercises.py), the same on every page that loads the progress."""
+    runnable_book/sphinx_ext/exercises.py), the same on every page that loads the progress."""
     checks = book_shape.checks()
     expected = {"page": book_shape.exercises_page().relative_to(ROOT).with_suffix(".html").as_posix(),
                 "exercises": [{"number": n, "section": f"exercise-{n}",

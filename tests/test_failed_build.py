@@ -1,4 +1,4 @@
-"""A failed build rewrites nothing in the tree (tools/pipeline/tree_rollback.py).
+"""A failed build rewrites nothing in the tree (runnable_book/pipeline/tree_rollback.py).
 
 * A worked solution broken (it returns nothing): the graph stops with exit 1, `git status`
   shows the author's edit and nothing else (not the broken solution's module, not the notebooks
@@ -17,8 +17,8 @@ import subprocess
 
 import pytest
 
-from tools.pipeline import book_shape, tree_rollback
-from tools.repository import ROOT
+from runnable_book.pipeline import book_shape, tree_rollback
+from runnable_book.repository import ROOT
 
 
 def git(copy, *args: str) -> str:
@@ -60,7 +60,7 @@ def test_a_broken_worked_solution_fails_the_build_and_leaves_the_tree_as_it_was(
     page.write_text(text.replace(saved, broken))
     module = f"chapter_lib/exercises/solution_{number}.py"
 
-    done = scratch_repository.run("-m", "tools.pipeline.artefact_graph", "lib", "diagrams", "outputs", check=False)
+    done = scratch_repository.run("-m", "runnable_book.pipeline.artefact_graph", "lib", "diagrams", "outputs", check=False)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
     assert git(copy, "status", "--porcelain").splitlines() == [f" M {page.relative_to(copy)}"], done.stderr[-3000:]

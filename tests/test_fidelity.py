@@ -1,6 +1,6 @@
 """The book is what its author accepted, and holds the chapter as delivered: how that is decided.
 
-tools/pipeline/accept.py says why and how: (a) every page's text and printed outputs equal
+runnable_book/pipeline/accept.py says why and how: (a) every page's text and printed outputs equal
 tests/book_as_accepted/<page>.txt (`make accept` writes them); (b) every line of
 tests/chapter15_as_delivered.txt is in the book, except the departures `make accept`
 recorded, and the record is exact. The book itself is held to both by `accept --check`
@@ -16,9 +16,9 @@ import re
 
 import pytest
 
-from tools.pipeline import accept
-from tools.pipeline.book_text import NO_NEWLINE, Line, markdown_lines, verbatim
-from tools.repository import ROOT
+from runnable_book.pipeline import accept
+from runnable_book.pipeline.book_text import NO_NEWLINE, Line, markdown_lines, verbatim
+from runnable_book.repository import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def now():
 
 
 def test_markdown_reads_as_the_rendered_page_shows_it():
-    """tools/pipeline/book_text.py: one line per block, inline markup dropped, code kept."""
+    """runnable_book/pipeline/book_text.py: one line per block, inline markup dropped, code kept."""
     markdown = (
         "## Exercise 2\n\nA *paragraph* with `code` and a [link](#references)\non two lines.\n\n"
         "> **In the interview**\n>\n> Q. Why?\n\n1. first\n2. second\n\n| a | b |\n|---|---|\n| 1 | `2` |\n\n"
@@ -99,7 +99,7 @@ def test_a_difference_names_the_page_the_line_and_both_versions(now):
     """A changed printed line (the first the book prints) and a changed code line, as a fidelity
     failure reports them: where they are in the .md (its file, the cell, the line), as the change
     report and every message name a place, and both versions."""
-    from tools.pipeline.pages import cell_positions, code_cells
+    from runnable_book.pipeline.pages import cell_positions, code_cells
 
     name, lines, index = next((name, text.splitlines(), i) for name, text in now.items()
                               for i, line in enumerate(text.splitlines()) if line.startswith("--- ") and " printed " in line)

@@ -1,4 +1,4 @@
-"""`make grade`: a class's notebooks graded offline, in a sandbox (tools/grade).
+"""`make grade`: a class's notebooks graded offline, in a sandbox (runnable_book/grade).
 
 One grader run, shared by the tests (a module-scoped fixture), grades a handful of crafted
 submissions: right, untouched, tampered (replaced checks, printed PASS lines, a patched
@@ -33,9 +33,9 @@ import pytest
 from student_answers import EXERCISE_3_RIGHT
 from markers import needs
 
-from tools.grade import book as grade_book
-from tools.grade.generated_class import IMPORTS, answers, notebook_with, write
-from tools.repository import ROOT
+from runnable_book.grade import book as grade_book
+from runnable_book.grade.generated_class import IMPORTS, answers, notebook_with, write
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.long  # (one grader run of about 40 s, shared by the module's tests)
 
@@ -68,7 +68,7 @@ def expect(given: dict) -> dict:
 
 def defs(number: int, body: str) -> str:
     """The exercise's functions, named and shaped as its start cell has them, with this body."""
-    from tools.grade.generated_class import parameters
+    from runnable_book.grade.generated_class import parameters
 
     return IMPORTS + "".join(f"\n\ndef {name}({parameters(ex(number).start, name)}):\n{body}"
                              for name in ex(number).args)
@@ -289,7 +289,7 @@ def digest(folder: Path) -> dict[str, str]:
 def ensure_assets():
     """The sandbox runs the Pyodide and snapshot `make assets` serves (`make test` makes them
     first; a bare pytest on a fresh clone makes them here)."""
-    from tools.grade.sandbox import PYODIDE, SNAPSHOT
+    from runnable_book.grade.sandbox import PYODIDE, SNAPSHOT
 
     if not (PYODIDE / "pyodide.asm.wasm").exists() or not SNAPSHOT.exists():
         subprocess.run(["make", "--no-print-directory", "assets"], cwd=ROOT, check=True, capture_output=True)
@@ -333,7 +333,7 @@ def graded(tmp_path_factory):
         added = {n: [v[j % len(v)][1]] for n, v in variants.items() if v[j % len(v)][1]}
         write(folder / f"verdicts-{j + 1}.ipynb", minimal(added, style="lab" if j % 2 else "page"))
     before = digest(folder)
-    done = subprocess.run([sys.executable, "-m", "tools.grade", str(folder), "--out", str(out), "--jobs", "2", *LIMITS],
+    done = subprocess.run([sys.executable, "-m", "runnable_book.grade", str(folder), "--out", str(out), "--jobs", "2", *LIMITS],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     after = digest(folder)
@@ -342,7 +342,7 @@ def graded(tmp_path_factory):
     write(folder / "endless.ipynb", minimal({A: [right(A)], B: [right(B)], C: [ENDLESS_CELL],
                                              D: [endless_check_calls(D)]}))
     before_again = digest(folder)
-    again = subprocess.run([sys.executable, "-m", "tools.grade", str(folder), "--out", str(out), "--only", "endless.ipynb"],
+    again = subprocess.run([sys.executable, "-m", "runnable_book.grade", str(folder), "--out", str(out), "--only", "endless.ipynb"],
                            cwd=ROOT, capture_output=True, text=True, timeout=900)
     listener.close()
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
@@ -375,7 +375,7 @@ def cell_outputs(graded, name) -> list[str]:
 def test_every_checked_exercise_names_the_functions_its_check_is_called_on():
     """From the book: each exercise whose start cell imports a check has one `# When ready:` line
     calling it on functions the start cell defines as stubs; the others are open."""
-    from tools.pipeline import book_shape
+    from runnable_book.pipeline import book_shape
 
     assert {e.number: [e.check] for e in BOOK.checked} == book_shape.checks()
     assert sorted(BOOK.open + tuple(CHECKED)) == book_shape.exercise_numbers()
@@ -392,7 +392,7 @@ def test_what_a_function_returns_reaches_the_judge_as_a_check_reads_it():
 
     from chapter_lib import Verdict
     from chapter_lib.exercises import sourced_corpus
-    from tools.grade.box import wire
+    from runnable_book.grade.box import wire
 
     class Resolution:
         action, triple = "escalate", ("Aurora", "region", "us-east-2")
@@ -563,8 +563,8 @@ def verdict_cells(variants) -> list[tuple[int, str, list[str]]]:
 
 def page_verdicts(runs, folder: Path) -> list[str]:
     """The first line each check prints in the page's Python: Pyodide, cells run as the page runs them."""
-    from tools.grade.book import library_files
-    from tools.grade.sandbox import Limits, Sandbox
+    from runnable_book.grade.book import library_files
+    from runnable_book.grade.sandbox import Limits, Sandbox
 
     steps = []
     for _, _, cells in runs:
@@ -630,7 +630,7 @@ def test_output_no_one_reads_any_more_stops_nothing():
     raise (a BrokenPipeError in the progress line stopped the run before grades.csv was written)."""
     read, write = os.pipe()
     os.close(read)  # (the pipe's reader has gone before the first line)
-    program = ("from tools.grade.__main__ import say\n"
+    program = ("from runnable_book.grade.__main__ import say\n"
                "for n in range(3):\n    say(f'[{n}/3] a line of progress\\n')\n"
                "import sys; sys.stderr.write('went on\\n')\n")
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, stdout=write, stderr=subprocess.PIPE, text=True,
@@ -645,9 +645,9 @@ def test_the_call_judged_is_the_students_last_call_of_the_check_with_its_functio
     the student left the exercise alone."""
     import inspect
 
-    from tools.grade.grade import judged_call
-    from tools.grade.judge import judge
-    from tools.grade.notebook import Cell
+    from runnable_book.grade.grade import judged_call
+    from runnable_book.grade.judge import judge
+    from runnable_book.grade.notebook import Cell
 
     exercise = BOOK.checked[0]
     parameters = list(inspect.signature(exercise.grader_check()).parameters)

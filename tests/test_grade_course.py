@@ -1,5 +1,5 @@
 """`make grade` for a course: a class handed in as an LMS's zip, hidden cases, a due date, manual
-scores, feedback per student, a gradebook in Canvas's and Moodle's formats, and shards (tools/grade).
+scores, feedback per student, a gradebook in Canvas's and Moodle's formats, and shards (runnable_book/grade).
 
 One small class, three students, graded once whole and once in three shards merged: the same
 bytes. The class comes as an LMS zip, with what a Mac adds (``__MACOSX``, ``._`` files), a
@@ -26,10 +26,10 @@ import nbformat
 import pytest
 from markers import needs
 
-from tools.grade import book as grade_book
-from tools.grade import intake
-from tools.grade.generated_class import IMPORTS, one_exercise_notebook
-from tools.repository import ROOT
+from runnable_book.grade import book as grade_book
+from runnable_book.grade import intake
+from runnable_book.grade.generated_class import IMPORTS, one_exercise_notebook
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.long  # (four grader runs of a few students each, shared by the module's tests)
 
@@ -37,7 +37,7 @@ BOOK = grade_book.load()
 ROUTER = next((e for e in BOOK.checked if e.check == "check_router"), None)
 if ROUTER is None:
     pytest.skip("the book has no check_router exercise for the hidden cases' example", allow_module_level=True)
-HIDDEN = ROOT / "tools" / "grade" / "examples" / "hidden_cases.py"
+HIDDEN = ROOT / "runnable_book" / "grade" / "examples" / "hidden_cases.py"
 DUE = "2026-12-01T23:59"
 LIMITS = ["--step-seconds", "20", "--notebook-seconds", "120"]
 
@@ -100,7 +100,7 @@ def manual_csv(path: Path) -> None:
 
 
 def grade(*arguments, check=True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "tools.grade", *map(str, arguments), *LIMITS], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "runnable_book.grade", *map(str, arguments), *LIMITS], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     if check:
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -120,7 +120,7 @@ def course(tmp_path_factory):
     whole = grade(archive, "--out", base / "whole", *common)
     for k in (1, 2, 3):
         grade(archive, "--out", base / "shards" / f"shard-{k}-of-3", "--shard", f"{k}/3", *common)
-    merged = subprocess.run([sys.executable, "-m", "tools.grade.shards", "--shards", base / "shards", "--out",
+    merged = subprocess.run([sys.executable, "-m", "runnable_book.grade.shards", "--shards", base / "shards", "--out",
                              base / "merged", "--manual", manual, "--format", "canvas", "--format", "moodle",
                              "--assignment", "Chapter 15 exercises (4242)"],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -264,8 +264,8 @@ def test_only_takes_any_name_and_refuses_an_ambiguous_one(course):
 def test_what_an_instructor_gets_wrong_is_named():
     """Unknown students and points over the exercise's worth in manual.csv, a hidden-cases file that
     names no check, a bad due date, a zip that is no zip: one message naming the file (and line)."""
-    from tools.grade import gradebook, hidden
-    from tools.grade.grade import Graded
+    from runnable_book.grade import gradebook, hidden
+    from runnable_book.grade.grade import Graded
 
     results = [Graded("a.ipynb", student={"key": "a.ipynb", "name": "Ann", "lms_id": ""})]
     folder = Path(ROOT / "_build" / "test-grade-mistakes")

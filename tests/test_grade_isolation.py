@@ -1,4 +1,4 @@
-"""The grader fails closed (tools/grade/isolation.py): full isolation, or nothing graded and why.
+"""The grader fails closed (runnable_book/grade/isolation.py): full isolation, or nothing graded and why.
 
 As an ordinary user with a login ``PATH`` (which lacks ``/usr/sbin``, where Debian keeps
 ``chroot``) the grader either isolates the students' code completely or refuses, naming the
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.grade import isolation
-from tools.repository import ROOT
+from runnable_book.grade import isolation
+from runnable_book.repository import ROOT
 
 LOGIN_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"  # Debian's ENV_PATH for a user
 USER = "grade-test-user"
@@ -85,7 +85,7 @@ def test_an_ordinary_user_with_a_login_path_is_isolated_or_refused(tmp_path):
     The user reads the clone, its environment and the interpreter wherever CI put them (under /root,
     say) through one capability, CAP_DAC_READ_SEARCH (read and search any file), kept across exec
     (ambient): it gives no namespace, program or privilege that the sandbox uses."""
-    from tools.grade.sandbox import PYODIDE, SNAPSHOT
+    from runnable_book.grade.sandbox import PYODIDE, SNAPSHOT
 
     if not (PYODIDE / "pyodide.asm.wasm").exists() or not SNAPSHOT.exists():
         subprocess.run(["make", "--no-print-directory", "assets"], cwd=ROOT, check=True, capture_output=True)
@@ -103,7 +103,7 @@ def test_an_ordinary_user_with_a_login_path_is_isolated_or_refused(tmp_path):
     try:
         done = subprocess.run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
                                "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", "--",
-                               sys.executable, "-m", "tools.grade", str(folder), "--out", str(out), "--jobs", "1"],
+                               sys.executable, "-m", "runnable_book.grade", str(folder), "--out", str(out), "--jobs", "1"],
                               cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
         said = done.stdout + done.stderr
         assert "UNISOLATED (" not in said and "WITHOUT" not in said, said

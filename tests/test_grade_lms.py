@@ -1,4 +1,4 @@
-"""LMS exports read as the LMS means them, and written as its importers read them (tools/grade: intake.py,
+"""LMS exports read as the LMS means them, and written as its importers read them (runnable_book/grade: intake.py,
 lms.py, lateness.py, gradebook.py, outputs.py).
 
 The exports are made here as each LMS makes them: Canvas's zip with one time on every entry (the
@@ -28,13 +28,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from markers import needs
 
-from tools.grade import book as grade_book
-from tools.grade import gradebook, intake, lateness, lms, outputs
-from tools.grade.__main__ import _placed
-from tools.grade.generated_class import notebook_with
-from tools.grade.grade import Graded
-from tools.grade.judge import Verdict
-from tools.repository import ROOT
+from runnable_book.grade import book as grade_book
+from runnable_book.grade import gradebook, intake, lateness, lms, outputs
+from runnable_book.grade.__main__ import _placed
+from runnable_book.grade.generated_class import notebook_with
+from runnable_book.grade.grade import Graded
+from runnable_book.grade.judge import Verdict
+from runnable_book.repository import ROOT
 
 BOOK = grade_book.load()
 DUE = datetime(2026, 12, 1, 23, 59)
@@ -420,14 +420,14 @@ def graded_canvas_class(tmp_path_factory):
     untouched = json.dumps(notebook_with(BOOK, {}))
     archive = zipped(base / "canvas.zip", [(name, DOWNLOADED) for name in CANVAS_FILES[:2]], untouched)
     (base / "extensions.csv").write_text('student,due\n"Núñez, José",2026-12-10T12:00\n')
-    done = subprocess.run([sys.executable, "-m", "tools.grade", archive, "--out", base / "out", "--due",
+    done = subprocess.run([sys.executable, "-m", "runnable_book.grade", archive, "--out", base / "out", "--due",
                            "2026-12-01T23:59", "--roster", canvas_roster(base / "roster.csv"), "--extensions",
                            base / "extensions.csv", "--format", "canvas", "--assignment", "Chapter 15 exercises (4242)",
                            "--jobs", "2", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     first = json.loads((base / "out" / "results.json").read_text())
     # José graded again, as typed, with nothing else given: the amended grading's settings are reused.
-    again = subprocess.run([sys.executable, "-m", "tools.grade", archive, "--out", base / "out", "--only", "Núñez, José",
+    again = subprocess.run([sys.executable, "-m", "runnable_book.grade", archive, "--out", base / "out", "--only", "Núñez, José",
                             "--format", "canvas", "--assignment", "Chapter 15 exercises (4242)", "--jobs", "1"],
                            cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]

@@ -1,4 +1,4 @@
-"""Nothing a grading run did is lost, and a batch machine gets the jobs it has (tools/grade/runs.py,
+"""Nothing a grading run did is lost, and a batch machine gets the jobs it has (runnable_book/grade/runs.py,
 shards.py, jobs.py, __main__.py's plan()).
 
 Most tests build the gradings an instructor's runs would leave (results.json in OUT and in
@@ -24,16 +24,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from tools.common.shards import folder_name
-from tools.grade import jobs, report, runs, shards
-from tools.grade import __main__ as grade_main
-from tools.grade.book import load
-from tools.grade.generated_class import answers, notebook_with, one_exercise_notebook, write
-from tools.grade.grade import Graded
-from tools.grade.intake import parse_due
-from tools.grade.judge import Verdict
-from tools.grade.sandbox import Limits
-from tools.repository import ROOT
+from runnable_book.common.shards import folder_name
+from runnable_book.grade import jobs, report, runs, shards
+from runnable_book.grade import __main__ as grade_main
+from runnable_book.grade.book import load
+from runnable_book.grade.generated_class import answers, notebook_with, one_exercise_notebook, write
+from runnable_book.grade.grade import Graded
+from runnable_book.grade.intake import parse_due
+from runnable_book.grade.judge import Verdict
+from runnable_book.grade.sandbox import Limits
+from runnable_book.repository import ROOT
 
 BOOK = load()
 FIRST = BOOK.checked[0]
@@ -88,7 +88,7 @@ def sharded(base: Path, run: runs.Run, verdict="fail", n=2) -> None:
 
 
 def merge(base: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.grade.shards", "--out", str(base)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "runnable_book.grade.shards", "--out", str(base)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -187,7 +187,7 @@ def a_class(tmp_path):
     for name in CLASS:
         write(folder / name, notebook_with(BOOK, {}))
     hidden = tmp_path / "hidden.py"
-    example = (ROOT / "tools" / "grade" / "examples" / "hidden_cases.py").read_text()
+    example = (ROOT / "runnable_book" / "grade" / "examples" / "hidden_cases.py").read_text()
     hidden.write_text(example)
     return {"folder": folder, "hidden": hidden, "out": tmp_path / "grades"}
 
@@ -198,7 +198,7 @@ def planned(a_class, *options):
 
 
 def loaded_hidden(path):
-    from tools.grade import hidden
+    from runnable_book.grade import hidden
     return hidden.load(path, {e.check: len(e.args) for e in BOOK.checked})
 
 
@@ -281,7 +281,7 @@ def make_command(target: str, **variables) -> list[str]:
     environment.update(variables)
     shown = subprocess.run(["make", "-n", "--no-print-directory", target, *(f"{k}={v}" for k, v in variables.items())],
                            cwd=ROOT, capture_output=True, text=True, timeout=120, env=environment)
-    line = next(line for line in shown.stdout.replace("\\\n", " ").splitlines() if re.search(r" -m tools\.grade(\.shards)? ", line))
+    line = next(line for line in shown.stdout.replace("\\\n", " ").splitlines() if re.search(r" -m runnable_book\.grade(\.shards)? ", line))
     module, arguments = line.split(" -m ", 1)[1].split(" ", 1)
     printed = subprocess.run(["sh", "-c", f"printf '%s\\n' {arguments}"], capture_output=True, text=True,
                              env=environment, check=True)
@@ -291,12 +291,12 @@ def make_command(target: str, **variables) -> list[str]:
 def test_make_passes_out_and_jobs():
     """The grade and grade-merge rules, with the instructor's OUT= and JOBS=, reach the grader."""
     words = make_command("grade", SUBMISSIONS="my class.zip", OUT="/tmp/x y", JOBS="3", ONLY="José Núñez")
-    assert words[2] == "tools.grade"
+    assert words[2] == "runnable_book.grade"
     args = grade_main.arguments(words[3:])
     assert (args.out, args.jobs, args.only, args.submissions) == (Path("/tmp/x y"), 3, ["José Núñez"], Path("my class.zip"))
     assert "jobs" in args.given and "due" not in args.given
     merged = make_command("grade-merge", OUT="/tmp/x y")
-    assert merged[2] == "tools.grade.shards" and merged[merged.index("--out") + 1] == "/tmp/x y"
+    assert merged[2] == "runnable_book.grade.shards" and merged[merged.index("--out") + 1] == "/tmp/x y"
 
 
 # ---- jobs: the CPUs allowed and the memory --------------------------------------------------
@@ -351,7 +351,7 @@ def test_a_cpu_quota_counts(tmp_path):
 def test_the_cpu_affinity_counts_not_the_machines_cores():
     """Under `taskset -c 0`, as a batch scheduler's cpuset pins a task: one CPU, whatever os.cpu_count() says."""
     done = subprocess.run(["taskset", "-c", "0", sys.executable, "-c",
-                           "from tools.grade import jobs; print(jobs.choose(None, 1536, {}).line())"],
+                           "from runnable_book.grade import jobs; print(jobs.choose(None, 1536, {}).line())"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 job: 1 CPU allowed (CPU affinity)"), done.stdout

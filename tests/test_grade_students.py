@@ -1,4 +1,4 @@
-"""The grader holds for what students really write (tools/grade): any call form, a frame-walking or
+"""The grader holds for what students really write (runnable_book/grade): any call form, a frame-walking or
 garbage-collector-reading student, a busy machine.
 
 Three kinds of test:
@@ -33,18 +33,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markers import needs
 
-from tools.grade import book as grade_book
-from tools.grade.box import call_forms
-from tools.grade.generated_class import IMPORTS, one_exercise_notebook
-from tools.grade.grade import grade, judged_calls, steps_for
-from tools.grade.judge import judge
-from tools.grade.notebook import Cell
-from tools.repository import ROOT
+from runnable_book.grade import book as grade_book
+from runnable_book.grade.box import call_forms
+from runnable_book.grade.generated_class import IMPORTS, one_exercise_notebook
+from runnable_book.grade.grade import grade, judged_calls, steps_for
+from runnable_book.grade.judge import judge
+from runnable_book.grade.notebook import Cell
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.long  # (a class of a dozen graded once, and a small one three times)
 
 BOOK = grade_book.load()
-HIDDEN = ROOT / "tools" / "grade" / "examples" / "hidden_cases.py"
+HIDDEN = ROOT / "runnable_book" / "grade" / "examples" / "hidden_cases.py"
 ROUTER = next((e for e in BOOK.checked if e.check == "check_router"), None)
 
 
@@ -176,9 +176,9 @@ CELLS = st.fixed_dictionaries({"cell_type": st.sampled_from(["code", "markdown",
 def test_no_notebook_makes_the_grader_raise(tmp_path, cells, book_cells, data):
     """Any cells, of the book's and of garbage, in any order: the grader reads them as a submission
     (or one problem naming why), finds the calls to judge and plans the sandbox's steps."""
-    from tools.grade import intake, notebook
-    from tools.grade.generated_class import reader_notebook
-    from tools.grade.hidden import load
+    from runnable_book.grade import intake, notebook
+    from runnable_book.grade.generated_class import reader_notebook
+    from runnable_book.grade.hidden import load
 
     nb = reader_notebook(BOOK) if book_cells else {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}
     mixed = list(nb["cells"])
@@ -193,7 +193,7 @@ def test_no_notebook_makes_the_grader_raise(tmp_path, cells, book_cells, data):
     submission = notebook.read(handed.handins[0], BOOK)
     if submission.problem:
         return
-    from tools.grade.sandbox import Limits
+    from runnable_book.grade.sandbox import Limits
 
     hidden = load(HIDDEN, {e.check: len(e.args) for e in BOOK.checked}) if ROUTER else None
     steps, checks, hidden_steps = steps_for(submission, BOOK, Limits(), None, hidden)
@@ -208,12 +208,12 @@ def test_no_notebook_makes_the_grader_raise(tmp_path, cells, book_cells, data):
 class CannedSandbox:
     """A sandbox that answers every step at once: every cell ran, every check recorded nothing."""
 
-    from tools.grade.sandbox import Limits
+    from runnable_book.grade.sandbox import Limits
 
     limits = Limits()
 
     async def run(self, library, steps, drivers=None):
-        from tools.grade.sandbox import Run
+        from runnable_book.grade.sandbox import Run
 
         run = Run()
         for step in steps:
@@ -223,9 +223,9 @@ class CannedSandbox:
 
 
 def test_a_fault_judging_one_exercise_is_that_exercises_error(tmp_path, monkeypatch):
-    from tools.grade import grade as grading
-    from tools.grade import intake, notebook
-    from tools.grade.generated_class import reader_notebook
+    from runnable_book.grade import grade as grading
+    from runnable_book.grade import intake, notebook
+    from runnable_book.grade.generated_class import reader_notebook
 
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "s.ipynb").write_text(json.dumps(reader_notebook(BOOK)), encoding="utf-8")
@@ -258,7 +258,7 @@ def test_a_fault_judging_one_exercise_is_that_exercises_error(tmp_path, monkeypa
 # --------------------------------------------------------------------------
 
 def run_grader(*arguments, timeout=900) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "tools.grade", *map(str, arguments)], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "runnable_book.grade", *map(str, arguments)], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
@@ -317,7 +317,7 @@ def {name}(text, groups):
 
 def hidden_secrets() -> list[str]:
     """What must reach no student's feedback: each hidden case's name, and the hidden file's lines."""
-    from tools.grade.hidden import load
+    from runnable_book.grade.hidden import load
 
     hidden = load(HIDDEN, {e.check: len(e.args) for e in BOOK.checked})
     names = [name for function in hidden.functions.values()
@@ -332,7 +332,7 @@ def table_should_pass() -> tuple[int, int]:
     the stack (called here from a thread of its own, whose frames hold no case)."""
     import threading
 
-    from tools.grade.hidden import load
+    from runnable_book.grade.hidden import load
 
     hidden = load(HIDDEN, {e.check: len(e.args) for e in BOOK.checked})
     namespace: dict = {}

@@ -4,7 +4,7 @@ Its size is held (a newcomer reads it in one sitting); every link it makes to a 
 repository resolves; every `make X` it names is a target of the Makefile; every path, file,
 module and tool's function it names in code spans exists (a built one is
 written by the tools); the maintainer's layout table names every top-level entry of the
-repository and of tools/; `make help` says what a target does without pointing at its
+repository and of runnable_book/; `make help` says what a target does without pointing at its
 neighbours (its order is the Makefile's); and nothing in the repository speaks of the
 numbered stops or issues of its history (CHANGELOG.md has the history, by what changed).
 """
@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from markdown_it import MarkdownIt
 
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 GUIDE_BYTES = 30_000  # all of docs/*.md
 GUIDE = sorted((ROOT / "docs").glob("*.md"))
@@ -96,7 +96,7 @@ def written_by_the_tools(name: str) -> bool:
     """A built file or folder: its name (or its first two parts under _build/) is in the Makefile or a tool."""
     key = "/".join(name.split("/")[:2]) if name.startswith("_build/") else name.rstrip("/")
     return any(key in (ROOT / source).read_text(encoding="utf-8", errors="replace")
-               for source in ["Makefile", *[f for f in tracked() if f.startswith("tools/") and f.endswith((".py", ".mjs"))]])
+               for source in ["Makefile", *[f for f in tracked() if f.startswith("runnable_book/") and f.endswith((".py", ".mjs"))]])
 
 
 FILE_NAME = re.compile(r"\w[\w.-]*\.(py|mjs|js|toml|yml|json|bib|txt|csv|sh|slurm)")
@@ -110,7 +110,7 @@ def test_every_path_module_and_function_the_guide_names_exists():
     missing = []
     for path in GUIDE:
         for inline, span in code_spans(path):
-            for module in re.findall(r"python -m (tools(?:\.\w+)*)", span):
+            for module in re.findall(r"python -m (runnable_book(?:\.\w+)*)", span):
                 if not any((ROOT / (module.replace(".", "/") + end)).is_file() for end in (".py", "/__init__.py")):
                     missing.append(f"{path.name}: module {module}")
             if not inline:
@@ -132,7 +132,7 @@ def test_every_path_module_and_function_the_guide_names_exists():
                         missing.append(f"{path.name}: file {word}")
             # A tool's function, as `execute_pages.stale_reasons`.
             dotted = re.fullmatch(r"(\w+)\.(\w+)", span)
-            modules = [f for f in files if dotted and f.startswith("tools/") and PurePosixPath(f).name == f"{dotted[1]}.py"]
+            modules = [f for f in files if dotted and f.startswith("runnable_book/") and PurePosixPath(f).name == f"{dotted[1]}.py"]
             if modules and not FILE_NAME.fullmatch(span) and dotted[1] not in settings and not any(
                     re.search(rf"^(def |class |){dotted[2]}\b", (ROOT / f).read_text(encoding="utf-8"), re.M)
                     for f in modules):
@@ -152,12 +152,12 @@ def test_the_layout_table_names_every_top_level_entry_and_every_tool():
     named = layout_table()
     files = tracked()
     entries = {PurePosixPath(f).parts[0] for f in files} | {
-        "/".join(PurePosixPath(f).parts[:2]) for f in files if f.startswith("tools/") and f != "tools/__init__.py"}
+        "/".join(PurePosixPath(f).parts[:2]) for f in files if f.startswith("runnable_book/") and f != "runnable_book/__init__.py"}
     covered = {entry for entry in entries
                if any(fnmatch.fnmatch(entry, name) or name.startswith(entry + "/") or entry.startswith(name + "/")
                       for name in named)}
-    # (tools/ itself is named by its parts; README.md is the repository's front page)
-    assert entries - covered - {"tools", "README.md"} == set()
+    # (runnable_book/ itself is named by its parts; README.md is the repository's front page)
+    assert entries - covered - {"runnable_book", "README.md"} == set()
 
 
 def test_make_help_says_what_each_target_does_not_where_it_stands():

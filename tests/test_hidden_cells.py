@@ -1,13 +1,13 @@
 """A worked solution's fold shows one prompt: "Worked solution N: …" closed, "Hide …" open.
 
-tools/sphinx_ext/valid_markup.py writes myst-nb's two prompts as <span>s (valid inside
+runnable_book/sphinx_ext/valid_markup.py writes myst-nb's two prompts as <span>s (valid inside
 <summary>); book/_static/chapter.css shows the one that fits the fold's state. On screen
 the opened fold says "Hide …"; printed (the PDF prints solutions opened) it keeps its title.
 """
 
 import pytest
 
-from tools.pipeline import book_shape
+from runnable_book.pipeline import book_shape
 
 pytestmark = pytest.mark.site
 

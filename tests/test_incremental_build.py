@@ -27,14 +27,14 @@ from pathlib import Path
 
 import pytest
 
-from tools.checks.clean_build_compare import already_in, built_copy, differing, sources_copy
+from runnable_book.checks.clean_build_compare import already_in, built_copy, differing, sources_copy
 
 pytestmark = [pytest.mark.site, pytest.mark.browser, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parent.parent
 # Files whose bytes may differ between two builds of the same sources, and why: none. (The
 # wheel, Python's snapshot and the first figure's bytecode are made reproducibly, whatever the
-# checkout's path; see tools/pipeline/reproducible_runtime.mjs and artefact_graph.py.)
+# checkout's path; see runnable_book/pipeline/reproducible_runtime.mjs and artefact_graph.py.)
 DIFFER_LEGITIMATELY: set[str] = set()
 PROBE = "\n\ndef probe_marker():\n    \"\"\"Added by tests/test_incremental_build.py.\"\"\"\n    return 'probe'\n"
 
@@ -43,7 +43,7 @@ PROBE = "\n\ndef probe_marker():\n    \"\"\"Added by tests/test_incremental_buil
 # about a second, paid once a build): status reads every input and artefact from disk again.
 STATUS_FOLLOWS = "-- artefact_graph status --"
 BUILD_THEN_STATUS = f"""import sys
-from tools.pipeline import artefact_graph
+from runnable_book.pipeline import artefact_graph
 built = artefact_graph.main(sys.argv[1:])
 print({STATUS_FOLLOWS!r}, flush=True)
 sys.exit(1 if built else 2 * bool(artefact_graph.main(["status"])))
@@ -60,7 +60,7 @@ def graph(repository, *steps: str) -> str:
 
 def stopped(repository, *steps: str) -> str:
     """`artefact_graph STEPS` that must stop: what it said on stderr."""
-    done = repository.run("-m", "tools.pipeline.artefact_graph", *steps, check=False)
+    done = repository.run("-m", "runnable_book.pipeline.artefact_graph", *steps, check=False)
     assert done.returncode == 1, f"artefact_graph {' '.join(steps)} did not stop:\n{done.stdout[-3000:]}"
     assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
     return done.stderr
@@ -128,7 +128,7 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     graph(incremental, "book")
 
     # The page's Python, restored from the snapshot, has the library just built.
-    from tools.browser.page_runner import BrowserRunner
+    from runnable_book.browser.page_runner import BrowserRunner
 
     with BrowserRunner(incremental.path / "_build" / "html") as runner:
         runner.open("book/15_01_corpus_and_search_stub.html")

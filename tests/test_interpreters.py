@@ -1,4 +1,4 @@
-"""The supported Pythons: one list, and what holds it (tools/interpreters/).
+"""The supported Pythons: one list, and what holds it (runnable_book/interpreters/).
 
 pyproject.toml's classifiers name them; the README, the CI matrix (pythons.yml), requires-python
 and Binder's Python agree with it; the one lock (requirements.txt) pins one version of every
@@ -21,11 +21,11 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from tools.interpreters import supported
-from tools.interpreters.lock_check import normalized, pins_where
-from tools.repository import ROOT
+from runnable_book.interpreters import supported
+from runnable_book.interpreters.lock_check import normalized, pins_where
+from runnable_book.repository import ROOT
 
-FIND_PYTHON = ROOT / "tools" / "interpreters" / "find_python.sh"
+FIND_PYTHON = ROOT / "runnable_book" / "interpreters" / "find_python.sh"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 

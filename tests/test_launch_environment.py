@@ -31,11 +31,11 @@ import pytest
 from fresh_environment import fresh_environment, made_venv
 from packaging.markers import default_environment
 
-from tools.interpreters import supported
-from tools.interpreters.lock_check import pins_where
-from tools.pipeline.pages import notebook_pages
-from tools.repository import ROOT
-from tools.pipeline.execute_pages import stored_path
+from runnable_book.interpreters import supported
+from runnable_book.interpreters.lock_check import pins_where
+from runnable_book.pipeline.pages import notebook_pages
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.execute_pages import stored_path
 
 BINDER = ROOT / "binder"
 LAUNCH_PINS = BINDER / "requirements.txt"

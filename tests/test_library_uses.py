@@ -1,4 +1,4 @@
-"""tools/pipeline/library_uses.py: a page re-executes when what it uses changes, and only then."""
+"""runnable_book/pipeline/library_uses.py: a page re-executes when what it uses changes, and only then."""
 
 import json
 import shutil
@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from tools.pipeline import page_inputs, execute_pages
-from tools.pipeline.library_uses import Library, uses
-from tools.pipeline.pages import notebook_pages, read_page
-from tools.repository import ROOT
+from runnable_book.pipeline import page_inputs, execute_pages
+from runnable_book.pipeline.library_uses import Library, uses
+from runnable_book.pipeline.pages import notebook_pages, read_page
+from runnable_book.repository import ROOT
 
 INIT = "from .chapter15 import *  # noqa\nfrom .chapter15 import __all__  # noqa\n"
 CHAPTER = '''\
@@ -158,7 +158,7 @@ def test_a_hand_written_exercise_module_re_executes_only_the_exercises_page(tmp_
 def test_the_change_report_ignores_where_a_fresh_run_split_its_stdout():
     from nbformat.v4 import new_code_cell, new_output
 
-    from tools.pipeline import change_report
+    from runnable_book.pipeline import change_report
 
     stored = new_code_cell("print(1); print(2)", outputs=[new_output("stream", name="stdout", text="a\nb\n")])
     fresh = new_code_cell("print(1); print(2)", outputs=[new_output("stream", name="stdout", text="a"),
@@ -169,11 +169,11 @@ def test_the_change_report_ignores_where_a_fresh_run_split_its_stdout():
 
 
 # A statement's text, as library_uses reads it, on each interpreter: the keys and a digest of
-# each text (only the standard library and tools/ are needed, so any interpreter runs it).
+# each text (only the standard library and runnable_book/ are needed, so any interpreter runs it).
 STATEMENT_TEXTS = """
 import hashlib, json, sys
 sys.path.insert(0, sys.argv[1])
-from tools.pipeline.library_uses import Library
+from runnable_book.pipeline.library_uses import Library
 print(json.dumps({s.key: hashlib.sha256(s.text.encode()).hexdigest()
                   for m in Library().modules.values() for s in m.statements}, sort_keys=True))
 """
@@ -183,7 +183,7 @@ def test_the_librarys_inputs_are_the_same_on_every_supported_python_here():
     """A page's inputs read the same library alike on 3.11, 3.12 and 3.13 (3.12's ast.unparse
     writes f-strings otherwise): else a fresh `make book` on another Python re-executes pages
     whose code and library did not change. Every supported interpreter found here, against this one."""
-    from tools.interpreters import found_here
+    from runnable_book.interpreters import found_here
 
     def texts(python: str) -> dict:
         return json.loads(subprocess.run([python, "-c", STATEMENT_TEXTS, str(ROOT)], capture_output=True,

@@ -1,4 +1,4 @@
-"""The tests' local server (tools/browser/local_site.py): a held file is answered only once
+"""The tests' local server (runnable_book/browser/local_site.py): a held file is answered only once
 released, every answer is recorded; the slow network in front of it (throttling_proxy.py)."""
 
 import threading
@@ -6,8 +6,8 @@ import time
 import urllib.error
 import urllib.request
 
-from tools.browser.local_site import LocalSite
-from tools.browser.throttling_proxy import ThrottlingProxy
+from runnable_book.browser.local_site import LocalSite
+from runnable_book.browser.throttling_proxy import ThrottlingProxy
 
 
 def test_a_held_file_is_answered_after_the_block_and_others_at_once(tmp_path):

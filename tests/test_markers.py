@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from markers import NEEDS
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 PLANTED = '''
 import contextlib
@@ -24,8 +24,8 @@ import sys
 import pytest
 from markers import needs
 
-from tools.pipeline import site_build, artefact_graph, execute_pages
-from tools.pipeline.pages import notebook_pages
+from runnable_book.pipeline import site_build, artefact_graph, execute_pages
+from runnable_book.pipeline.pages import notebook_pages
 
 
 def test_runs_the_graph():
@@ -33,7 +33,7 @@ def test_runs_the_graph():
 
 
 def test_runs_the_graph_as_a_program():
-    subprocess.run([sys.executable, "-m", "tools.pipeline.artefact_graph", "book"], check=True)
+    subprocess.run([sys.executable, "-m", "runnable_book.pipeline.artefact_graph", "book"], check=True)
 
 
 def test_makes_the_book():

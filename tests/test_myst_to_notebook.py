@@ -1,4 +1,4 @@
-"""tools/pipeline/myst_to_notebook.py: each MyST construct the book uses, and the reader's notebooks.
+"""runnable_book/pipeline/myst_to_notebook.py: each MyST construct the book uses, and the reader's notebooks.
 
 A reader's notebook (book/X.ipynb) must read like the HTML page in any Jupyter: no raw
 MyST, citations resolved, figures numbered and captioned, worked solutions folded.
@@ -11,12 +11,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.pipeline import book_shape, install_cell
-from tools.pipeline import myst_to_notebook as convert
-from tools.pipeline import reader_notebook as assemble
-from tools.pipeline.pages import notebook_pages, read_page
-from tools.repository import ROOT
-from tools.pipeline.execute_pages import stored_path
+from runnable_book.pipeline import book_shape, install_cell
+from runnable_book.pipeline import myst_to_notebook as convert
+from runnable_book.pipeline import reader_notebook as assemble
+from runnable_book.pipeline.pages import notebook_pages, read_page
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.execute_pages import stored_path
 
 PAGE = ROOT / "book" / "page.md"
 
@@ -185,7 +185,7 @@ def run_install_cell(needed: dict[str, list[str]], digest: str | None = None, wo
     import pathlib
     import subprocess
 
-    from tools.pipeline import edition
+    from runnable_book.pipeline import edition
 
     calls = []
 
@@ -257,7 +257,7 @@ def test_the_cells_digest_is_the_builds_own_on_an_installed_wheel(tmp_path):
     import sys
     import zipfile
 
-    from tools.pipeline import edition
+    from runnable_book.pipeline import edition
 
     source = tmp_path / "source"
     source.mkdir()

@@ -1,4 +1,4 @@
-"""Nothing fetched that the reader did not ask for (tools/sphinx_ext/offline_sw.js, offline_page.mjs).
+"""Nothing fetched that the reader did not ask for (runnable_book/sphinx_ext/offline_sw.js, offline_page.mjs).
 
 After a run, the book's service worker keeps for offline use what the run loaded, from the
 browser's HTTP cache; it fetches nothing more (the snapshot a start went without, latex.mjs,
@@ -16,10 +16,10 @@ from __future__ import annotations
 import pytest
 from markers import needs
 
-from tools.browser.page_runner import JS_FIRST_OUTPUT, JS_RUN_FINISHED
-from tools.browser.page_state import JS_OFFLINE_STATE, wait_until
-from tools.pipeline.pages import code_cells, notebook_pages
-from tools.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
+from runnable_book.browser.page_runner import JS_FIRST_OUTPUT, JS_RUN_FINISHED
+from runnable_book.browser.page_state import JS_OFFLINE_STATE, wait_until
+from runnable_book.pipeline.pages import code_cells, notebook_pages
+from runnable_book.sphinx_ext.runner import FIGURE_IMPORTS, imported_names
 
 pytestmark = [pytest.mark.site, pytest.mark.long]  # (a minute watched per test)
 
@@ -47,8 +47,8 @@ FIGURE_PAGE = page_html(next(md for md in notebook_pages() if draws(md)))
 def cold_page(site):
     """A page in a new profile (no HTTP cache, no service worker), served with gzip as GitHub
     Pages serves it; the server counts every response."""
-    from tools.browser.chromium import VIEWPORT, launch
-    from tools.browser.local_site import LocalSite
+    from runnable_book.browser.chromium import VIEWPORT, launch
+    from runnable_book.browser.local_site import LocalSite
 
     with LocalSite(site, gzip=True) as served, launch() as browser:
         context = browser.new_context(viewport=VIEWPORT, service_workers="allow")

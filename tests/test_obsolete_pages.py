@@ -1,4 +1,4 @@
-"""tools/sphinx_ext/obsolete_pages.py: after a build, the site holds exactly the pages in _toc.yml.
+"""runnable_book/sphinx_ext/obsolete_pages.py: after a build, the site holds exactly the pages in _toc.yml.
 
 On a scratch book (tests/scratch_book.py) built with the extension alone.
 """
@@ -42,6 +42,6 @@ def test_a_page_removed_from_the_toc_leaves_no_file_behind(tmp_path, options):
 
 
 def test_the_book_registers_it():
-    from tools.sphinx_ext import PARTS, obsolete_pages
+    from runnable_book.sphinx_ext import PARTS, obsolete_pages
 
     assert obsolete_pages in PARTS

@@ -1,4 +1,4 @@
-"""The book as an offline app (tools/sphinx_ext/offline.py): its service worker in Chromium.
+"""The book as an offline app (runnable_book/sphinx_ext/offline.py): its service worker in Chromium.
 
 After one visit and one run, with the network off: every page of _toc.yml opens, the search
 finds a word, 15.4 runs and redraws its figure, the PDF and the reader's notebooks open. From
@@ -17,11 +17,11 @@ import pytest
 from markers import needs
 import yaml
 
-from tools.browser.page_runner import (
+from runnable_book.browser.page_runner import (
     JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_CELL_STATE, JS_PYTHON_IDLE, JS_RUN_FINISHED,
 )
-from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, STATE_TIMEOUT_MS, wait_until
-from tools.sphinx_ext import offline
+from runnable_book.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, STATE_TIMEOUT_MS, wait_until
+from runnable_book.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
 
@@ -43,8 +43,8 @@ def toc_pages() -> list[str]:
 def served_context(site):
     """A served copy of the site (a test may rebuild it) and a context that allows service workers;
     every request that is not for the local server is recorded."""
-    from tools.browser.chromium import VIEWPORT, launch
-    from tools.browser.local_site import LocalSite
+    from runnable_book.browser.chromium import VIEWPORT, launch
+    from runnable_book.browser.local_site import LocalSite
 
     def open_(folder: Path, *, service_workers: str = "allow"):
         served = stack.enter_context(LocalSite(folder))
@@ -66,8 +66,8 @@ def served_profile(site):
     allowed: a run's files are kept from the HTTP cache alone, and only a disk cache holds the
     largest (matplotlib's wheel, 6.7 MB; launch()'s contexts keep theirs in memory, which holds
     no file of 6 MB, so there a run's matplotlib is not kept, and offline says so)."""
-    from tools.browser.chromium import open_context
-    from tools.browser.local_site import LocalSite
+    from runnable_book.browser.chromium import open_context
+    from runnable_book.browser.local_site import LocalSite
 
     elsewhere: list[str] = []
     with LocalSite(site) as served, open_context(service_workers="allow") as context:
@@ -229,7 +229,7 @@ JS_RUN_AND_STOP_AT_ONCE = """() => {
 
 
 def type_and_run(page, number: int, source: str) -> dict:
-    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from runnable_book.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     type_and_start(page, number, source)
     wait_until(page, JS_CELL_RAN, arg=number, timeout=CELL_TIMEOUT_MS)
@@ -300,7 +300,7 @@ def stop_timeline(page, *stops: float) -> str:
 
 def isolated_page_with_python(site, served_context):
     """15.1 on its second load (the worker serves it: cross-origin isolated), Python started."""
-    from tools.browser.page_runner import PYTHON_READY_TIMEOUT_MS
+    from runnable_book.browser.page_runner import PYTHON_READY_TIMEOUT_MS
 
     served, context = served_context(site)
     page = context.new_page()
@@ -316,7 +316,7 @@ def isolated_page_with_python(site, served_context):
 def variables_kept_through_a_stop(page, not_said: str) -> None:
     """x = 42, then an endless loop stopped: a KeyboardInterrupt under the cell, a status that
     says the variables are kept (and not `not_said`), and x still 42."""
-    from tools.browser.page_runner import JS_CELLS
+    from runnable_book.browser.page_runner import JS_CELLS
 
     assert type_and_run(page, 1, "x = 42")["state"] == "done"
     run_and_stop(page, "while True:\n    pass")
@@ -333,7 +333,7 @@ def test_stop_keeps_python_and_its_variables_on_a_first_visit(site, served_conte
     """A first visit's page is not cross-origin isolated (it was loaded before the service worker
     existed), yet once the worker controls it Stop keeps Python: the worker holds the signal,
     which Python asks for (runner/stop_relay.mjs). So the page never says Stop restarts."""
-    from tools.browser.page_runner import PYTHON_READY_TIMEOUT_MS
+    from runnable_book.browser.page_runner import PYTHON_READY_TIMEOUT_MS
 
     served, context = served_context(site)
     page = context.new_page()
@@ -354,7 +354,7 @@ def test_stop_keeps_python_and_its_variables_on_a_first_visit(site, served_conte
 
 
 def test_stop_keeps_python_and_its_variables_when_isolated(site, served_context):
-    from tools.browser.page_runner import JS_CELLS
+    from runnable_book.browser.page_runner import JS_CELLS
 
     page = isolated_page_with_python(site, served_context)
     variables_kept_through_a_stop(page, not_said="lost")
@@ -424,7 +424,7 @@ def restart_said_within(page, timeout_ms: int, stop: float) -> None:
 
 
 def test_input_reads_what_the_reader_types_when_isolated(site, served_context):
-    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from runnable_book.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     page = isolated_page_with_python(site, served_context)
     type_and_start(page, 1, 'name = input("Name? ")\nprint("hi", name)')

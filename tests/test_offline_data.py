@@ -1,5 +1,5 @@
-"""Data on the reader's word (tools/sphinx_ext/offline.py, offline_sw.js, offline_page.mjs),
-counted at the server, text gzipped as GitHub Pages sends it (tools/browser/local_site.py):
+"""Data on the reader's word (runnable_book/sphinx_ext/offline.py, offline_sw.js, offline_page.mjs),
+counted at the server, text gzipped as GitHub Pages sends it (runnable_book/browser/local_site.py):
 
 - a first visit costs its page, then at most the pages and the search (the README's promise:
   never a download you did not ask for), and nothing but its page with the data saver on;
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from markers import needs
 
-from tools.browser.page_runner import JS_RUN_FINISHED  # (idle, and every output drawn: it is read next)
-from tools.browser.page_state import JS_OFFLINE_STATE, wait_until
-from tools.sphinx_ext import offline
+from runnable_book.browser.page_runner import JS_RUN_FINISHED  # (idle, and every output drawn: it is read next)
+from runnable_book.browser.page_state import JS_OFFLINE_STATE, wait_until
+from runnable_book.sphinx_ext import offline
 
 pytestmark = pytest.mark.site
 
@@ -36,8 +36,8 @@ PAGES_BUDGET_BYTES = 2_000_000
 @pytest.fixture
 @needs("browser")
 def gzip_context(site):
-    from tools.browser.chromium import VIEWPORT, launch
-    from tools.browser.local_site import LocalSite
+    from runnable_book.browser.chromium import VIEWPORT, launch
+    from runnable_book.browser.local_site import LocalSite
 
     with LocalSite(site, gzip=True) as served, launch() as browser:
         contexts = []
@@ -69,7 +69,7 @@ def served_groups(site: Path, served) -> dict[str, int]:
 def test_a_first_visit_costs_its_page_then_at_most_the_pages_and_the_search(site, gzip_context):
     """...each file sent whole at most once (the service worker's copy of what the page loaded
     comes from the browser's cache, or as a 304), and no TrueType font where the pages draw
-    with woff2 (tools/sphinx_ext/page_assets.py): counted answer by answer at the host."""
+    with woff2 (runnable_book/sphinx_ext/page_assets.py): counted answer by answer at the host."""
     served, new_context = gzip_context
     pages_group = offline.groups(site)["pages"]
     assert pages_group["bytes"] <= PAGES_BUDGET_BYTES, f"the pages and the search weigh {pages_group['bytes']} B"

@@ -1,13 +1,13 @@
-"""One stylesheet per page, scripts after the first paint (tools/sphinx_ext/page_assets.py),
-and no thebe on a book that does not use it (tools/sphinx_ext/clean_pages.py)."""
+"""One stylesheet per page, scripts after the first paint (runnable_book/sphinx_ext/page_assets.py),
+and no thebe on a book that does not use it (runnable_book/sphinx_ext/clean_pages.py)."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from tools.browser.page_state import wait_until
-from tools.sphinx_ext.page_assets import (
+from runnable_book.browser.page_state import wait_until
+from runnable_book.sphinx_ext.page_assets import (
     THEME_SCRIPTS, THEME_STYLESHEETS, StylesheetError, bundle, rebased, sources_of, woff2_sources_only,
 )
 
@@ -145,7 +145,7 @@ def test_no_page_carries_thebe_or_a_cdn_address(site):
 
 @pytest.mark.site
 def test_scripts_run_after_the_first_paint_and_the_theme_is_set_before(browser_on_site):
-    from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
+    from runnable_book.browser.chromium import VIEWPORT, wait_for_page_scripts
 
     served, browser = browser_on_site
     # (No service worker: the book's would answer the second page's scripts from its cache,
@@ -214,7 +214,7 @@ def test_every_page_links_the_stylesheet_bundle_at_its_current_version(site):
     import hashlib
     import re
 
-    from tools.browser.local_site import find_pages
+    from runnable_book.browser.local_site import find_pages
 
     links = 0
     for page in find_pages(site):

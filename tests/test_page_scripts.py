@@ -1,4 +1,4 @@
-"""The tools' page scripts (tools/common/page_scripts.py): what a tool runs in a page with
+"""The tools' page scripts (runnable_book/common/page_scripts.py): what a tool runs in a page with
 Playwright lives in the `.mjs` of its module's name, and reaches the page as one exported
 function's text.
 
@@ -8,7 +8,7 @@ function's text.
 * eslint (make test-sources) holds a page script's top level to `export const`: a helper
   declared beside the function, which would be undefined in the page, is reported.
 
-The page scripts are found from the tree: each `.mjs` under tools/ whose `.py` of the same
+The page scripts are found from the tree: each `.mjs` under runnable_book/ whose `.py` of the same
 name calls page_function.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.common.page_scripts import PageScriptError, page_function
+from runnable_book.common.page_scripts import PageScriptError, page_function
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPORT = re.compile(r"^export const (\w+) = ", re.MULTILINE)
@@ -29,14 +29,14 @@ ESLINT = ROOT / "node_modules" / ".bin" / "eslint"
 
 
 def page_scripts() -> list[Path]:
-    return sorted(script for script in (ROOT / "tools").rglob("*.mjs")
+    return sorted(script for script in (ROOT / "runnable_book").rglob("*.mjs")
                   if "node_modules" not in script.parts and script.with_suffix(".py").is_file()
                   and "page_function(" in script.with_suffix(".py").read_text(encoding="utf-8"))
 
 
 def test_the_tree_has_page_scripts():
     names = {script.relative_to(ROOT).as_posix() for script in page_scripts()}
-    assert {"tools/pipeline/print_pdf.mjs", "tools/browser/page_runner.mjs", "tools/checks/site_check.mjs"} <= names, names
+    assert {"runnable_book/pipeline/print_pdf.mjs", "runnable_book/browser/page_runner.mjs", "runnable_book/checks/site_check.mjs"} <= names, names
 
 
 def test_every_exported_function_is_found_whole():
@@ -71,11 +71,11 @@ def test_eslint_reports_a_helper_beside_a_page_function():
     """Linted as if it were a page script of the browser driver (--stdin-filename: nothing is
     written to the tree)."""
     planted = "const helper = 1;\n\nexport const uses = () => {\n    return helper;\n};\n"
-    linted = subprocess.run([str(ESLINT), "--stdin", "--stdin-filename", "tools/browser/planted.mjs"],
+    linted = subprocess.run([str(ESLINT), "--stdin", "--stdin-filename", "runnable_book/browser/planted.mjs"],
                             cwd=ROOT, input=planted, capture_output=True, text=True, timeout=120)
     assert linted.returncode == 1, linted.stdout + linted.stderr
     assert "A page script's top level is `export const" in linted.stdout, linted.stdout
     clean = planted.replace("const helper = 1;\n\n", "").replace("return helper;", "const helper = 1;\n    return helper;")
-    linted = subprocess.run([str(ESLINT), "--stdin", "--stdin-filename", "tools/browser/planted.mjs"],
+    linted = subprocess.run([str(ESLINT), "--stdin", "--stdin-filename", "runnable_book/browser/planted.mjs"],
                             cwd=ROOT, input=clean, capture_output=True, text=True, timeout=120)
     assert linted.returncode == 0, linted.stdout + linted.stderr

@@ -1,11 +1,11 @@
-"""A parse kept between processes (tools/pipeline/parse_cache.py) is found only for the same
+"""A parse kept between processes (runnable_book/pipeline/parse_cache.py) is found only for the same
 text and the same parser; a failed parse is not kept; an unreadable one is parsed again."""
 
 from __future__ import annotations
 
 import pytest
 
-from tools.pipeline import pages, parse_cache
+from runnable_book.pipeline import pages, parse_cache
 
 
 @pytest.fixture

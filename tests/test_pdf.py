@@ -2,7 +2,7 @@
 
 * Every line of the chapter as delivered, but the departures its author accepted, is in
   the PDF's text, by the rules the HTML and the notebooks are held to
-  (tools/pipeline/accept.py: its markup restoration and normalisation, then whitespace
+  (runnable_book/pipeline/accept.py: its markup restoration and normalisation, then whitespace
   set aside: see in_pdf_terms), the two diagrams drawn with every label, and every
   reference in the bibliography.
 * Every font is embedded; the PDF has a bookmark titled as each section, in order, a
@@ -16,7 +16,7 @@
 * 15.11's worked solutions print after the last exercise, linked both ways, with no fold
   labels; its hints print flat.
 * The HTML book links the very PDF that was tested.
-* tools/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
+* runnable_book/pipeline/print_pdf.py refuses to print, and writes nothing, when a diagram is not drawn,
   a code box would be cut at the right margin, or the page requests another host
   (planted faults on a copy of the singlehtml build). So the PDF that exists passed
   those checks: it is printed only when they all pass.
@@ -38,14 +38,14 @@ from bs4 import BeautifulSoup
 import yaml
 
 from built_artefacts import require_built
-from tools.pipeline.accept import (
+from runnable_book.pipeline.accept import (
     delivered_references, delivered_text, lines_to_hold, normalized, reference_marks, restored_markup,
 )
-from tools.pipeline.book_shape import exercise_numbers
-from tools.pipeline.pdf_difference import first_difference
-from tools.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
-from tools.pipeline.artefact_steps import PDF, SINGLEHTML  # (the build graph's own paths)
-from tools.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
+from runnable_book.pipeline.book_shape import exercise_numbers
+from runnable_book.pipeline.pdf_difference import first_difference
+from runnable_book.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
+from runnable_book.pipeline.artefact_steps import PDF, SINGLEHTML  # (the build graph's own paths)
+from runnable_book.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
 
@@ -279,7 +279,7 @@ def test_no_fold_label_is_printed_and_the_html_keeps_its_folds(printed_pages):
 
 
 SMALLEST_TYPE_PT = 7.5
-# The page's top and bottom margins (tools/pipeline/print_pdf.py: 16 and 18 mm), about 48 pt.
+# The page's top and bottom margins (runnable_book/pipeline/print_pdf.py: 16 and 18 mm), about 48 pt.
 MARGIN_PT = 48
 
 
@@ -487,7 +487,7 @@ def test_page_count_is_sane(reader):
 
 
 def test_every_page_has_a_bookmark_titled_as_it_in_order(pdf):
-    """The chapter title, then each section's title exactly (tools/pipeline/print_pdf.py retitles them)."""
+    """The chapter title, then each section's title exactly (runnable_book/pipeline/print_pdf.py retitles them)."""
     expected = [page_title(read_page(md)) for md in pages_in_toc_order()]
     bookmarks = outline_pages(pdf.read_bytes())
     titles = [title for title, _ in bookmarks]
@@ -590,7 +590,7 @@ def test_a_request_to_another_host_is_refused(printer, singlehtml_copy, tmp_path
 
 def test_an_undrawn_diagram_is_refused(printer, singlehtml_copy, tmp_path, monkeypatch):
     monkeypatch.setattr(printer, "mermaid_timeout_ms", 1_000)  # nothing will draw it: no need to wait long
-    # The diagrams are drawn at build time (tools/sphinx_ext/diagrams.py): take one drawing out.
+    # The diagrams are drawn at build time (runnable_book/sphinx_ext/diagrams.py): take one drawing out.
     page = singlehtml_copy / CHAPTER_PAGE
     text, count = re.subn(r'(<div class="mermaid"[^>]*>)<svg\b.*?</svg>', r"\1", page.read_text(encoding="utf-8"),
                           count=1, flags=re.DOTALL)

@@ -1,7 +1,7 @@
 """`make pdf` and `make html` in either order end with a site that links and serves the PDF.
 
 The HTML links the chapter's PDF only if the PDF existed when the HTML was built
-(tools/sphinx_ext/pdf.py); `make html` then `make pdf` left a site without it, and
+(runnable_book/sphinx_ext/pdf.py); `make html` then `make pdf` left a site without it, and
 tests/test_pdf.py failed ("chapter15.pdf missing"). Now `make pdf` brings an existing site up
 to date after the PDF (the graph's `html` step depends on the PDF's content), `make html`
 brings an existing PDF up to date first, and the HTML build removes the copy of a PDF that
@@ -23,7 +23,7 @@ def dry_run(target: str, pdf: Path, site: Path) -> str:
     result = subprocess.run(["make", "-n", target, f"PDF={pdf}", f"SITE={site}"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    return next(line for line in result.stdout.splitlines() if "tools.pipeline.artefact_graph" in line)
+    return next(line for line in result.stdout.splitlines() if "runnable_book.pipeline.artefact_graph" in line)
 
 
 def test_make_pdf_updates_a_built_site_and_make_html_an_existing_pdf(tmp_path):
@@ -60,7 +60,7 @@ def test_the_graph_rebuilds_the_site_when_its_pdf_appears_changes_or_goes(tmp_pa
     """The graph lists the `html` step's inputs before any step runs, when a PDF that `make pdf`
     is about to print does not exist yet: the step's own up-to-date test compares the PDF the
     site was built with (recorded by the step) with the PDF there is when the step comes."""
-    from tools.pipeline import artefact_steps
+    from runnable_book.pipeline import artefact_steps
 
     pdf = tmp_path / "pdf" / "chapter15.pdf"
     monkeypatch.setattr(artefact_steps, "PDF", pdf)

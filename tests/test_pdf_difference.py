@@ -1,4 +1,4 @@
-"""tools/pipeline/pdf_difference.py: where two prints first differ, the cause before its echo."""
+"""runnable_book/pipeline/pdf_difference.py: where two prints first differ, the cause before its echo."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.annotations import Link
 from pypdf.generic import DecodedStreamObject, NameObject
 
-from tools.pipeline.pdf_difference import first_difference
+from runnable_book.pipeline.pdf_difference import first_difference
 
 
 def pdf(pages: list[tuple[bytes, list[tuple[float, float, float, float]]]]) -> PdfReader:

@@ -19,13 +19,13 @@ import re
 
 import pytest
 
-from tools.browser.chromium import VIEWPORT, wait_for_page_scripts
-from tools.browser.local_site import find_pages, is_redirect_page
-from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON
-from tools.browser.page_state import STATE_TIMEOUT_MS, wait_until
-from tools.checks.run_check import pages_with_code
-from tools.pipeline import book_shape
-from tools.repository import ROOT
+from runnable_book.browser.chromium import VIEWPORT, wait_for_page_scripts
+from runnable_book.browser.local_site import find_pages, is_redirect_page
+from runnable_book.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_IS, JS_CELL_RAN, JS_PYTHON_IDLE, START_BUTTON
+from runnable_book.browser.page_state import STATE_TIMEOUT_MS, wait_until
+from runnable_book.checks.run_check import pages_with_code
+from runnable_book.pipeline import book_shape
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.site
 

@@ -14,9 +14,9 @@ import json
 
 import pytest
 
-from tools.browser.page_state import wait_until, wait_until_still
-from tools.browser.chromium import JS_DARK_THEME
-from tools.repository import ROOT
+from runnable_book.browser.page_state import wait_until, wait_until_still
+from runnable_book.browser.chromium import JS_DARK_THEME
+from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.site
 
@@ -31,7 +31,7 @@ JS_DIALOG_OPEN = "() => document.getElementById('pst-primary-sidebar-modal').ope
 @pytest.fixture
 def phone(browser_on_site):
     """PAGE at 390 px, touch enabled, with two exercises marked done (the sidebar's badge)."""
-    from tools.browser.chromium import wait_for_page_scripts
+    from runnable_book.browser.chromium import wait_for_page_scripts
 
     served, browser = browser_on_site
     context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)

@@ -1,4 +1,4 @@
-"""tools/pipeline/pyodide_packages.py: Pyodide's wheels served only as its lock publishes them.
+"""runnable_book/pipeline/pyodide_packages.py: Pyodide's wheels served only as its lock publishes them.
 
 Unit tests on a small made-up lock and source archive; then, when `make assets` has run, the
 real step again on a test copy of the source with one wheel's bytes planted: it stops,
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.pipeline import pyodide_packages
-from tools.repository import ROOT
+from runnable_book.pipeline import pyodide_packages
+from runnable_book.repository import ROOT
 
 METADATA = "Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nLicense: {licence}\nClassifier: License :: OSI Approved :: MIT License\n"
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from markers import needs
 
-from tools.browser.page_runner import JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_PYTHON_IDLE
-from tools.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, STATE_TIMEOUT_MS, wait_until
-from tools.pipeline import book_shape
+from runnable_book.browser.page_runner import JS_CELL_IS, JS_CELL_IS_AND_PYTHON_IDLE, JS_PYTHON_IDLE
+from runnable_book.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, STATE_TIMEOUT_MS, wait_until
+from runnable_book.pipeline import book_shape
 
 pytestmark = pytest.mark.site
 
@@ -44,8 +44,8 @@ STORAGE_REFUSED = """for (const name of ['localStorage', 'sessionStorage']) {
 def browser_at(site):
     """(served site, new_context(**options)) for a folder; contexts block service workers
     unless asked."""
-    from tools.browser.chromium import VIEWPORT, launch
-    from tools.browser.local_site import LocalSite
+    from runnable_book.browser.chromium import VIEWPORT, launch
+    from runnable_book.browser.local_site import LocalSite
 
     with contextlib.ExitStack() as stack, launch() as browser:
         def open_(folder: Path = site):
@@ -191,7 +191,7 @@ def test_on_a_phone_the_stop_bar_never_covers_the_running_cells_output(browser_a
 
 
 def test_stop_ends_time_sleep_and_keeps_the_variables(browser_at):
-    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from runnable_book.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     served, new_context = browser_at()
     page = new_context(service_workers="allow").new_page()
@@ -297,7 +297,7 @@ def test_after_a_restart_the_stop_notice_names_the_cell_stopped_and_the_one_it_r
 
 
 def test_on_a_first_visit_input_says_a_reload_makes_it_read_the_keyboard(browser_at):
-    from tools.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
+    from runnable_book.browser.page_runner import CELL_TIMEOUT_MS, JS_CELL_RAN, JS_CELLS
 
     served, new_context = browser_at()
     page = new_context(service_workers="allow").new_page()

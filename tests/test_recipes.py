@@ -3,7 +3,7 @@
 Each `### ` recipe under `## Recipes` is a numbered list of ```bash blocks; the test reads them
 from the guide (markdown-it, as the guide renders) and runs each with `bash -euo pipefail` in a
 copy of the repository that is a git repository (the recipes commit), built as the repository
-was last built (tools/checks/clean_build_compare.py's built_copy: the builds are incremental),
+was last built (runnable_book/checks/clean_build_compare.py's built_copy: the builds are incremental),
 with `make check`'s caches and nbval records (_build/check/), so that what the guide promises an
 author is what happens: every block exits 0. Nothing about the recipes is written here: a recipe
 added to the guide is run, one changed is run as changed.
@@ -49,9 +49,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from tools.checks.clean_build_compare import built_copy
-from tools.pipeline import accept
-from tools.repository import ROOT
+from runnable_book.checks.clean_build_compare import built_copy
+from runnable_book.pipeline import accept
+from runnable_book.repository import ROOT
 
 pytestmark = [pytest.mark.whole_book, pytest.mark.long]
 
@@ -66,8 +66,8 @@ BUILT_FROM_THE_PAGES = ("book/*.ipynb", "book/_diagrams/*", "tests/book_as_accep
 # The modules a test module's answer can depend on the book's state through: they read the
 # pages and _toc.yml (pages, book_shape), the accepted text (accept), the library made from the
 # pages (extract_library, chapter_lib itself).
-BOOK_READERS = ("tools.pipeline.pages", "tools.pipeline.book_shape", "tools.pipeline.accept",
-                "tools.pipeline.extract_library", "chapter_lib")
+BOOK_READERS = ("runnable_book.pipeline.pages", "runnable_book.pipeline.book_shape", "runnable_book.pipeline.accept",
+                "runnable_book.pipeline.extract_library", "chapter_lib")
 
 
 def recipes(guide: Path = GUIDE) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -214,7 +214,7 @@ def scratch_git_repository(tmp_path: Path) -> tuple[Path, dict]:
 
 
 def book_shape_in(copy: Path, environment: dict) -> str:
-    return subprocess.run([".venv/bin/python", "-m", "tools.pipeline.book_shape"], cwd=copy, env=environment,
+    return subprocess.run([".venv/bin/python", "-m", "runnable_book.pipeline.book_shape"], cwd=copy, env=environment,
                           capture_output=True, text=True, check=True).stdout
 
 

@@ -1,4 +1,4 @@
-"""`make release VERSION=x.y.z` (tools/release): what it refuses, and the release it makes.
+"""`make release VERSION=x.y.z` (runnable_book/release): what it refuses, and the release it makes.
 
 * In a scratch copy of the repository (a git checkout of its own), a working tree with a
   changed file, or an untracked one, is refused before anything runs (`make test` included),
@@ -22,11 +22,11 @@ import time
 
 import pytest
 
-from tools.pipeline import edition
-from tools.repository import ROOT
-from tools.pipeline.pages import notebook_pages
-from tools.release.changelog import ChangelogError, released
-from tools.release.release import Refused, release_number, with_release_record, with_version
+from runnable_book.pipeline import edition
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.pages import notebook_pages
+from runnable_book.release.changelog import ChangelogError, released
+from runnable_book.release.release import Refused, release_number, with_release_record, with_version
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", "-c", "init.defaultBranch=main"]
 ENTRY = "- **Readers:** a change worth an edition."
@@ -68,7 +68,7 @@ def test_a_release_refuses_a_dirty_tree_before_anything_runs(checkout, dirt):
         (path / "notes.txt").write_text("a file not committed")
     before = state(path)
     started = time.monotonic()
-    done = checkout.run("-m", "tools.release", next_version(), check=False)
+    done = checkout.run("-m", "runnable_book.release", next_version(), check=False)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "make release: refused, nothing was changed: the working tree has uncommitted changes" in done.stderr
     assert ("README.md" if dirt == "changed" else "notes.txt") in done.stderr, "the refusal names what is not committed"
@@ -79,7 +79,7 @@ def test_a_release_refuses_a_dirty_tree_before_anything_runs(checkout, dirt):
 
 def test_a_release_refuses_a_version_not_above_the_current_one(checkout):
     before = state(checkout.path)
-    done = checkout.run("-m", "tools.release", edition.version(), check=False)
+    done = checkout.run("-m", "runnable_book.release", edition.version(), check=False)
     assert done.returncode == 1 and f"is not above chapter_lib's version, {edition.version()}" in done.stderr, done.stderr
     assert state(checkout.path) == before
 
@@ -97,7 +97,7 @@ def test_anything_else_is_refused_as_a_release_number(number):
 
 # Stands in for `make test` (passing): the rest of the release runs as `make release` runs it.
 RELEASE_WITH_TESTS_PASSED = """import sys
-from tools.release import release
+from runnable_book.release import release
 release.run_make_test = lambda: print("(make test: stood in for by the test)")
 sys.exit(release.main(sys.argv[1:]))
 """
@@ -105,7 +105,7 @@ sys.exit(release.main(sys.argv[1:]))
 
 # `make test` as the Makefile runs it, its stages two: one that passes and one that fails.
 RELEASE_WITH_A_RED_STAGE = """import sys
-from tools.release import release
+from runnable_book.release import release
 release.MAKE_TEST = ["make", "--no-print-directory", "test", "TEST_STAGES=help a-stage-that-fails"]
 sys.exit(release.main(sys.argv[1:]))
 """

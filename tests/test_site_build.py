@@ -1,4 +1,4 @@
-"""tools/pipeline/site_build.py: a page that fails, for any reason, loses nothing; the others go on.
+"""runnable_book/pipeline/site_build.py: a page that fails, for any reason, loses nothing; the others go on.
 
 Each failure (an exception, a time limit, an output that differs between two runs, a hand
 edit of the stored notebook) leaves the stored notebook byte for byte as it was and names
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from scratch_book import MYST_NOTEBOOK_HEADER
 
-from tools.pipeline import site_build, execute_pages, synced_pages
+from runnable_book.pipeline import site_build, execute_pages, synced_pages
 
 pytestmark = pytest.mark.kernel  # (scratch pages executed, as `make outputs` executes them)
 

@@ -7,7 +7,7 @@ delivery). Code, printed outputs and diagram sources must appear verbatim inside
 the markup we restored (figure labels, note titles, list numbers, citation commas).
 References must appear in the bibliography with their title, year and first author.
 
-The same check, by the same rules (tools/pipeline/accept.py: which lines, how text is
+The same check, by the same rules (runnable_book/pipeline/accept.py: which lines, how text is
 normalized, which markup was restored), runs early on the reader's notebooks
 (tests/test_fidelity.py, `make accept --check`); here it is held against the HTML the
 reader gets, with the same record of accepted departures
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from tools.pipeline.accept import (
+from runnable_book.pipeline.accept import (
     DEPARTURES, delivered_references, lines_to_hold, missing_lines, normalized, reference_marks,
 )
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser.page_state import wait_until
+from runnable_book.browser.page_state import wait_until
 
 pytestmark = pytest.mark.site
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tomllib
 
-from tools.repository import ROOT
+from runnable_book.repository import ROOT
 
 
 def test_the_suite_has_a_limit_per_test_a_backstop_and_a_limit_per_session():

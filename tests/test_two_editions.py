@@ -5,7 +5,7 @@ A scratch repository holds what installing chapter_lib needs (pyproject.toml, ch
 Edition A is its first commit, released (`make release`'s record in pyproject.toml, and its
 tag). Then a saved function changes (the corpus 15.3 reads: Aurora's region is another) and
 is committed: edition B, not released. Each notebook of 15.3 is made as the build makes it
-(tools/pipeline/reader_notebook.py: the committed notebook's install cell, and the copy the
+(runnable_book/pipeline/reader_notebook.py: the committed notebook's install cell, and the copy the
 site publishes), its repository and site replaced by local stand-ins; the site serves only
 the latest edition's wheel, B's, as the published book does once B is out (its folder is
 named by its library's digest, so A's notebooks find nothing there). In fresh environments
@@ -32,11 +32,11 @@ import nbformat
 import pytest
 
 from fresh_environment import code_of, fresh_environment, installed_from, made_venv, run_as_kernel, stored_stdout
-from tools.pipeline import edition
-from tools.repository import ROOT
-from tools.pipeline.install_cell import INSTALL_TAG, repository_url, served_wheel, site_url
-from tools.pipeline.reader_notebook import page_install_cell, published_notebook
-from tools.release.release import with_release_record
+from runnable_book.pipeline import edition
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.install_cell import INSTALL_TAG, repository_url, served_wheel, site_url
+from runnable_book.pipeline.reader_notebook import page_install_cell, published_notebook
+from runnable_book.release.release import with_release_record
 
 pytestmark = pytest.mark.long
 
@@ -55,7 +55,7 @@ def git(repository: Path, *arguments: str) -> str:
 
 
 def wheel_of(repository: Path, where: Path) -> Path:
-    """The library's wheel as the build makes it (tools/pipeline/artefact_steps.py, wheel_step):
+    """The library's wheel as the build makes it (runnable_book/pipeline/artefact_steps.py, wheel_step):
     this environment's setuptools, from a copy (a build leaves build/ in its source folder)."""
     source = where / "source"
     shutil.copytree(repository, source, ignore=shutil.ignore_patterns(".git"))
@@ -66,7 +66,7 @@ def wheel_of(repository: Path, where: Path) -> Path:
 
 
 def serve(site: Path, repository: Path, wheel: Path) -> str:
-    """The site's wheel folder holds this library's wheel alone (tools/sphinx_ext/edition_on_pages.py);
+    """The site's wheel folder holds this library's wheel alone (runnable_book/sphinx_ext/edition_on_pages.py);
     returns its sha256."""
     shutil.rmtree(site, ignore_errors=True)
     target = site / served_wheel(repository)

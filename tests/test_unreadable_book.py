@@ -1,10 +1,10 @@
 """A book that cannot be read is refused in its own words, before anything else runs.
 
 A misspelt `_toc.yml` entry, a `_toc.yml` that is not YAML or a chapter without its `file:`:
-`python -m tools.pipeline.pages` (the first step of `make check` and `make test`) names the
+`python -m runnable_book.pipeline.pages` (the first step of `make check` and `make test`) names the
 file and the line and stops, so neither eslint nor tsc nor pytest runs on a book no tool can
 read; `make accept` and `accept --check` say the same in one message, never a traceback.
-(tools/pipeline/pages.py, tools/pipeline/accept.py; the Makefile's `check` and `test`.)
+(runnable_book/pipeline/pages.py, runnable_book/pipeline/accept.py; the Makefile's `check` and `test`.)
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from tools.pipeline import accept, pages
-from tools.repository import ROOT
+from runnable_book.pipeline import accept, pages
+from runnable_book.repository import ROOT
 
 
 @pytest.fixture
@@ -87,4 +87,4 @@ def test_make_check_and_make_test_ask_first_whether_the_book_reads():
     makefile = (ROOT / "Makefile").read_text()
     for target in ("check", "test"):
         recipe = re.search(rf"^{target}:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.M).group(1).splitlines()
-        assert "-m tools.pipeline.pages" in recipe[0], f"`make {target}` starts with {recipe[0]!r}"
+        assert "-m runnable_book.pipeline.pages" in recipe[0], f"`make {target}` starts with {recipe[0]!r}"

@@ -2,12 +2,12 @@
    when the reader opens it, and a name for every copy button that says what it copies.
    sphinx-copybutton gives every code block its button as the page loads; _config.yml's
    copybutton_selector leaves out code inside a closed <details> (41 of the 55 blocks on 15.11),
-   which takes most of that work off the page's load (tools/bench/page_weight.py --lighthouse).
+   which takes most of that work off the page's load (runnable_book/bench/page_weight.py --lighthouse).
    This adds the same button, from copybutton's own label and icon (copybutton.js, loaded before
    this file), when a fold opens; copybutton's clipboard handler serves every `.copybtn`, so the
    new buttons copy as the others do. Each is named by its cell, as "Run in your browser" names
    cells ("Copy the code of cell 3", "Copy the output of cell 3"), with its exercise on the exercise page (the page's data,
-   tools/sphinx_ext/exercises.py): a screen reader heard "Copy to clipboard" fifty times. */
+   runnable_book/sphinx_ext/exercises.py): a screen reader heard "Copy to clipboard" fifty times. */
 (() => {
   let added = 0;
   // Code cells in page order, numbered as the runner numbers them (runner.mjs).

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { installBrowser } from "./browser_stub.mjs";
 
 installBrowser();
-const { ansiRuns, drawableLength, initialState, overwrite } = await import("../../tools/sphinx_ext/runner/ansi.mjs");
+const { ansiRuns, drawableLength, initialState, overwrite } = await import("../../runnable_book/sphinx_ext/runner/ansi.mjs");
 
 const ESC = "\x1b";
 const runs = (text, state) => ansiRuns(text, state).runs.map(({ text: t, classes, style }) =>

@@ -1,8 +1,8 @@
-// book_exercises.mjs: the page's data on the exercises (tools/sphinx_ext/exercises.py writes
+// book_exercises.mjs: the page's data on the exercises (runnable_book/sphinx_ext/exercises.py writes
 // it), read and checked, and what progress.mjs asks of it: which page, which check passed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { exercisePagePath, parseBookExercises, passedIn } from "../../tools/sphinx_ext/runner/book_exercises.mjs";
+import { exercisePagePath, parseBookExercises, passedIn } from "../../runnable_book/sphinx_ext/runner/book_exercises.mjs";
 
 const DATA = {
   page: "book/15_11_exercises.html",

@@ -1,4 +1,4 @@
-// The download bar's arithmetic (tools/sphinx_ext/runner/download_bar.mjs), on a stub page and a
+// The download bar's arithmetic (runnable_book/sphinx_ext/runner/download_bar.mjs), on a stub page and a
 // clock of our own: its total is fixed at the click and never shrinks (a start without the
 // snapshot counts it as skipped), on a page that draws it goes on through the figures'
 // packages, and its time left neither shows before it means something nor swings with bursts.
@@ -26,7 +26,7 @@ let clock = 0;
 performance.now = () => clock;
 performance.getEntriesByType = () => [];
 
-const { DownloadBar } = await import("../../tools/sphinx_ext/runner/download_bar.mjs");
+const { DownloadBar } = await import("../../runnable_book/sphinx_ext/runner/download_bar.mjs");
 
 const MB = 1e6;
 const announced = { bytes: 13 * MB, snapshotBytes: 5 * MB, figureBytes: 16 * MB };

@@ -6,8 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 
-const { DownloadMeter, countingFetch, inflatedIfGzip } = await import("../../tools/sphinx_ext/runner/downloads.mjs");
-const { timeLeft } = await import("../../tools/sphinx_ext/runner/download_bar.mjs");
+const { DownloadMeter, countingFetch, inflatedIfGzip } = await import("../../runnable_book/sphinx_ext/runner/downloads.mjs");
+const { timeLeft } = await import("../../runnable_book/sphinx_ext/runner/download_bar.mjs");
 
 // WebAssembly's magic, then bytes gzip cannot shrink much (a linear congruential sequence).
 let seed = 1;

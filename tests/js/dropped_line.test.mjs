@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 
-const { DownloadFailed, DownloadMeter, countingFetch } = await import("../../tools/sphinx_ext/runner/downloads.mjs");
+const { DownloadFailed, DownloadMeter, countingFetch } = await import("../../runnable_book/sphinx_ext/runner/downloads.mjs");
 
 globalThis.self = /** @type {any} */ ({ location: { href: "http://127.0.0.1/_static/runner/worker.mjs" } });
 

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { installBrowser } from "./browser_stub.mjs";
 
 installBrowser();
-const { MIME_ORDER, preferredMime, splitMath } = await import("../../tools/sphinx_ext/runner/mime.mjs");
+const { MIME_ORDER, preferredMime, splitMath } = await import("../../runnable_book/sphinx_ext/runner/mime.mjs");
 
 test("the bundle's type JupyterLab prefers: JSON, HTML, Markdown, LaTeX, SVG, images, then text", () => {
   const bundle = Object.fromEntries(MIME_ORDER.map((mime) => [mime, "x"]));

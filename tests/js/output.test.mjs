@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { installBrowser } from "./browser_stub.mjs";
 
 installBrowser();
-const { bound } = await import("../../tools/sphinx_ext/runner/output.mjs");
+const { bound } = await import("../../runnable_book/sphinx_ext/runner/output.mjs");
 
 const lines = (n, width = 1) => Array.from({ length: n }, (_, i) => String(i).padStart(width, "0")).join("\n") + "\n";
 
@@ -66,7 +66,7 @@ test("what is shown plus what is hidden is the whole output", () => {
 });
 
 test("Show all's pieces: at most the piece size, cut after a newline, never inside a sequence or a pair", async () => {
-  const { pieceEnd } = await import("../../tools/sphinx_ext/runner/output.mjs");
+  const { pieceEnd } = await import("../../runnable_book/sphinx_ext/runner/output.mjs");
   const text = lines(10_000, 5);
   assert.equal(pieceEnd(text, 0, 100, 1_000), 100);  // the rest fits
   const end = pieceEnd(text, 0, text.length, 1_000);

@@ -9,7 +9,7 @@ const PAGE = "/book/15_11_exercises.html";
 const KEY = "browser-run:v1:progress:" + PAGE;
 let storage = installBrowser(PAGE);
 // (Its import runs start(), which finds no #book-exercises data in the stub: nothing.)
-const { Progress } = await import("../../tools/sphinx_ext/runner/progress.mjs");
+const { Progress } = await import("../../runnable_book/sphinx_ext/runner/progress.mjs");
 
 function origin() { storage = installBrowser(PAGE); }
 function openTab() {

@@ -8,7 +8,7 @@ import { installBrowser, makeTab } from "./browser_stub.mjs";
 const PAGE = "/book/15_03_agents.html";
 const KEY = "browser-run:v1:" + PAGE;
 let storage = installBrowser(PAGE);
-const { KeptWork, digest } = await import("../../tools/sphinx_ext/runner/storage.mjs");
+const { KeptWork, digest } = await import("../../runnable_book/sphinx_ext/runner/storage.mjs");
 
 // A fresh origin, and a tab of it with its KeptWork (what it heard from other tabs, its notices).
 function origin() {

@@ -1,0 +1,161 @@
+"""A book of many chapters beside this one: do the build's costs stay flat as a book grows?
+
+    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check]
+
+Two copies of this repository's sources (clean_build_compare.sources_copy: no environment, no
+builds) under _build/bench/many-chapters/: the book as it is, one chapter, and the same book
+grown to --chapters chapters by renamed copies of sections 15.1-15.10 (benchmark data, never
+published; the opening, the exercises and the references stay single). Chapter c's pages are
+book/c_nn_*.md titled "c.n ...", and every name chapter 15 saves is renamed ``name_cC`` where
+code uses it (a name is saved once in a book), figure names likewise. In each copy, timed:
+
+* ``clean``: every stored notebook removed, then the graph's ``book`` (the library, every page
+  executed, the assets, the diagrams, the HTML): seconds, and seconds per page;
+* ``prose``: a phrase added to 15.7's first paragraph (as runnable_book/bench/rebuild.py does), then ``book``;
+* ``saved``: ``token_count`` (saved on 15.8, used there and on 15.11) edited, then ``book``:
+  the same pages re-execute in both books, so what differs is what the book's size costs;
+* ``check``: after that edit, the part of ``make check`` that reads the book (the library in
+  sync, every stored notebook paired, the edited page under nbval). The rest of ``make check``
+  is this chapter's own tests, which a generated book fails by design (its pages are not the
+  chapter delivered).
+
+Prints each step's seconds in both books and their ratio; writes _build/bench/many_chapters.json.
+Minutes: the clean build of 20 chapters executes about 200 pages. Quote it from a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from runnable_book.bench import rebuild
+from runnable_book.checks.clean_build_compare import python_in, sources_copy
+from runnable_book.pipeline.extract_library import defined_names
+from runnable_book.repository import ROOT
+
+OUT = ROOT / "_build" / "bench"
+SCRATCH = OUT / "many-chapters"
+STEPS = ["clean", "prose", "saved", "check"]
+FIRST = 15  # the book's chapter, the one copied
+PROSE_PAGE, SAVED_PAGE = "book/15_07_structured_stores.md", "book/15_08_long_context_rag_cache.md"
+SAVED_EDIT = ("    return len(tokenize(text))", "    return len(list(tokenize(text)))")
+
+
+def saved_names(book: Path) -> list[str]:
+    """Every name chapter 15's module defines (private ones too), longest first."""
+    import ast
+
+    tree = ast.parse((book / "chapter_lib" / f"chapter{FIRST}.py").read_text())
+    return sorted({name for name, _ in defined_names(tree)}, key=len, reverse=True)
+
+
+def renamed(text: str, chapter: int, names: list[str]) -> str:
+    """A section of chapter 15 as a section of ``chapter``: its title's number, the names it saves
+    and uses (never an attribute: ``r.score`` stays), its figures' names."""
+    text = re.sub(rf"^# {FIRST}\.(\d+) ", rf"# {chapter}.\1 ", text, flags=re.M)
+    text = re.sub(r"\bfig-([\w-]+)", rf"fig-\1-c{chapter}", text)
+    text = text.replace(f"chapter_lib.chapter{FIRST}", f"chapter_lib.chapter{chapter}")
+    pattern = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, names)) + r")\b")
+    return pattern.sub(lambda m: f"{m.group(1)}_c{chapter}", text)
+
+
+def grow(book: Path, chapters: int) -> int:
+    """Add chapters 16.. to the copy at ``book``, each a renamed copy of 15.1-15.10; the page count."""
+    names = saved_names(book)
+    sections = sorted(p for p in (book / "book").glob(f"{FIRST}_*.md") if "exercises" not in p.name)
+    toc = book / "_toc.yml"
+    entries = []
+    for chapter in range(FIRST + 1, FIRST + chapters):
+        for page in sections:
+            copy = book / "book" / page.name.replace(f"{FIRST}_", f"{chapter}_", 1)
+            copy.write_text(renamed(page.read_text(), chapter, names))
+            entries.append(f"  - file: book/{copy.stem}\n")
+    text = toc.read_text()
+    toc.write_text(text.replace("  - file: book/references\n", "".join(entries) + "  - file: book/references\n"))
+    return len(re.findall(r"^\s*- file: ", toc.read_text(), re.M)) + 1  # (and the root)
+
+
+def python(book: Path, *args: str) -> float:
+    """``python *args`` in the copy (its kernels import the copy's chapter_lib); seconds, also
+    said as it ends (a run of many chapters takes long: what it has measured so far shows)."""
+    started = time.monotonic()
+    done = python_in(book, *args)
+    if done.returncode != 0:
+        raise SystemExit(f"{book.name}: {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    seconds = time.monotonic() - started
+    print(f"  {book.name}: {' '.join(args[-2:])}: {seconds:.1f} s", flush=True)
+    return seconds
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    if old not in text:
+        raise SystemExit(f"{path}: {old!r} not found (the benchmark's edit)")
+    path.write_text(text.replace(old, new, 1))
+
+
+def measure(book: Path, steps: list[str]) -> dict[str, float]:
+    graph = ("-m", "runnable_book.pipeline.artefact_graph", "book")
+    seconds = {}
+    if "clean" in steps:
+        for stored in (book / "book").glob("*.ipynb"):
+            stored.unlink()
+    seconds["clean"] = python(book, *graph)  # (always built: the other steps start from it)
+    if "prose" in steps:
+        prose = book / PROSE_PAGE
+        prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
+        seconds["prose"] = python(book, *graph)
+    if "saved" in steps or "check" in steps:
+        edit(book / SAVED_PAGE, *SAVED_EDIT)
+        seconds["saved"] = python(book, *graph)
+    if "check" in steps:
+        stored = Path(SAVED_PAGE).with_suffix(".ipynb").as_posix()
+        seconds["check"] = (python(book, "-m", "runnable_book.pipeline.extract_library", "--check")
+                            + python(book, "-m", "runnable_book.pipeline.execute_pages", "check")
+                            + python(book, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+                                     "--nbval-current-env", stored))
+    if "clean" not in steps:
+        seconds.pop("clean")
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chapters", type=int, default=20)
+    parser.add_argument("--steps", default=",".join(STEPS), help=f"some of {','.join(STEPS)}")
+    args = parser.parse_args(argv)
+    steps = [s for s in args.steps.split(",") if s]
+    if unknown := sorted(set(steps) - set(STEPS)):
+        parser.error(f"unknown steps {unknown}; the steps are {STEPS}")
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    books, pages = {}, {}
+    for label, chapters in (("one", 1), ("many", args.chapters)):
+        book = sources_copy(ROOT, SCRATCH / label)
+        python(book, "-m", "runnable_book.pipeline.extract_library")  # (the copies' chapters need their modules first)
+        pages[label] = grow(book, chapters) if chapters > 1 else len(
+            re.findall(r"^\s*- file: ", (book / "_toc.yml").read_text(), re.M)) + 1
+        books[label] = book
+    results = {label: measure(book, steps) for label, book in books.items()}
+    report = {"chapters": {"one": 1, "many": args.chapters}, "pages": pages, "seconds": results,
+              "ratio": {step: round(results["many"][step] / results["one"][step], 2) for step in results["one"]}}
+    if "clean" in results["one"]:
+        report["seconds_per_page"] = {label: round(results[label]["clean"] / pages[label], 2) for label in results}
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "many_chapters.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"{'step':<8}{'1 chapter':>12}{f'{args.chapters} chapters':>14}{'ratio':>8}")
+    for step in results["one"]:
+        print(f"{step:<8}{results['one'][step]:>11.1f}s{results['many'][step]:>13.1f}s{report['ratio'][step]:>8.2f}")
+    print(f"pages: {pages['one']} and {pages['many']}" + (
+        f"; clean build per page: {report['seconds_per_page']['one']} s and {report['seconds_per_page']['many']} s"
+        if "seconds_per_page" in report else ""))
+    print(f"written: {(OUT / 'many_chapters.json').relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,400 @@
+"""Print the whole chapter to one PDF, from the book's own HTML, in Debian's Chromium.
+
+Usage:
+    python -m runnable_book.pipeline.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
+
+The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
+same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
+page, with the stored outputs, the plots and the mermaid diagrams. This tool serves it
+on 127.0.0.1 (runnable_book/browser/local_site.py), opens it in Debian's Chromium through
+Playwright (never a browser of its own), and before printing:
+
+* moves the worked solutions of 15.11 to the back, after the last exercise, each linked
+  from its exercise and back, its hints printed flat (runnable_book/pipeline/print_solutions.py),
+  and opens every other fold (the ``<details>`` the HTML keeps closed);
+* waits until every mermaid diagram is drawn and every image has loaded;
+* adds a contents list with page numbers after the chapter title;
+* shapes code for paper (runnable_book/pipeline/print_shaping.py): each code and output line its own
+  block, so a wrapped line continues indented past its own indentation behind a drawn
+  marker; output tables in smaller type where they would wrap; short blocks kept whole;
+* lays the page out at the paper's printable width under print media and checks that no
+  code or output line is wider than its box (the print CSS in book/_static/chapter.css
+  wraps them);
+* aborts every request to another host.
+
+Any of these failing is an error naming what failed, and no PDF is written: the PDF is
+written to a temporary file and renamed into place only when everything passed.
+The PDF has page numbers in its footer, bookmarks from the headings (outline), a
+structure tree (tagged PDF) and document info (Title, Author, Subject), and is dated by the
+last commit (SOURCE_DATE_EPOCH), so two prints of one commit are the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import io
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.sync_api import Error as PlaywrightError
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import NameObject, TextStringObject
+import yaml
+
+from runnable_book.common.files import write_atomically
+from runnable_book.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_scripts
+from runnable_book.browser.local_site import LocalSite
+from runnable_book.common.page_scripts import page_function
+from runnable_book.repository import ROOT
+from runnable_book.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
+from runnable_book.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
+from runnable_book.browser.page_state import (
+    IMAGES_TIMEOUT_MS,
+    JS_IMAGES,
+    JS_LOAD_ALL_IMAGES,
+    MERMAID_TIMEOUT_MS,
+    NAVIGATION_TIMEOUT_MS,
+    mermaid_status,
+)
+
+# The PDF's document info: the book's title, author and subject are in _config.yml.
+CONFIG = ROOT / "_config.yml"
+CHAPTER_NUMBER = "Chapter 15"
+# The whole book on one page (runnable_book/sphinx_ext/pdf.py moves it to the root of the build).
+CHAPTER_PAGE = "index.html"
+PAPER = "A4"
+MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
+# A4 is 210 mm wide; less the side margins that leaves 178 mm, at 96 CSS px per inch.
+PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
+# Chromium fills the footer from these class names; the footer is printed in its own
+# small frame, so it needs its own font size (7.5 pt, the smallest type the PDF prints).
+FOOTER = (
+    '<div style="width:100%; font-size:10px; color:#444; padding:0 16mm; display:flex;'
+    ' justify-content:space-between; font-family:sans-serif;">'
+    '<span>Chapter 15 · Advanced and Agentic Retrieval</span>'
+    '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
+)
+EMPTY_HEADER = "<span></span>"
+
+# What runs in the page around the two prints: print_pdf.mjs (each function says what it does).
+SCRIPT = Path(__file__).with_suffix(".mjs")
+# Folds (<details>) that print_solutions did not unfold print opened.
+JS_OPEN_DETAILS = page_function(SCRIPT, "openDetails")
+# A contents list after the chapter title, one linked entry per section, in place of the
+# theme's print-only list (no links, no page numbers); JS_SET_CONTENTS_PAGES numbers it once
+# the first print has shown where each section starts.
+JS_ADD_CONTENTS = page_function(SCRIPT, "addContents")
+JS_SET_CONTENTS_PAGES = page_function(SCRIPT, "setContentsPages")
+# The headings Chromium turns into bookmarks: those shown in print, in document order.
+JS_PRINTED_HEADINGS = page_function(SCRIPT, "printedHeadings")
+# Code and output boxes (and drawings) wider than the column: cut at the margin on paper.
+JS_OVERFLOWING_BOXES = page_function(SCRIPT, "overflowingBoxes")
+
+
+# Before each of the two prints, the whole page laid out anew: its layout tree taken down
+# (display: none on the root) and built again, so that no paragraph is printed with a layout
+# kept from before the printer's scripts changed the page (code shaped, the contents added,
+# then their page numbers and the solutions' links). Without it, a print of the same build
+# now and then laid one inline box out otherwise: a citation's link annotated as one
+# rectangle, not one per run of its text, or a run of inline code 0.6 px off its line's
+# baseline. Why a kept layout would differ is not known; what the step does is measured:
+# `make bench-reprints` beside two busy processes, 2 of 20 prints differed without it, 0 of
+# 36 with it.
+JS_LAID_OUT_AFRESH = page_function(SCRIPT, "laidOutAfresh")
+
+
+class PrintError(Exception):
+    """The chapter could not be printed as it should be; says what and where."""
+
+
+@dataclass
+class PrintResult:
+    pdf: Path
+    pages: int
+    bytes: int
+    sections: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+
+
+class ChapterPrinter:
+    """One headless Debian Chromium, reused for any number of prints (a context manager)."""
+
+    # How long the page's diagrams may take to be drawn (a test that plants one that nothing
+    # will draw shortens it: a limit, not what the test checks).
+    mermaid_timeout_ms = MERMAID_TIMEOUT_MS
+
+    def __enter__(self) -> ChapterPrinter:
+        self._launched = launch(BROWSER)  # the PDF is an artefact: the browser itself prints it
+        self._browser = self._launched.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._launched.__exit__(*exc)
+
+    def print_site(self, site_root: Path, out: Path) -> PrintResult:
+        """Print site_root's chapter page to out; raise PrintError (and write nothing) on a problem."""
+        site_root, out = Path(site_root), Path(out)
+        if not (site_root / CHAPTER_PAGE).is_file():
+            raise PrintError(f"{site_root / CHAPTER_PAGE} not found: build the singlehtml book first (make pdf)")
+        with LocalSite(site_root) as site:
+            context = self._browser.new_context(
+                viewport={"width": PRINTABLE_WIDTH_PX, "height": 1000},
+                color_scheme="light",  # paper is light, whatever the system prefers
+                service_workers="block",
+            )
+            try:
+                return self._print(context, site, out)
+            finally:
+                context.close()
+
+    # -- steps ---------------------------------------------------------------
+
+    def _print(self, context, site: LocalSite, out: Path) -> PrintResult:
+        external: list[str] = []
+        # Everything not served by our own server is stopped before it leaves the machine.
+        keep_on_host(context, site.origin, also="data:|blob:", on_blocked=external.append)
+        page = context.new_page()
+        page.set_default_timeout(NAVIGATION_TIMEOUT_MS)
+        page_errors: list[str] = []
+        page.on("pageerror", lambda error: page_errors.append(str(error).splitlines()[0]))
+        failed_local: list[str] = []
+        page.on("response", lambda r: failed_local.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+
+        where = f"{CHAPTER_PAGE} of {site.root}"
+        page.goto(site.url(CHAPTER_PAGE), wait_until="load")
+        wait_for_page_scripts(page)
+        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, [PAGE_TARGETS, exercises_in_print()])
+        page.evaluate(JS_OPEN_DETAILS)
+        self._wait_for_diagrams(page, where)
+        self._wait_for_images(page, where)
+        page.emulate_media(media="print")
+        page.evaluate(JS_SHAPE_CODE, SHAPING_LIMITS)
+        sections = page.evaluate(JS_ADD_CONTENTS)
+        overflowing = page.evaluate(JS_OVERFLOWING_BOXES)
+        if overflowing:
+            raise PrintError(
+                f"{where}: {len(overflowing)} box(es) wider than the printed page; the print CSS must wrap them:\n"
+                + "\n".join(f"  {o['what']} {o['width']:.0f}px in {o['box']:.0f}px: {o['text']!r}" for o in overflowing)
+            )
+        if external:
+            raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
+        if page_errors or failed_local:
+            raise PrintError(f"{where}: the page had errors:\n  " + "\n  ".join(page_errors + failed_local))
+
+        # First pass: where does each section start? Then print again with those page
+        # numbers in the contents list (same length text, so the pages do not move).
+        page.evaluate(JS_LAID_OUT_AFRESH)
+        first = self._pdf(page)
+        page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
+        page.evaluate(JS_SET_PAGES, [PAGE_TARGETS, destination_pages(first, page_targets)])
+        page.evaluate(JS_LAID_OUT_AFRESH)
+        created = pdf_date(source_date_epoch())
+        final = finished(dated(self._pdf(page), created), page.evaluate(JS_PRINTED_HEADINGS), document_info(created))
+        if external:  # anything requested while printing
+            raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
+        write_atomically(out, final)
+        return PrintResult(out, len(PdfReader(io.BytesIO(final)).pages), len(final), sections, external)
+
+    def _wait_for_diagrams(self, page, where: str) -> None:
+        # (Polled once a frame: the print is an artefact, one wait per print
+        # costs nothing, and a PDF that prints twice the same must not depend on when in a
+        # frame the wait returned. The checks and tests poll every page_state.POLL_MS.)
+        status = mermaid_status(page, self.mermaid_timeout_ms, polling="raf")
+        problems = []
+        for index, block in enumerate(status["blocks"], start=1):
+            if block["failed"]:
+                problems.append(f"mermaid diagram #{index} shows a mermaid syntax error")
+            elif not block["drawn"]:
+                problems.append(f"mermaid diagram #{index} was not drawn within {self.mermaid_timeout_ms / 1000:g} s")
+        if status["strayErrors"]:
+            problems.append("a mermaid error diagram is shown on the page")
+        if problems:
+            raise PrintError(f"{where}: " + "; ".join(problems))
+
+    def _wait_for_images(self, page, where: str) -> None:
+        page.evaluate(JS_LOAD_ALL_IMAGES, IMAGES_TIMEOUT_MS)
+        broken = [image["src"] for image in page.evaluate(JS_IMAGES) if image["broken"]]
+        if broken:
+            raise PrintError(f"{where}: image(s) did not load: {', '.join(broken)}")
+
+    @staticmethod
+    def _pdf(page) -> bytes:
+        return page.pdf(
+            format=PAPER,
+            margin=MARGIN,
+            print_background=True,
+            display_header_footer=True,
+            header_template=EMPTY_HEADER,
+            footer_template=FOOTER,
+            outline=True,  # PDF bookmarks from the headings
+            # A structure tree (reading order for screen readers and reflow). Chromium
+            # also builds the bookmarks from it: untagged, the PDF has none.
+            tagged=True,
+        )
+
+
+def outline_pages(pdf: bytes) -> list[tuple[str, int]]:
+    """(bookmark title, 1-based page) for every bookmark of the PDF, at any depth, in order."""
+    reader = PdfReader(io.BytesIO(pdf))
+    pages: list[tuple[str, int]] = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                pages.append((item.title, reader.get_destination_page_number(item) + 1))
+
+    walk(reader.outline)
+    return pages
+
+
+def outline_items(writer: PdfWriter) -> list:
+    items = []
+
+    def walk(node):
+        child = node.get("/First")
+        while child is not None:
+            item = child.get_object()
+            items.append(item)
+            walk(item)
+            child = item.get("/Next")
+
+    if "/Outlines" in writer._root_object:
+        walk(writer._root_object["/Outlines"].get_object())
+    return items
+
+
+def document_info(created: str) -> dict[str, str]:
+    """The PDF's Title, Author, Subject and dates: the book's title and author, the one-line
+    subject (_config.yml), and the date of the commit it was built from (pdf_date)."""
+    config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
+    subject = config.get("sphinx", {}).get("config", {}).get("chapter_pdf_subject") or config["title"]
+    return {"/Title": f"{CHAPTER_NUMBER} · {config['title']}", "/Author": config["author"],
+            "/Subject": subject, "/CreationDate": created, "/ModDate": created}
+
+
+def source_date_epoch() -> int:
+    """SOURCE_DATE_EPOCH when set (reproducible-builds.org), else the last commit's time, so
+    two builds of one commit date their PDFs alike; the clock only outside a git checkout."""
+    if os.environ.get("SOURCE_DATE_EPOCH", "").strip():
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    try:
+        return int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, check=True,
+                                  capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return int(time.time())
+
+
+def pdf_date(epoch: int) -> str:
+    """A PDF date in UTC, in the form Chromium writes ("D:20261201094053+00'00'")."""
+    return time.strftime("D:%Y%m%d%H%M%S+00'00'", time.gmtime(epoch))
+
+
+def epoch_dated(reader: PdfReader) -> int:
+    """The epoch a printed PDF was dated with (pdf_date's inverse): SOURCE_DATE_EPOCH for a
+    print of the same build dated alike (the print-again test, `make bench-reprints`)."""
+    return calendar.timegm(time.strptime(str(reader.metadata["/CreationDate"])[2:16], "%Y%m%d%H%M%S"))
+
+
+# Chromium dates its PDF with the clock, twice (/CreationDate, /ModDate): the only bytes that
+# differ between two prints of one page. Skia writes "D:YYYYMMDDHHMMSS+HH'MM'", as pdf_date.
+CHROMIUM_DATE = re.compile(rb"D:\d{14}[+-]\d\d'\d\d'")
+
+
+def dated(pdf: bytes, created: str) -> bytes:
+    """Chromium's PDF with its own dates replaced, byte for byte, by the given one (same
+    length, so the cross-reference offsets stay right)."""
+    replacement = created.encode("ascii")
+    return CHROMIUM_DATE.sub(lambda match: replacement if len(match[0]) == len(replacement) else match[0], pdf)
+
+
+def finished(pdf: bytes, headings: list[str], info: dict[str, str]) -> bytes:
+    """The PDF with each bookmark titled exactly as its heading, and its document info.
+
+    Chromium writes neither a title nor an author: the Info dictionary is written here,
+    in the same incremental update as the bookmarks' titles.
+
+    Chromium titles a bookmark with its heading's text as laid out, so a heading wrapped
+    onto two lines loses the space at the break ("Agentic" + "Retrieval") and some
+    repeat their text ("Exercise 1Exercise 1"). The bookmarks are the printed headings,
+    in order; each is checked to be its heading, whitespace and repeats aside, and then
+    given the heading's text, in an incremental update (the printed pages are untouched).
+    """
+    writer = PdfWriter(io.BytesIO(pdf), incremental=True)
+    items = outline_items(writer)
+    titles = [str(item["/Title"]) for item in items]
+    if len(items) != len(headings) or not all(
+        squeezed(title).startswith(squeezed(heading)) for title, heading in zip(titles, headings)
+    ):
+        raise PrintError(f"the PDF's bookmarks are not the printed headings:\n  bookmarks {titles}\n  headings  {headings}")
+    for item, heading in zip(items, headings):
+        item[NameObject("/Title")] = TextStringObject(heading)
+    writer.add_metadata(info)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def section_start_pages(pdf: bytes, sections: list[str]) -> list[int]:
+    """The page each section starts on, from the bookmark Chromium made of its heading.
+
+    Chromium titles a bookmark with the heading's text as laid out: a heading wrapped
+    onto two lines loses the space at the break ("Agentic" + "Retrieval"), and a wrapped
+    one can repeat its first line. So the sections are matched in order, each to the
+    next bookmark that starts, whitespace aside, with the first half of its title.
+    """
+    bookmarks = outline_pages(pdf)
+    pages, position = [], 0
+    for title in sections:
+        head = squeezed(title)[: max(8, len(squeezed(title)) // 2)]
+        match = next((i for i in range(position, len(bookmarks)) if squeezed(bookmarks[i][0]).startswith(head)), None)
+        if match is None:
+            raise PrintError(f"the PDF has no bookmark for {title!r}; bookmarks: {[n for n, _ in bookmarks]}")
+        pages.append(bookmarks[match][1])
+        position = match + 1
+    return pages
+
+
+def destination_pages(pdf: bytes, ids: list[str]) -> dict[str, int]:
+    """The page of each element id, from the named destination Chromium writes for an id
+    that a link points to."""
+    reader = PdfReader(io.BytesIO(pdf))
+    destinations = reader.named_destinations
+    missing = [i for i in ids if f"/{i}" not in destinations]
+    if missing:
+        raise PrintError(f"the PDF has no destination for {missing}: is each linked to?")
+    return {i: reader.get_destination_page_number(destinations[f"/{i}"]) + 1 for i in ids}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("site", type=Path, help="the singlehtml build, e.g. _build/print/_build/singlehtml")
+    parser.add_argument("pdf", type=Path, help="the PDF to write, e.g. _build/pdf/chapter15.pdf")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        with ChapterPrinter() as printer:
+            result = printer.print_site(args.site, args.pdf)
+    except (PrintError, RuntimeError, PlaywrightError) as error:
+        print(f"print_pdf: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"{result.pdf}: {result.pages} pages, {result.bytes / 1e6:.2f} MB, "
+        f"{len(result.sections)} sections, printed in {time.monotonic() - started:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""The book as an offline app (ours): one service worker, written when the build finishes.
+
+Why: from the published site, a lost connection loses every page not yet open, and "Run in
+your browser" needs its runtime again whenever the HTTP cache has dropped it. A service worker
+(``offline_sw.js``, written to the site's root as ``sw.js``) keeps what the reader has and asks
+for, and adds COOP/COEP to the book's own responses, which GitHub Pages cannot send, so a page
+is ``crossOriginIsolated`` from its second load on.
+
+Data on the reader's word: the site's files are split into groups (``GROUPS``), each file with
+a digest of its bytes (the cache key carries it, so a file changes in the cache exactly when it
+changes in the site, and an unchanged file is never downloaded again by a new edition):
+
+- ``pages``: every page and what the pages load (their stylesheets, scripts, fonts, images,
+  found by reading the pages and the files they name) and the search index, kept in the
+  background after a first visit, unless the data saver is on (about 0.6 MB gzipped);
+- ``python``: Pyodide's runtime, the runner, the editor, chapter_lib and Python's snapshot,
+  kept when the reader runs a page (they are fetched for that run anyway);
+- ``figures``: matplotlib's wheels and the first figure's bytecode, kept when a page draws;
+- ``pdf`` and ``notebooks``: the chapter's PDF and the reader's notebooks, kept when opened;
+- ``other``: files no page names (the theme's unused scripts and fonts), kept only if asked for.
+
+"Keep this book for offline use (N MB)" in the footer keeps every group but ``other``; N is
+the missing groups' transfer size (``transfer_bytes``: gzip for text, as a static host sends it).
+
+The list is written into sw.js itself, so a new build is a different sw.js, which is how the
+browser learns of a new edition. Every page loads ``_static/offline.mjs`` after its first
+paint: it registers the worker, asks for the pages, says what is kept, offers a new edition.
+
+Relative URLs throughout (the worker's scope is its folder, the site's root), so the site
+works the same under a sub-path (``https://owner.github.io/repo/``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import html
+import json
+import mimetypes
+import re
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+from runnable_book.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
+
+HERE = Path(__file__).parent
+WORKER_SOURCE = HERE / "offline_sw.js"
+PAGE_SCRIPT = HERE / "offline_page.mjs"
+WORKER = "sw.js"
+PAGE_SCRIPT_SERVED = "_static/offline.mjs"
+# What a navigation outside the book gets while offline (the worker answers it from the cache).
+OFFLINE_PAGE = "_static/offline.html"
+# The groups, in the order the footer names them; "other" is never kept unasked.
+KEEPABLE = ("pages", "python", "figures", "pdf", "notebooks")
+# A quoted string or a CSS url(...): the candidates for a file a page or its assets load.
+REFERENCE = re.compile(r"""["']([^"'\s<>(){}]+)["']|url\(\s*([^)"'\s]+)\s*\)""")
+FOLLOWED = (".html", ".css", ".js", ".mjs")  # files whose references are followed
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def transfer_bytes(path: Path) -> int:
+    """What a static host that compresses text (GitHub Pages) sends for this file: the rule
+    the benchmarks' server follows (runnable_book/browser/local_site.py), so the size the footer
+    states is the size `make bench-run` counts."""
+    data = path.read_bytes()
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    compressed = content_type.startswith(COMPRESSED_TYPES) or path.name.endswith(COMPRESSED_SUFFIXES)
+    return len(gzip.compress(data, compresslevel=6, mtime=0)) if compressed else len(data)
+
+
+def site_files(outdir: Path) -> dict[str, str]:
+    """Every file a reader's browser may ask for, by site-relative path, with its digest.
+
+    Not the worker itself, hidden files (Sphinx's .buildinfo), nor source maps (3 MB that
+    only a browser's developer tools ask for)."""
+    files = {}
+    for path in sorted(outdir.rglob("*")):
+        relative = path.relative_to(outdir).as_posix()
+        hidden = any(part.startswith(".") for part in relative.split("/"))
+        if path.is_file() and relative != WORKER and not hidden and not relative.endswith(".map"):
+            files[relative] = digest(path)
+    return files
+
+
+def is_page(relative: str) -> bool:
+    return relative.endswith(".html") and not relative.split("/")[0].startswith("_")
+
+
+def referenced(outdir: Path, files: set[str], start: list[str]) -> set[str]:
+    """The site's files that ``start`` name, and those they name in turn (stylesheets' fonts,
+    modules' imports): any quoted string or url() that resolves, relative to the naming file,
+    to a file of the site. Links between pages are not followed (every page is a start)."""
+    found, todo = set(start), list(start)
+    # (Every page names the same sidebar, every other page in it: resolved once per folder and
+    # string, not once per page, else the work grows with the square of the pages.)
+    resolved_in: dict[tuple[PurePosixPath, str], str] = {}
+    while todo:
+        name = todo.pop()
+        if not name.endswith(FOLLOWED):
+            continue
+        folder = PurePosixPath(name).parent
+        text = (outdir / name).read_text(encoding="utf-8", errors="replace").replace("\\/", "/")
+        for match in REFERENCE.finditer(text):
+            key = (folder, match.group(1) or match.group(2))
+            resolved = resolved_in.get(key)
+            if resolved is None:
+                resolved = resolved_in[key] = _resolved(*key)
+            if resolved in files and resolved not in found and not is_page(resolved):
+                found.add(resolved)
+                todo.append(resolved)
+    return found
+
+
+def _resolved(folder: PurePosixPath, reference: str) -> str:
+    """The site path a quoted string names from a file in ``folder``; "" when it names none
+    (absolute, data:, another host, or above the site)."""
+    target = unquote(urlsplit(html.unescape(reference)).path)
+    if not target or target.startswith(("/", "data:")) or "://" in target:
+        return ""
+    return _normalise(folder / target)
+
+
+def _normalise(path: PurePosixPath) -> str:
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def group_of(relative: str, loaded_by_pages: set[str], files: set[str] = frozenset()) -> str:
+    if relative + ".gz" in files and relative.startswith("_static/pyodide/"):
+        return "other"  # the runtime's file fetched as its gzipped copy (runner/downloads.mjs): never this one
+    if relative.startswith("_static/pyodide/") and relative.endswith(".whl"):
+        return "figures"
+    if relative in ("_static/runner/first-figure.zip", "_static/runner/figures.py"):
+        return "figures"
+    if relative.startswith(("_static/pyodide/", "_static/runner/")) and relative not in loaded_by_pages:
+        return "python"
+    if relative.endswith(".pdf"):
+        return "pdf"
+    if relative.startswith("_sources/"):
+        return "notebooks"
+    if is_page(relative) or relative in loaded_by_pages or relative in ("searchindex.js", OFFLINE_PAGE):
+        return "pages"
+    return "other"
+
+
+def groups(outdir: Path) -> dict[str, dict]:
+    """{group: {"files": {path: digest}, "sizes": {path: transfer size}, "bytes": their sum}}
+    for every file of the site."""
+    files = site_files(outdir)
+    pages = [name for name in files if is_page(name)]
+    loaded_by_pages = referenced(outdir, set(files), pages)
+    result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
+    names = set(files)
+    for relative, file_digest in files.items():
+        group = result[group_of(relative, loaded_by_pages, names)]
+        group["files"][relative] = file_digest
+        group["sizes"][relative] = transfer_bytes(outdir / relative)
+        group["bytes"] += group["sizes"][relative]
+    return result
+
+
+def write_offline_page(outdir: Path, title: str) -> None:
+    """The page a navigation outside the book gets offline: the book's own words, not the
+    browser's "This site can't be reached". Its links are relative to _static/."""
+    title = html.escape(title)
+    (outdir / OFFLINE_PAGE).write_text(f"""<!DOCTYPE html>
+<!-- Generated by runnable_book/sphinx_ext/offline.py; do not edit. -->
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Offline: {title}</title>
+<style>body {{ font: 1.1rem/1.5 system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem; }}
+a {{ display: inline-block; min-height: 44px; line-height: 44px; }}</style>
+</head><body><main>
+<h1>You are offline</h1>
+<p>This address is not part of {title} as this browser keeps it, and the network cannot be
+reached. The book's pages kept in this browser still open.</p>
+<p><a href="../index.html">Go to the book's first page</a></p>
+</main></body></html>
+""", encoding="utf-8")
+
+
+def write_worker(outdir: Path, title: str = "this book") -> dict[str, dict]:
+    (outdir / PAGE_SCRIPT_SERVED).write_bytes(PAGE_SCRIPT.read_bytes())
+    write_offline_page(outdir, title)
+    site_groups = groups(outdir)
+    worker = (WORKER_SOURCE.read_text(encoding="utf-8")
+              .replace("__GROUPS__", json.dumps(site_groups, indent=0))
+              .replace("__KEEPABLE__", json.dumps(KEEPABLE))
+              .replace("__OFFLINE_PAGE__", json.dumps(OFFLINE_PAGE)))
+    (outdir / WORKER).write_text(worker, encoding="utf-8")
+    return site_groups
+
+
+# With the offline copy off (``book_offline_copy: false`` in _config.yml), the site still has
+# a sw.js, this one: a reader's browser that installed the book's worker checks sw.js for a new
+# version on its next visit and gets this, which deletes the book's cache (its name as
+# offline_sw.js makes it; other sites under the same origin keep theirs), unregisters itself
+# and reloads the open pages from the network.
+RETIRING_WORKER = """// Generated by runnable_book/sphinx_ext/offline.py (book_offline_copy: false); do not edit.
+// The book's offline copy is off: this worker deletes the book's cache and unregisters itself.
+const CACHE = `book-offline:${new URL(self.registration.scope).pathname}`;
+self.addEventListener("install", () => self.skipWaiting());
+self.addEventListener("activate", (event) => event.waitUntil((async () => {
+  await caches.delete(CACHE);
+  await self.registration.unregister();
+  for (const client of await self.clients.matchAll({ type: "window" })) client.navigate(client.url);
+})()));
+"""
+
+
+def write_retiring_worker(outdir: Path) -> None:
+    (outdir / WORKER).write_text(RETIRING_WORKER, encoding="utf-8")
+    for made in (PAGE_SCRIPT_SERVED, OFFLINE_PAGE):
+        (outdir / made).unlink(missing_ok=True)
+
+
+def add_page_script(app, pagename, templatename, context, doctree):
+    if app.builder.name == "html" and app.config.book_offline_copy:
+        app.add_js_file("offline.mjs", type="module")
+
+
+def build_finished(app, exception):
+    if exception is None and app.builder.name == "html":
+        if app.config.book_offline_copy:
+            write_worker(Path(app.outdir), app.config.html_title or app.config.project)
+        else:
+            write_retiring_worker(Path(app.outdir))
+
+
+def serve_page_script_early(app) -> None:
+    """The page script in the site before any page is written: Sphinx versions a script's URL
+    (``?v=``) by the file it finds there, so a clean build links what an incremental one does."""
+    if app.builder.name == "html" and app.config.book_offline_copy:
+        served = Path(app.outdir) / PAGE_SCRIPT_SERVED
+        served.parent.mkdir(parents=True, exist_ok=True)
+        served.write_bytes(PAGE_SCRIPT.read_bytes())
+
+
+def setup(app):
+    # The maintainer's switch (_config.yml): false builds a site with no offline copy.
+    app.add_config_value("book_offline_copy", True, "html", types=[bool])
+    app.connect("builder-inited", serve_page_script_early)
+    app.connect("html-page-context", add_page_script)
+    # Last of the build-finished steps: the list must see every file the others write or remove.
+    app.connect("build-finished", build_finished, priority=999)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

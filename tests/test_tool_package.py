@@ -1,0 +1,80 @@
+"""The tool as a package of its own, runnable-book (runnable_book/pyproject.toml, `make tool-wheel`):
+its wheel holds every file of the folder, and installed apart from this repository it works on a
+book from inside that book's folder, reading the book's files and its own from where it is."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from runnable_book.release import tool_wheel
+from runnable_book.repository import ROOT
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return tool_wheel.build(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """The wheel installed into a folder of its own (this environment gives its dependencies)."""
+    site = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+                   check=True)
+    return site
+
+
+@pytest.fixture
+def book_without_the_tool(tmp_path) -> Path:
+    """This book's committed files, but for the tool's folder."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    copy = tmp_path / "another-book"
+    for name in filter(None, files.split("\0")):
+        if name.startswith("runnable_book/") or not (ROOT / name).is_file():
+            continue
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, copy / name)
+    return copy
+
+
+def run_installed(site: Path, code: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k != "RUNNABLE_BOOK_ROOT"}
+    environment["PYTHONPATH"] = str(site)
+    return subprocess.run([sys.executable, *code], cwd=cwd, env=environment, capture_output=True, text=True, timeout=600)
+
+
+def test_the_wheel_holds_every_tracked_file_of_the_tool_and_nothing_else(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        held = {name.removeprefix("runnable_book/") for name in archive.namelist() if name.startswith("runnable_book/")}
+        metadata = next(archive.read(n).decode() for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    # (pyproject.toml builds the wheel; the wheel's own METADATA says what it said)
+    assert held == {path.as_posix() for path in tool_wheel.tracked_files()} - {"pyproject.toml"}
+    assert "Name: runnable-book" in metadata.splitlines()
+    assert "jupyter-book<2" in metadata
+
+
+def test_installed_it_finds_the_book_from_a_folder_inside_it_and_its_own_files_where_installed(installed, book_without_the_tool):
+    shown = run_installed(installed, ["-c", "from runnable_book.repository import ROOT, TOOL; print(ROOT); print(TOOL)"],
+                          cwd=book_without_the_tool / "book")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [str(book_without_the_tool.resolve()), str((installed / "runnable_book").resolve())]
+
+
+def test_installed_it_checks_that_books_library_and_names_what_is_out_of_sync(installed, book_without_the_tool):
+    check = ["-m", "runnable_book.pipeline.extract_library", "--check"]
+    in_sync = run_installed(installed, check, cwd=book_without_the_tool)
+    assert in_sync.returncode == 0, in_sync.stdout + in_sync.stderr
+    assert "in sync" in in_sync.stdout
+
+    page = next(md for md in sorted((book_without_the_tool / "book").glob("*.md")) if "# @save\n" in md.read_text())
+    page.write_text(page.read_text().replace("# @save\n", "# @save\nEDITED_IN_THE_OTHER_BOOK = 1\n", 1))
+    edited = run_installed(installed, check, cwd=book_without_the_tool)
+    assert edited.returncode != 0
+    assert "EDITED_IN_THE_OTHER_BOOK" in edited.stdout + edited.stderr

@@ -1,5 +1,0 @@
-import sys
-
-from tools.release.release import main
-
-sys.exit(main())
