@@ -1,16 +1,19 @@
 """The tool as a package of its own, runnable-book (runnable_book/pyproject.toml, `make tool-wheel`):
 its wheel holds every file of the folder, and installed apart from this repository it works on a
-book from inside that book's folder, reading the book's files and its own from where it is."""
+book from inside that book's folder, reading the book's files and its own from where it is: this
+book copied without the tool, and a new book of two chapters (tests/fixture_book/)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from runnable_book.release import tool_wheel
@@ -78,3 +81,39 @@ def test_installed_it_checks_that_books_library_and_names_what_is_out_of_sync(in
     edited = run_installed(installed, check, cwd=book_without_the_tool)
     assert edited.returncode != 0
     assert "EDITED_IN_THE_OTHER_BOOK" in edited.stdout + edited.stderr
+
+
+FIXTURE_BOOK = ROOT / "tests" / "fixture_book"
+
+
+def executed(output: str) -> list[str]:
+    return sorted(re.findall(r"^\s*executed\s+book/(\S+)\.ipynb$", output, re.M))
+
+
+def stored_text(book: Path, page: str) -> str:
+    nb = nbformat.read(book / "book" / f"{page}.ipynb", as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+# (The build graph's marker: here it builds the fixture book, not this one, in seconds.)
+@pytest.mark.whole_book
+@pytest.mark.kernel
+def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes_exactly_its_users(installed, tmp_path):
+    book = tmp_path / "fixture-book"
+    shutil.copytree(FIXTURE_BOOK, book)
+    outputs = ["-m", "runnable_book.pipeline.artefact_graph", "outputs"]
+
+    first = run_installed(installed, outputs, cwd=book)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert executed(first.stdout) == ["01_01_counting", "01_02_counting_used", "02_01_reading"]
+    # chapter 2's module imports what it uses of chapter 1's; each page ran on the book's own library
+    assert re.search(r"^from chapter_lib\.chapter1 import .*\bwords\b", (book / "chapter_lib" / "chapter2.py").read_text(), re.M)
+    assert stored_text(book, "01_01_counting") == "3 2\n"
+    assert stored_text(book, "01_02_counting_used") == "3\n"
+    assert stored_text(book, "02_01_reading") == "2.0\n"
+
+    page = book / "book" / "01_01_counting.md"
+    page.write_text(page.read_text().replace('return text.count(".")', 'return text.count(".") + text.count("?")'))
+    again = run_installed(installed, outputs, cwd=book)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert executed(again.stdout) == ["01_01_counting", "01_02_counting_used"]  # not 2.1: it uses words alone

@@ -33,8 +33,8 @@ from runnable_book.browser.local_site import LocalSite
 from runnable_book.browser.page_runner import JS_CELL_IS, JS_RUN_FINISHED
 from runnable_book.browser.page_state import JS_CROSS_ORIGIN_ISOLATED, JS_OFFLINE_STATE, wait_until
 from runnable_book.common.page_scripts import page_function
+from runnable_book.repository import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "_build" / "bench" / "offline.json"
 PAGE = "book/15_04_quality_and_cost.html"
 # What the benchmark waits for and reads in the page: offline_visits.mjs.

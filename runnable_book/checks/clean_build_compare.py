@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from runnable_book.repository import ROOT
+
 # What the package managers installed, which a copy links or copies rather than rebuilds.
 MADE_BY_MAKE = ["pyodide", "runner/editor.mjs", "runner/markup.mjs", "runner/latex.mjs"]
 SCRATCH = ROOT / "_build" / "compare"

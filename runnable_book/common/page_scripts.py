@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]  # runnable_book/common/page_scripts.py -> the repository
+from runnable_book.repository import ROOT
 
 
 class PageScriptError(Exception):

@@ -51,6 +51,7 @@ from runnable_book.pipeline.page_inputs import KERNEL_SETUP, inputs, inputs_dige
 from runnable_book.pipeline.myst_to_notebook import ConversionError
 from runnable_book.pipeline.reader_notebook import draws_figures, is_added_cell, page_install_cell, reader_notebook
 from runnable_book.pipeline.pages import FAILED_RUNS, BookError, shown, code_cells, notebook_pages, read_page
+from runnable_book.repository import ROOT
 
 # The notebook metadata key holding {"inputs_sha256": ..., "inputs": {...}, "sources_sha256": ...}:
 # named for the tool, as a notebook of any book it builds carries it.
@@ -58,13 +59,14 @@ DIGEST_KEY = "runnable_book"
 # Never an inputs digest: a notebook stored so (by an older build) is re-executed, whatever changed.
 FAILED_DIGEST = "failed"
 REGENERATE = "make outputs"
-CONFIG = Path(__file__).resolve().parents[2] / "_config.yml"
+CONFIG = ROOT / "_config.yml"
 
 
 @functools.cache
 def timeout_s() -> int:
-    """The limit on one cell's execution, set in one place: `execute.timeout` in _config.yml."""
-    return int(yaml.safe_load(CONFIG.read_text())["execute"]["timeout"])
+    """The limit on one cell's execution, set in one place: `execute.timeout` in _config.yml
+    (Jupyter Book's default, 30 s, where a book sets none)."""
+    return int((yaml.safe_load(CONFIG.read_text()).get("execute") or {}).get("timeout", 30))
 
 # What ipykernel reports for Python, stored in full so that JupyterLab, filling it in when
 # the kernel starts, finds nothing to change (a notebook otherwise opens marked unsaved).
@@ -82,6 +84,15 @@ LANGUAGE_INFO = {
 
 # How the kernel that executes a page is started (page_inputs.py: an input of every page).
 KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT = KERNEL_SETUP["arguments"], KERNEL_SETUP["environment"]
+
+
+def kernel_environment() -> dict[str, str]:
+    """The kernel's environment: ours, KERNEL_ENVIRONMENT, and the book's root first on
+    PYTHONPATH, so that its pages import the book's own chapter_lib (an editable install of
+    another checkout's, or none at all, would give them that one or nothing). Not an input of
+    the pages: where the book lies changes no output."""
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, **KERNEL_ENVIRONMENT, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
 
 
 def stored_path(md: Path) -> Path:
@@ -349,7 +360,7 @@ async def _execute_in_a_new_kernel(md: Path, nb, install, last_start: bool, afte
         try:
             # The kernel process's own stderr (not the cells': theirs comes as outputs) carries
             # only its complaints when it is shut down mid-cell after a time limit: ours names the page.
-            await client.async_execute(env={**os.environ, **KERNEL_ENVIRONMENT}, stderr=subprocess.DEVNULL)
+            await client.async_execute(env=kernel_environment(), stderr=subprocess.DEVNULL)
         finally:
             nb.cells = page_cells
     except CellExecutionError as err:

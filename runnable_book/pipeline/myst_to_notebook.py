@@ -62,7 +62,8 @@ from runnable_book.pipeline.draw_diagrams import Diagram, drawn_top_to_bottom
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 SPHINX = CONFIG["sphinx"]["config"]
-BIBFILE = ROOT / CONFIG["bibtex_bibfiles"][0]
+# The book's references (_config.yml's bibtex_bibfiles), if it has any: a book may cite nothing.
+BIBFILE = ROOT / CONFIG["bibtex_bibfiles"][0] if CONFIG.get("bibtex_bibfiles") else None
 # The citations link to an explicit anchor above the References heading: headings' own ids
 # differ between renderers (JupyterLab 4 keeps the case, "References"; GitHub lower-cases).
 REFERENCES_ANCHOR = "references"
@@ -140,6 +141,8 @@ class MarkdownBackend(find_plugin("pybtex.backends", "markdown")):
 def bibliography():
     """The works of the book's .bib, by key; BookError naming the file, the line and the entry
     where pybtex stops (a syntax error, a key twice), not pybtex's traceback."""
+    if BIBFILE is None:
+        return {}
     try:
         return parse_file(BIBFILE).entries
     except PybtexError as error:
@@ -226,6 +229,9 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
     if name in ("cite:p", "cite:t"):
         keys = [k.strip() for k in content.split(",")]
         for key in keys:
+            if BIBFILE is None:
+                raise ctx.error(f"{{{name}}}`{content}` cites {key!r}, but _config.yml names no bibtex_bibfiles",
+                                near=f"{{{name}}}`{content}`")
             if key not in bibliography():
                 closest = difflib.get_close_matches(key, list(bibliography()), n=3)
                 hint = f"; closest in {shown(BIBFILE)}: {', '.join(closest)}" if closest else ""

@@ -48,7 +48,7 @@ def book_digest() -> str:
         except importlib.metadata.PackageNotFoundError:
             sha.update(f"{name} absent\0".encode())
     files = [*sorted(TOOL.rglob("*.py")), *sorted((ROOT / "chapter_lib").rglob("*.py")),
-             ROOT / "_config.yml", ROOT / "_toc.yml", ROOT / "pyproject.toml", BIBFILE]
+             ROOT / "_config.yml", ROOT / "_toc.yml", ROOT / "pyproject.toml", *filter(None, [BIBFILE])]
     for path in files:
         sha.update(named(path).encode() + b"\0")
         sha.update(path.read_bytes() if path.is_file() else b"(absent)")
