@@ -16,8 +16,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from built_artefacts import require_built
+from runnable_book.checks.clean_build_compare import MADE_BY_MAKE
 from runnable_book.release import tool_wheel
 from runnable_book.repository import ROOT
+
+pytestmark = pytest.mark.long  # (the wheel built; the fixture book's pages executed, its snapshot and site built)
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +121,29 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
     again = run_installed(installed, outputs, cwd=book)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert executed(again.stdout) == ["01_01_counting", "01_02_counting_used"]  # not 2.1: it uses words alone
+
+
+# (The build graph's and Sphinx's markers: it builds the fixture book's site, not this book's.)
+@pytest.mark.whole_book
+@pytest.mark.kernel
+@pytest.mark.sphinx
+def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it(installed, tmp_path):
+    book = tmp_path / "fixture-book"
+    shutil.copytree(FIXTURE_BOOK, book)
+    # What the package managers give a book (this repository's Makefile copies them from npm):
+    # Pyodide's files with matplotlib's wheels, and the bundles of the page's editor and outputs.
+    for name in MADE_BY_MAKE:
+        made, target = require_built(ROOT / "_build" / "static" / name, "assets"), book / "_build" / "static" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
+
+    built = run_installed(installed, ["-m", "runnable_book.pipeline.artefact_graph", "html"], cwd=book)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    site = book / "_build" / "html"
+    pages = {path.relative_to(site).as_posix() for path in site.glob("book/*.html")}
+    assert pages == {f"book/{md.stem}.html" for md in (FIXTURE_BOOK / "book").glob("*.md")}
+    counting = (site / "book" / "01_01_counting.html").read_text()
+    assert "browser-run-loader" in counting  # "Run in your browser", from the installed tool
+    assert "3 2" in counting  # the stored output, shown
+    html = "".join(path.read_text() for path in site.rglob("*.html"))
+    assert not re.search(r"chapter ?15|15\.11", html, re.I), "the fixture book's site names this book's chapter"

@@ -33,7 +33,6 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.errors import ExtensionError
 
-from chapter_lib.exercises.common import verdict_heading
 from runnable_book.pipeline import book_shape
 
 SCRIPT_ID = "book-exercises"
@@ -44,6 +43,10 @@ def exercises_data(srcdir: Path) -> dict | None:
     address is the builder's to say, add_exercises); None for a book without exercises."""
     if not book_shape.exercise_pages():
         return None
+    # (The book's own exercise helpers, which its checks print their verdicts with: a book
+    # with exercises has them; one without never imports them.)
+    from chapter_lib.exercises.common import verdict_heading
+
     page = book_shape.exercises_page()
     return {"page": page.relative_to(srcdir).with_suffix("").as_posix(),
             "exercises": [{"number": exercise.number, "section": exercise.section_id,

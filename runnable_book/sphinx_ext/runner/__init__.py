@@ -34,7 +34,10 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.errors import ExtensionError
 
+from runnable_book.repository import ROOT
+
 HERE = Path(__file__).parent
+BUILT_STATIC = (ROOT / "_build" / "static").resolve()
 LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
@@ -213,7 +216,16 @@ def serve_progress_early(app) -> None:
         shutil.copyfile(HERE / PROGRESS, target / PROGRESS)
 
 
+def serve_built_assets(app, config) -> None:
+    """What the build makes for the page's Python (_build/static: Pyodide, the bundles, the
+    wheel, the snapshot) is served from the site's _static/, whether or not the book's
+    html_static_path names it (this book's does, after its own book/_static)."""
+    if not any(Path(app.confdir, folder).resolve() == BUILT_STATIC for folder in config.html_static_path):
+        config.html_static_path = [*config.html_static_path, str(BUILT_STATIC)]
+
+
 def setup(app):
+    app.connect("config-inited", serve_built_assets, priority=400)  # (before note_download_bytes reads it)
     app.connect("builder-inited", serve_progress_early)
     app.add_config_value("browser_run_bytes", 0, "html", types=[int])
     app.add_config_value("browser_run_figure_bytes", 0, "html", types=[int])
