@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from runnable_book.pipeline import npm_assets
 from runnable_book.repository import ROOT
 
 # What the package managers installed, which a copy links or copies rather than rebuilds.
@@ -46,6 +47,10 @@ def sources_copy(source: Path, to: Path) -> Path:
         made, target = ROOT / "_build" / "static" / made_by_make, to / "_build" / "static" / made_by_make
         target.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
+    # (and the record of what they were made from, so a `make` in the copy takes them as made)
+    if npm_assets.RECORD.is_file():
+        (to / npm_assets.RECORD.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(npm_assets.RECORD, to / npm_assets.RECORD.relative_to(ROOT))
     return to
 
 
