@@ -33,6 +33,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.repository import ROOT
 
 PACKAGE = "chapter_lib"
@@ -189,8 +190,6 @@ def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> M
 def kept_module(name: str, source: str, is_package: bool, known: set[str]) -> Module:
     """parse_module's answer, kept between processes by everything it reads (parse_cache.py):
     a book of many chapters has a large library, and an edit changes one module of it."""
-    from runnable_book.pipeline.parse_cache import kept_parse
-
     key = "\0".join([name, str(is_package), *sorted(known), source])
     return kept_parse("library-module", key, Path(__file__), lambda: parse_module(name, source, is_package, known))
 
@@ -265,8 +264,6 @@ def _digest(text: str) -> str:
 def page_roots(code: list[str]) -> list[tuple[str, str | None]]:
     """What a page's code cells import from chapter_lib, as (module, name or WHOLE); kept
     between builds by the cells' text (parse_cache.py: every page is asked on every build)."""
-    from runnable_book.pipeline.parse_cache import kept_parse
-
     return kept_parse("page-roots", "\0".join(code) + f"\0{len(code)}", Path(__file__), lambda: _page_roots(code))
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import jupytext
 import yaml
 
+from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.repository import ROOT  # noqa: E402 (the repository's root, where every tool starts)
 TOC = ROOT / "_toc.yml"
 # A page's last failed run (runnable_book/pipeline/site_build.py): shown by the HTML preview, and the
@@ -150,8 +151,6 @@ def _parsed_page(md: Path, text: str):
     """read_page's work; ``text``, the page as read, is the cache's key (an edited page is read
     again). Kept between processes too (parse_cache.py): a build reads the pages an edit left
     as they were from there."""
-    from runnable_book.pipeline.parse_cache import kept_parse
-
     return kept_parse("page", text, Path(__file__), lambda: _parse_page(md, text))
 
 
@@ -193,8 +192,6 @@ def top_level_names(tree: ast.Module) -> set[str]:
 def mermaid_fences(md: Path) -> list[tuple[int, str]]:
     """(the .md line of its opening fence, its source) for each mermaid diagram of a page,
     found as the HTML's parser finds them."""
-    from runnable_book.pipeline.parse_cache import kept_parse
-
     text = md.read_text(encoding="utf-8")
     return kept_parse("mermaid-fences", text, Path(__file__), lambda: [
         (token.map[0] + 1, token.content) for token in _myst_parser().parse(text)
@@ -214,8 +211,6 @@ def _fences(text: str) -> list:
 
 def code_cell_lines(text: str) -> list[int]:
     """The 1-based line of each code cell's opening fence (kept between builds: parse_cache.py)."""
-    from runnable_book.pipeline.parse_cache import kept_parse
-
     return kept_parse("code-cell-lines", text, Path(__file__),
                       lambda: [t.map[0] + 1 for t in _fences(text) if _is_code_cell(t)])
 
