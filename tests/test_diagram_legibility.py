@@ -1,6 +1,6 @@
 """The diagrams read on screen: their labels at least 11 px high on a desktop (1280 px)
 and on a phone (375 px), where a diagram wider than the column scrolls sideways
-(book/_static/chapter.css, runnable_book/sphinx_ext/diagrams.py). Their print size is checked on
+(runnable_book/sphinx_ext/static/runnable-book.css, runnable_book/sphinx_ext/diagrams.py). Their print size is checked on
 the PDF (tests/test_pdf.py)."""
 
 import pytest

@@ -1,7 +1,7 @@
 """A worked solution's fold shows one prompt: "Worked solution N: …" closed, "Hide …" open.
 
 runnable_book/sphinx_ext/valid_markup.py writes myst-nb's two prompts as <span>s (valid inside
-<summary>); book/_static/chapter.css shows the one that fits the fold's state. On screen
+<summary>); runnable_book/sphinx_ext/static/runnable-book.css shows the one that fits the fold's state. On screen
 the opened fold says "Hide …"; printed (the PDF prints solutions opened) it keeps its title.
 """
 

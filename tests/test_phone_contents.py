@@ -1,4 +1,4 @@
-"""The chapter's contents on a phone (book/_templates/sidebar-toggle.html).
+"""The chapter's contents on a phone (runnable_book/sphinx_ext/templates/sidebar-toggle.html).
 
 At 390 px the left sidebar is hidden and the article header's ☰ ("Toggle primary sidebar")
 is the only way to the contents. The themes bind it to the pydata header's hidden ☰ (the

@@ -1,4 +1,4 @@
-"""Our override of the theme's keyboard tab stops (book/_templates/theme-tab-stops.html).
+"""Our override of the theme's keyboard tab stops (runnable_book/sphinx_ext/templates/theme-tab-stops.html).
 
 The theme gives every scrolling code block or output tabindex=0 so a keyboard can scroll
 it; our override only keeps it from measuring what sits in a closed <details> until the
@@ -16,7 +16,7 @@ from runnable_book.browser.page_state import wait_until
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
-OVERRIDE = ROOT / "book" / "_templates" / "theme-tab-stops.html"
+OVERRIDE = ROOT / "runnable_book" / "sphinx_ext" / "templates" / "theme-tab-stops.html"
 EXERCISES = "book/15_11_exercises.html"
 # In the theme's minified bundle: querySelectorAll(["pre", ...].join(", ")).forEach(e=>{e.tabIndex=
 THEME_QUERY = re.compile(r'querySelectorAll\(\[([^\]]+)\]\.join\(", "\)\)\.forEach\(\(?(\w+)\)?=>\{\2\.tabIndex=')
@@ -25,7 +25,7 @@ THEME_QUERY = re.compile(r'querySelectorAll\(\[([^\]]+)\]\.join\(", "\)\)\.forEa
 def test_the_override_uses_the_installed_themes_selector(site):
     bundle = (site / "_static" / "scripts" / "pydata-sphinx-theme.js").read_text(encoding="utf-8")
     found = THEME_QUERY.findall(bundle)
-    assert len(found) == 1, "the theme's tab-stop query changed: review book/_templates/theme-tab-stops.html"
+    assert len(found) == 1, "the theme's tab-stop query changed: review runnable_book/sphinx_ext/templates/theme-tab-stops.html"
     theme_selector = ", ".join(re.findall(r'"([^"]+)"', found[0][0]))
     assert f'const THEME_SCROLLABLE = "{theme_selector}";' in OVERRIDE.read_text(encoding="utf-8")
 

@@ -152,5 +152,8 @@ def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it
     counting = (site / "book" / "01_01_counting.html").read_text()
     assert "browser-run-loader" in counting  # "Run in your browser", from the installed tool
     assert "3 2" in counting  # the stored output, shown
+    # the tool's look, not a bare theme's: its stylesheet served and bundled, its templates used
+    assert (site / "_static" / "runnable-book.css").is_file()
+    assert 'class="book-home"' in counting  # (templates/navbar-logo.html: the logo in a landmark)
     html = "".join(path.read_text() for path in site.rglob("*.html"))
     assert not re.search(r"chapter ?15|15\.11", html, re.I), "the fixture book's site names this book's chapter"

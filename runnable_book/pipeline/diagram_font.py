@@ -11,7 +11,7 @@ and edges crossed them. So the diagrams name one font, "Diagram Sans", and every
   package where it is missing), never a file committed here;
 * runnable_book/pipeline/draw_diagrams.py measures and draws with it (loaded into the drawing page);
 * the site serves a subset of it (the characters of the diagrams' sources, as the icon fonts
-  are subset to the icons used), declared by ``@font-face`` in book/_static/chapter.css, so a
+  are subset to the icons used), declared by ``@font-face`` in runnable_book/sphinx_ext/static/runnable-book.css, so a
   reader's browser on any system, and Chromium printing the PDF (which embeds it), show the
   labels in the font they were measured in.
 """

@@ -32,7 +32,7 @@ from runnable_book.repository import ROOT
 DIAGRAMS = ROOT / "book" / "_diagrams"
 DIAGRAM_FONT_FAMILY = f'"{diagram_font.FAMILY}", sans-serif'
 MERMAID = ROOT / "node_modules" / "mermaid"
-# Light theme in both colour modes (chapter.css puts a light card behind it in dark mode);
+# Light theme in both colour modes (runnable-book.css puts a light card behind it in dark mode);
 # labels as SVG text, not HTML in <foreignObject>, so the SVG is plain, valid inline markup.
 OPTIONS = {"startOnLoad": False, "theme": "default", "securityLevel": "strict",
            "htmlLabels": False, "flowchart": {"htmlLabels": False},

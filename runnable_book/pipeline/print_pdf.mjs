@@ -19,7 +19,7 @@ export const openDetails = () => {
 // each inlined page), linking to it (the link works inside the PDF). It replaces the theme's print-only
 // list (#jb-print-toc), which has neither links nor page numbers. Page numbers are filled in
 // on a second pass (setContentsPages), once the first print has shown where each section
-// starts. Styled by book/_static/chapter.css. Returns the sections' titles.
+// starts. Styled by runnable_book/sphinx_ext/static/runnable-book.css. Returns the sections' titles.
 /** @type {() => string[]} */
 export const addContents = () => {
     // A heading's own text: without the "¶" link Sphinx adds to it.

@@ -18,7 +18,7 @@ Playwright (never a browser of its own), and before printing:
   block, so a wrapped line continues indented past its own indentation behind a drawn
   marker; output tables in smaller type where they would wrap; short blocks kept whole;
 * lays the page out at the paper's printable width under print media and checks that no
-  code or output line is wider than its box (the print CSS in book/_static/chapter.css
+  code or output line is wider than its box (the print CSS in runnable_book/sphinx_ext/static/runnable-book.css
   wraps them);
 * aborts every request to another host.
 

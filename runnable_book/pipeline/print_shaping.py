@@ -1,5 +1,5 @@
 """What runnable_book/pipeline/print_pdf.py does to the chapter's page, just before printing, so code
-keeps its shape on paper. (The rest of print's look is CSS: book/_static/chapter.css, @media print.)
+keeps its shape on paper. (The rest of print's look is CSS: runnable_book/sphinx_ext/static/runnable-book.css, @media print.)
 
 CSS alone cannot indent a wrapped code line past its own indentation: Chromium has no
 ``text-indent: hanging each-line``, and a ``<pre>`` is one block whatever its lines. So each

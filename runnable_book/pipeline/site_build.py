@@ -34,14 +34,16 @@ HTML = ROOT / "_build" / "html"
 # the loader it inlines into pages) or our templates do: a change there rebuilds every page.
 SPHINX_EXT = TOOL / "sphinx_ext"
 REBUILD_ALL_WHEN_CHANGED = [*sorted(SPHINX_EXT.rglob("*.py")), *sorted((SPHINX_EXT / "runner").glob("*.*js")),
-                            SPHINX_EXT / "runner" / "runner.css", *sorted((ROOT / "book" / "_templates").rglob("*")),
+                            SPHINX_EXT / "runner" / "runner.css", *sorted((SPHINX_EXT / "templates").rglob("*")),
+                            *sorted((ROOT / "book" / "_templates").rglob("*")),
                             ROOT / "_build" / "static" / "runner" / "editor.mjs", ROOT / "_config.yml"]
 HTML_EXTENSION_DIGEST = ROOT / "_build" / "digests" / "html-extension.sha256"
 # And when no page changed, Sphinx stops before copying the static files: an edit to
-# book/_static alone (chapter.css, bundled into the pages' one stylesheet) would not reach
-# the site, so it rebuilds every page; _build/static (what `make assets` and the graph make:
-# Pyodide, the wheel, Python's snapshot) is copied into the site when its bytes differ.
-STATIC = ROOT / "book" / "_static"
+# book/_static or the tool's static/ alone (runnable-book.css, bundled into the pages' one
+# stylesheet) would not reach the site, so it rebuilds every page; _build/static (what `make
+# assets` and the graph make: Pyodide, the wheel, Python's snapshot) is copied into the site
+# when its bytes differ.
+STATIC = [ROOT / "book" / "_static", SPHINX_EXT / "static"]
 BUILT_STATIC = ROOT / "_build" / "static"
 # `jupyter-book build --builder html --warningiserror --nitpick --keep-going`, less its output:
 # warnings (errors here) and errors only (see quiet_html_build).
@@ -154,9 +156,9 @@ def needs_full_rebuild() -> bool:
     changed = extension_digest_changed(HTML_EXTENSION_DIGEST)
     if not index.exists():
         return False
-    return changed or any(not (HTML / "_static" / path.relative_to(STATIC)).is_file()
-                          or (HTML / "_static" / path.relative_to(STATIC)).read_bytes() != path.read_bytes()
-                          for path in STATIC.rglob("*") if path.is_file())
+    return changed or any(not (HTML / "_static" / path.relative_to(folder)).is_file()
+                          or (HTML / "_static" / path.relative_to(folder)).read_bytes() != path.read_bytes()
+                          for folder in STATIC for path in folder.rglob("*") if path.is_file())
 
 
 def copy_built_static() -> None:
@@ -175,6 +177,12 @@ def copy_built_static() -> None:
 
 def build_html() -> int:
     fresh = needs_full_rebuild()
+    if fresh:
+        # Sphinx copies static files and never deletes one: a stylesheet or script the tool or
+        # the book no longer serves (renamed, moved, removed) would stay in the site, and a
+        # bundle made from it too. A full rebuild writes every page and every file of _static
+        # again, so it starts from none: the site is then what a clean build makes.
+        shutil.rmtree(HTML / "_static", ignore_errors=True)
     copy_built_static()
     status = quiet_html_build(ROOT, fresh=fresh, failed_pages=[md for md, _ in RESULT.failures])
     print(f"{'built' if status == 0 else 'FAILED':>9}  {shown(HTML / 'index.html')}", flush=True)

@@ -24,21 +24,22 @@ module                    what it does, and why
 ``obsolete_pages``        a page taken out of _toc.yml leaves no file behind in the site
 ``navigation``            every page written again when the navigation they all show changed
 ``offline``               one service worker: the book offline after one visit; COOP/COEP
+``look``                  the stylesheet, a script and the theme templates the tool overrides
 ========================  ==================================================================
 
-The theme workarounds that need templates, not Python, are in book/_templates (runnable_book/sphinx_ext/README.md
-says which does what).
+The theme workarounds that need templates, not Python, are in templates/ (look.py serves them;
+runnable_book/sphinx_ext/README.md says which does what).
 """
 
 from __future__ import annotations
 
 from runnable_book.sphinx_ext import (
-    citations, clean_pages, diagrams, edition_on_pages, exercises, icons, navigation, obsolete_pages, offline, page_assets,
-    page_head, page_outputs, pdf, runner, valid_markup,
+    citations, clean_pages, diagrams, edition_on_pages, exercises, icons, look, navigation, obsolete_pages, offline,
+    page_assets, page_head, page_outputs, pdf, runner, valid_markup,
 )
 
 PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, edition_on_pages, diagrams, icons, valid_markup, page_head,
-         page_assets, obsolete_pages, navigation, offline]
+         page_assets, obsolete_pages, navigation, offline, look]
 
 
 def setup(app):

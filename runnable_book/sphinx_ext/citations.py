@@ -10,7 +10,7 @@ the way the chapter lists them, author–date:
 2. pybtex's formatting styles (``plain`` and kin) write "Akari Asai, …. Title. In Venue. 2024."
    behind a numbered label; this registers ``author_year`` (runnable_book/pipeline/author_date.py,
    which the reader's notebooks use too), selected by ``bibtex_default_style``. Its
-   labels, which nothing cites by, are hidden by book/_static/chapter.css.
+   labels, which nothing cites by, are hidden by runnable_book/sphinx_ext/static/runnable-book.css.
 3. An unknown key says which keys it may have meant. sphinxcontrib-bibtex warns
    'could not find bibtex key "asai2025"' (at the citing page and line) and stops there;
    a logging filter on its loggers completes that warning, in place, with the closest keys

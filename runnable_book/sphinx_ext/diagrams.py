@@ -6,7 +6,7 @@ mermaid's ~550 KB runtime drawing it in the reader's browser, each diagram is wr
 the SVG runnable_book/pipeline/draw_diagrams.py drew from the same source (book/_diagrams/, committed), inside
 ``<div class="mermaid" role="img" aria-label="...">``: the figure's ``alt`` becomes the
 drawing's accessible name, and the page loads no mermaid code at all. The wrapper carries
-the drawing's width (``--drawn-width``), from which book/_static/chapter.css keeps its labels
+the drawing's width (``--drawn-width``), from which runnable_book/sphinx_ext/static/runnable-book.css keeps its labels
 at least 11 px high on any screen, scrolling sideways where the column is narrower. The diagram's source,
 which the chapter prints, follows in a folded ``<details>``.
 A diagram without its drawing stops the build, naming the page and `make diagrams`.
@@ -35,7 +35,7 @@ def inline_svg(code: str, docname: str) -> str:
 def visit_mermaid_inline(self, node):
     label = f' role="img" aria-label="{escape(node["alt"])}"' if node.get("alt") else ""
     svg = inline_svg(node["code"], self.builder.current_docname)
-    # Its drawn width, so that chapter.css never lets a narrow screen shrink its labels
+    # Its drawn width, so that runnable-book.css never lets a narrow screen shrink its labels
     # below a legible size (it scrolls sideways instead).
     width = f' style="--drawn-width: {drawn_width(svg)}"'
     self.body.append(f'<div class="mermaid"{label}{width}>{svg}</div>\n')

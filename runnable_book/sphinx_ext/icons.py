@@ -6,7 +6,7 @@ and CSS glyphs (admonition icons, chevrons, external-link marks) from the Font A
 fonts it ships (solid 156 KB, brands 118 KB, regular 25 KB, as woff2). Its stylesheet also
 maps every ``fa-*`` class to a glyph of those fonts, so the fonts alone draw both kinds.
 
-Our layout template (book/_templates/layout.html) no longer loads fontawesome.js, and once
+Our layout template (runnable_book/sphinx_ext/templates/layout.html) no longer loads fontawesome.js, and once
 the pages are written this rewrites the three woff2 fonts in ``_static`` to hold only the
 glyphs the site can show: those the theme's stylesheet uses in ``--pst-icon-*`` variables,
 and those of every ``fa-*`` class written in a page (or inserted by the theme's scripts).

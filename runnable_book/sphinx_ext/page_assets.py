@@ -16,7 +16,7 @@ the effect.
    (``media``, ``title``) is linked after the bundle, unchanged. The bundle is written when
    the build finishes, after pydata-sphinx-theme rewrites ``pygments.css`` (its own
    ``build-finished`` step), and every bundle in the build is rewritten each time from the
-   sources its first line names, so an edit to ``chapter.css`` alone reaches every page.
+   sources its first line names, so an edit to ``runnable-book.css`` alone reaches every page.
    The link's ``?v=`` is a digest of the bundle (it changes when the bundle does, as
    Sphinx's own ``?v=`` does for its files), so a reader's browser never keeps a stale
    stylesheet. It can only be known once the bundle is written, after every page: so the
@@ -30,7 +30,7 @@ the effect.
 2. **Scripts after the first paint.** Inline configuration scripts stay where they are (they
    cost no request); ``documentation_options.js`` becomes one of them (its 300 bytes inline,
    as the two inline scripts after it need it), rendered from Sphinx's own template. Every other script, the theme's two
-   included, is loaded in its original order by book/_templates/scripts-after-paint.html
+   included, is loaded in its original order by runnable_book/sphinx_ext/templates/scripts-after-paint.html
    once the whole page has painted. When the last one has run, ``<html>`` gets
    ``data-page-scripts="loaded"`` (tests wait for that; runnable_book/checks/site_check.py
    ``wait_for_page_scripts``).
@@ -39,7 +39,7 @@ the effect.
    loaded ``defer`` as before on a page with tabs.
    Sphinx's search page is left as it is: its search scripts run on DOMContentLoaded too.
 
-The theme-mode script in book/_templates/layout.html belongs with this: it sets
+The theme-mode script in runnable_book/sphinx_ext/templates/layout.html belongs with this: it sets
 ``data-theme`` to the colour the theme's script will choose, so that script no longer
 restyles the whole page when it runs.
 """

@@ -2,7 +2,7 @@
 
 1. A meta description per page (search results and link previews show it): the page's
    first paragraph of prose, cut at a word near 160 characters; pages Sphinx generates
-   (search, index) get a fixed one. book/_templates/layout.html writes it.
+   (search, index) get a fixed one. runnable_book/sphinx_ext/templates/layout.html writes it.
 2. A valid landing page. Jupyter Book (sphinx-external-toc) writes the site's root
    ``index.html`` as a bare ``<meta http-equiv="Refresh">`` line: no doctype, title or
    icon, so the HTML checker rejects it and browsers ask for ``/favicon.ico``. We write

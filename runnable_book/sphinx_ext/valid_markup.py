@@ -5,7 +5,7 @@
    "Toggle hidden content". ``<p>`` is not allowed in ``<summary>`` (phrasing content only),
    and a name other than the visible prompt fails speech-input users (axe:
    label-content-name-mismatch). We write the prompts as ``<span>`` and let the visible one
-   name the summary; chapter.css restyles the spans as myst-nb styled the paragraphs.
+   name the summary; runnable-book.css restyles the spans as myst-nb styled the paragraphs.
 2. The bibliography: docutils writes ``<div role="list">`` around entries with
    ``role="doc-biblioentry"``, a role ARIA 1.2 deprecated and not a list item, so the list
    has no items (axe: aria-required-children, critical). Each entry becomes a ``listitem``.

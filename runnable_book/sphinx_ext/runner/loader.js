@@ -1,7 +1,7 @@
 /* "Run in your browser": the loader every page with code cells carries inline (ours;
    runnable_book/sphinx_ext/runner/__init__.py adds it, and fills in the two values below). It only
    draws the controls; Python, the editor and runner.mjs load when the reader clicks. The
-   controls' style is in book/_static/chapter.css: a <style> added here made the browser
+   controls' style is in runnable_book/sphinx_ext/static/runnable-book.css: a <style> added here made the browser
    restyle the whole page at load (about 100 ms at a phone's speed, Lighthouse's TBT). */
 (() => {
   const LABEL = "Run in your browser";
