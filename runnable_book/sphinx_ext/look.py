@@ -17,6 +17,7 @@ the book's own templates_path, so a book's template of the same name still wins.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -26,9 +27,16 @@ STYLESHEET = "runnable-book.css"
 SCRIPTS = ["copy-buttons-on-open.js"]
 
 
+def from_the_book(app, folder: Path) -> str:
+    """``folder`` as Sphinx reads these settings, relative to the book's folder: Sphinx keeps
+    the configuration's digest in the site (.buildinfo), so an absolute path would make two
+    copies of one book build different sites."""
+    return os.path.relpath(folder, app.confdir)
+
+
 def serve_the_look(app, config) -> None:
-    config.templates_path = [*config.templates_path, str(TEMPLATES)]
-    config.html_static_path = [*config.html_static_path, str(STATIC)]
+    config.templates_path = [*config.templates_path, from_the_book(app, TEMPLATES)]
+    config.html_static_path = [*config.html_static_path, from_the_book(app, STATIC)]
 
 
 def setup(app):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -221,7 +222,8 @@ def serve_built_assets(app, config) -> None:
     wheel, the snapshot) is served from the site's _static/, whether or not the book's
     html_static_path names it (this book's does, after its own book/_static)."""
     if not any(Path(app.confdir, folder).resolve() == BUILT_STATIC for folder in config.html_static_path):
-        config.html_static_path = [*config.html_static_path, str(BUILT_STATIC)]
+        # (relative to the book's folder, as look.py says why)
+        config.html_static_path = [*config.html_static_path, os.path.relpath(BUILT_STATIC, app.confdir)]
 
 
 def setup(app):
