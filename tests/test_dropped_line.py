@@ -6,7 +6,7 @@ and the book's service worker kept out of downloads that may outlast it.
   (runnable_book/browser/throttling_proxy.py, DroppedLine), counting what crossed.
 * 15.2 through a proxy that cuts every large answer twice: Python starts and the first cell's
   output comes; each large file crossed about once, plus what was cut short (resumed with
-  Range, never sent whole again).
+  Range; whole again only when the page had read none of the cut answer).
 * A download that gives up while the browser is online (only after attempts in a row that
   brought nothing) says so: which file, how much of it arrived; never "not stored for offline
   use". The line mended, running the figure cell again draws its figure, and Python that could
@@ -171,9 +171,13 @@ def large_files(site: Path) -> dict[str, int]:
 def test_python_starts_on_a_line_that_drops_every_large_download_twice(site, chromium):
     """A first visit of 15.2 (no service worker: what is tested is the page's Python's own
     downloads) through a line that cuts each large answer twice: Python starts and the page's
-    first output comes (Run all, as `make bench-run` times it). Each large file was resumed with Range (206s after its first answer, never
-    sent whole again), and crossed the line once plus at most what the cut answers carried
-    (the browser drops the bytes of a broken answer it had not handed on yet)."""
+    first output comes (Run all, as `make bench-run` times it). Each large file crossed the
+    line once plus at most what the cut answers carried, and no byte the page had was sent to
+    it again (the worker's own count, `resent`): the rest was asked with Range (206).
+
+    A cut answer may be followed by the whole file again (200), rightly: Chromium drops the
+    bytes of a broken answer it had not handed on yet, so a page that had read none of it asks
+    from byte 0 (a fresh-clone run once saw the snapshot so: 200, 200, 206)."""
     from runnable_book.browser.chromium import VIEWPORT
     from runnable_book.browser.page_runner import JS_FIRST_OUTPUT, START_BUTTON
 
@@ -185,8 +189,10 @@ def test_python_starts_on_a_line_that_drops_every_large_download_twice(site, chr
         page.get_by_role("button", name="Run all", exact=True).click()
         wait_until(page, JS_FIRST_OUTPUT, timeout=READY_MS)
         output = page.locator(".browser-run-output pre").first.text_content()
+        downloads = page.evaluate("() => window.browserRun.downloads")
         passed = line.take_passed()
     assert output.strip(), "an empty first output"
+    assert downloads["resent"] == 0, f"bytes the page had were sent again: {downloads}"
 
     by_path: dict[str, list] = collections.defaultdict(list)
     for answer in passed:
@@ -196,9 +202,12 @@ def test_python_starts_on_a_line_that_drops_every_large_download_twice(site, chr
     for path, answers in by_path.items():
         shape = [(a.status, a.body_bytes, a.dropped) for a in answers]
         crossed = sum(a.body_bytes for a in answers)
-        assert answers[0].status == 200 and all(a.status == 206 for a in answers[1:]), f"{path}: sent whole again: {shape}"
+        assert answers[0].status == 200 and {a.status for a in answers[1:]} <= {200, 206}, f"{path}: {shape}"
         assert sum(a.dropped for a in answers) == 2 and not answers[-1].dropped, f"{path}: {shape}"
         assert sizes[path] <= crossed <= sizes[path] + 2 * CUT_AFTER_BYTES, f"{path} ({sizes[path]} B): {shape}"
+    # (Ten cuts, each before the page read a byte, would leave no 206: never seen, and a sign the
+    # pages stopped reading as bytes come.)
+    assert any(a.status == 206 for answers in by_path.values() for a in answers), "nothing was resumed with Range"
 
 
 def test_a_download_that_gives_up_online_says_so_and_running_the_cell_again_tries_again(site, chromium):

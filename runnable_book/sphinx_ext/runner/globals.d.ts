@@ -20,6 +20,6 @@ declare global {
      *  Python once it ran, the figures' packages once drawn), remembered until kept. */
     bookOffline?: { keep: (groups: string[]) => void };
     /** runner.mjs: the page's cells and Run all, for the tests and the benchmark. */
-    browserRun?: { readonly cells: any[]; runAll: () => unknown };
+    browserRun?: { readonly cells: any[]; readonly downloads: unknown; runAll: () => unknown };
   }
 }

@@ -41,8 +41,9 @@ export {};
 /** What Python's start has downloaded so far (every PROGRESS_MS while it starts): files whole,
  * and bytes as they arrive, as the files are stored on the host; `downloading`: bytes are still
  * on their way (false once the runtime's files are in: Python then starts); `snapshot`: whether
- * this start fetches Python's snapshot (false: it starts afresh without it; null: not decided yet).
- * @typedef {{type: "progress", files: number, bytes: number, downloading: boolean, snapshot: boolean | null,
+ * this start fetches Python's snapshot (false: it starts afresh without it; null: not decided yet);
+ * `resent`: bytes that arrived a second time (a whole answer again after a cut one), passed over.
+ * @typedef {{type: "progress", files: number, bytes: number, resent: number, downloading: boolean, snapshot: boolean | null,
  *   figures: "loading" | "loaded" | "failed" | null}} ProgressMessage */
 /** A sentence for the page's status line.
  * @typedef {{type: "status", text: string}} StatusMessage */

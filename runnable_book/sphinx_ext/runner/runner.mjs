@@ -48,6 +48,7 @@ import { RelayedStop } from "./stop_relay.mjs";
  * @property {string[]} skipped cells skipped as prerequisites, said until the next run
  * @property {string} version Python's version, once ready
  * @property {Download | null} download announced by the loader
+ * @property {import("./messages.mjs").ProgressMessage | null} downloads what the start downloaded, as the worker last said
  * @property {import("./work.mjs").Work | null} work the reader's work (work.mjs)
  * @property {HTMLElement | null} floating the floating Stop control
  * @property {HTMLElement} [floatingText] its text
@@ -74,6 +75,7 @@ const state = {
   skipped: [], // stopped or failed cells skipped as prerequisites: said until the next run asked for
   version: "",
   download: null, // {bytes, text} announced by the loader
+  downloads: null, // the worker's last "progress" message (for the tests and the benchmark)
   work: null, // work.mjs
   floating: null,
 };
@@ -157,6 +159,7 @@ function onWorkerMessage(message) {
   const cell = state.cells.find((c) => c.id === /** @type {{id?: unknown}} */ (message).id);  // (undefined: a message of no cell)
   switch (message.type) {
     case "progress":  // shown by boot.mjs's download bar, from the click on
+      state.downloads = message;
       break;
     case "status":
       setStatus(message.text);
@@ -546,6 +549,8 @@ export function start({ bar, status, download, notebook }) {
   // For the tests and the benchmark: the cells, as the reader's page holds them.
   window.browserRun = {
     get cells() { return state.cells; },
+    // What Python's start downloaded, as the worker last said (a ProgressMessage, or null).
+    get downloads() { return state.downloads; },
     runAll,
   };
   startWorker();

@@ -116,7 +116,7 @@ function reportDownloads() {
   const entries = /** @type {PerformanceResourceTiming[]} */ (performance.getEntriesByType("resource"))
     .filter((entry) => !meter.counted.has(entry.name));
   const bytes = entries.reduce((sum, entry) => sum + (entry.decodedBodySize || 0), meter.bytes);
-  post({ type: "progress", files: meter.files + entries.length, bytes,
+  post({ type: "progress", files: meter.files + entries.length, bytes, resent: meter.resent,
          downloading: figuresStage === "loading" ? meter.open > 0 : !runtimeCompiled || meter.open > 0,
          snapshot: snapshotFetched, figures: figuresStage });
 }
