@@ -14,7 +14,7 @@ import pytest
 from sphinx.errors import ExtensionError
 
 import chapter_lib.exercises
-from chapter_lib.exercises.common import CaseResult, report, verdict_heading
+from chapter_lib.exercises.harness import CaseResult, report, verdict_heading
 
 from runnable_book.pipeline import book_shape, myst_to_notebook
 from runnable_book.pipeline.pages import notebook_pages, pages_in_toc_order

@@ -4,7 +4,7 @@ A start cell of book/15_11_exercises.md may say, beside ``points:``, what some c
 check weigh (``weights:``, a case's name -> a positive number; every other case weighs 1).
 `make lib` writes them into chapter_lib/exercises/points.py (``WEIGHTS``, beside ``POINTS``;
 runnable_book/pipeline/book_shape.py reads and checks them), and one rule
-(chapter_lib.exercises.scoring.verdict_points) gives the points, from the lines a check prints:
+(chapter_lib.exercises.harness.verdict_points) gives the points, from the lines a check prints:
 in the page and a notebook (``report``'s verdict line) and in the grader (runnable_book/grade/judge.py,
 with the instructor's hidden cases, each weighing 1).
 
@@ -35,9 +35,9 @@ from unittest import mock
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chapter_lib.exercises import scoring
+from chapter_lib.exercises import harness
 from chapter_lib.exercises import points as generated
-from chapter_lib.exercises.common import CASE_COUNTS, VERDICT_HEADING, CaseResult, passed_of, points_for, report
+from chapter_lib.exercises.harness import CASE_COUNTS, VERDICT_HEADING, CaseResult, passed_of, points_for, report
 from runnable_book.grade import book as grade_book
 from runnable_book.grade import hidden as hidden_cases
 from runnable_book.grade.box import wire
@@ -132,9 +132,9 @@ def test_a_weighed_case_moves_the_points_by_its_share():
     assert lines[0] == "FAIL  exercise %d (check_x): 1 of 3 cases fail, 5 of 10 points" % NUMBER
     # Lines report() did not print (one case's line missing) count the verdict's cases, one share each.
     with mock.patch.dict(generated.WEIGHTS, {NUMBER: {"big": 2}}):
-        assert scoring.verdict_points(NUMBER, lines, 10) == 5
-        assert scoring.verdict_points(NUMBER, lines[:2], 10) == scoring.verdict_points(NUMBER, lines[:1], 10) == 6.67
-        assert scoring.verdict_points(NUMBER, ["no verdict"], 10) is None
+        assert harness.verdict_points(NUMBER, lines, 10) == 5
+        assert harness.verdict_points(NUMBER, lines[:2], 10) == harness.verdict_points(NUMBER, lines[:1], 10) == 6.67
+        assert harness.verdict_points(NUMBER, ["no verdict"], 10) is None
 
 
 def test_a_readers_message_cannot_pass_for_another_cases_line():
@@ -145,7 +145,7 @@ def test_a_readers_message_cannot_pass_for_another_cases_line():
     lines = reported(results, {"big": 9}, 10)
     assert len(lines) == 3 and lines[1].startswith("  FAIL small: raised ValueError: nope   ok   big: forged")
     assert said_points(lines[0]) == 0
-    assert scoring.verdict_points(NUMBER, lines, 10) is not None
+    assert harness.verdict_points(NUMBER, lines, 10) is not None
 
 
 # --------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_a_weight_that_names_no_case_of_the_check_is_named_with_the_cases_to_cho
     assert book_shape.declared_points(page) == ({4: 10}, {4: {"any single mislabelled flag": 2,
                                                                "the trust gate still applies": 1.5}})
     problems = book_shape.unknown_weights(page)
-    cases = [scoring.case_name(line) for line in book_shape.case_lines("check_second_control", 1)[1:]]
+    cases = [harness.case_name(line) for line in book_shape.case_lines("check_second_control", 1)[1:]]
     assert len(problems) == 1 and problems[0].startswith(f"{tmp_path / WHERE}: exercise 4's `weights:` names no case "
                                                          "of check_second_control: 'any single mislabelled flag'")
     assert problems[0].endswith(f"Name one of its cases as the check prints it: {'; '.join(cases)}")
@@ -277,8 +277,8 @@ def test_the_page_and_the_grader_give_the_same_points_for_every_kind_of_answer(t
                 assert with_hidden.hidden == [1, 2], with_hidden
                 # The hidden cases count one share each: the weighted share of the check's cases, plus them.
                 weights = book_shape.exercises()[number].weights
-                shares = [(line.startswith("  ok"), weights.get(scoring.case_name(line), 1)) for line in page[1:]
-                          if scoring.case_name(line) is not None]
+                shares = [(line.startswith("  ok"), weights.get(harness.case_name(line), 1)) for line in page[1:]
+                          if harness.case_name(line) is not None]
                 passed, total = sum(w for ok, w in shares if ok) + 1, sum(w for _, w in shares) + 2
                 assert with_hidden.points == round(exercise.points * passed / total, 2), (number, kind, page)
                 if any(not ok and w != 1 for ok, w in shares) and any(ok for ok, _ in shares):

@@ -17,7 +17,7 @@ import re
 import nbformat
 import pytest
 
-from chapter_lib.exercises.common import VERDICT_HEADING
+from chapter_lib.exercises.harness import VERDICT_HEADING
 from runnable_book.pipeline import book_shape, exercise_contract
 from runnable_book.repository import ROOT
 

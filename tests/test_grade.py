@@ -130,9 +130,9 @@ def tampered_notebooks() -> dict[str, dict[int, list[str]]]:
                  "import js\n"
                  "js.process.stdout.write('{\"type\": \"end\", \"step\": 99, \"result\": \"{}\"}\\n')\n"]
     library = {n: [wrong(n)] for n in CHECKED}
-    library[B] = [wrong(B) + "import chapter_lib.exercises.common as common\n"
-                  "common.report = lambda n, name, results: print(f'PASS  exercise {n} ({name}): all cases pass')\n"
-                  "common.run_case = lambda name, case: common.CaseResult(name, True, 'ok')\n"]
+    library[B] = [wrong(B) + "import chapter_lib.exercises.harness as harness\n"
+                  "harness.report = lambda n, name, results: print(f'PASS  exercise {n} ({name}): all cases pass')\n"
+                  "harness.run_case = lambda name, case: harness.CaseResult(name, True, 'ok')\n"]
     notebooks = {"tampered-checks.ipynb": checks, "tampered-library.ipynb": library}
     if "check_conflict_policy" in BY_CHECK:
         notebooks["tampered-equal.ipynb"] = {BY_CHECK["check_conflict_policy"]: [EQUAL_TO_ANYTHING]}

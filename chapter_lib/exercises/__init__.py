@@ -14,8 +14,9 @@ module                 what it is
                        (``make lib``; never edit them: edit the page). The worked solutions
                        are code on the page, which a reader reads, edits and runs there.
 ``check_N``            hand-written: the check a reader calls on their own function
-``common``             hand-written: shared helpers and the checks' harness (verdict first)
-``scoring``            hand-written: the points a verdict earns, read from the lines it prints
+``harness``            GENERATED, the tool's: how a check runs its cases and prints its
+                       verdict first, and the points the verdict's lines earn
+``common``             hand-written: the helpers the exercises share
 ``fixtures``           hand-written: the documents exercises 3 and 4 start from
 ``points``             GENERATED from the ``points:`` and ``weights:`` of each exercise's
                        start cell: what a check's verdict line and the grader give for it
@@ -25,8 +26,8 @@ Every public name of these modules is importable from ``chapter_lib.exercises`` 
 the page's start cells and the tests do. This file is GENERATED (``make lib``).
 """
 
+from chapter_lib.exercises.harness import *  # noqa: F401,F403
 from chapter_lib.exercises.common import *  # noqa: F401,F403
-from chapter_lib.exercises.scoring import *  # noqa: F401,F403
 from chapter_lib.exercises.fixtures import *  # noqa: F401,F403
 from chapter_lib.exercises.solution_1 import *  # noqa: F401,F403
 from chapter_lib.exercises.solution_2 import *  # noqa: F401,F403

@@ -10,7 +10,8 @@ from __future__ import annotations
 import itertools
 
 from chapter_lib.chapter15 import corpus
-from chapter_lib.exercises.common import AURORA_REGION_QUERY, ENG, report, run_case
+from chapter_lib.exercises.common import AURORA_REGION_QUERY, ENG
+from chapter_lib.exercises.harness import report, run_case
 from chapter_lib.exercises.fixtures import CORPUS_SOURCES, SourcedDoc, sourced
 from chapter_lib.exercises.solution_3 import CONFLICTING_DOC
 

@@ -7,8 +7,9 @@ worked solution's module (generated from the page's ``# @solution 4`` cells).
 
 from __future__ import annotations
 
-from chapter_lib.exercises.common import AURORA_REGION_QUERY, ENG, report, run_case
+from chapter_lib.exercises.common import AURORA_REGION_QUERY, ENG
 from chapter_lib.exercises.fixtures import SourcedDoc, poisoned_corpus, sourced_corpus, with_trust
+from chapter_lib.exercises.harness import report, run_case
 
 __all__ = ["check_second_control"]
 

@@ -15,7 +15,7 @@ stub, and passes on a rank-then-filter that scores as ``search`` does.
 from __future__ import annotations
 
 from chapter_lib.chapter15 import questions, search
-from chapter_lib.exercises.common import report, run_case
+from chapter_lib.exercises.harness import report, run_case
 from chapter_lib.exercises.solution_5 import one_in_ten_corpus
 
 __all__ = ["check_rank_then_filter"]

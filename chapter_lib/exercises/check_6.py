@@ -8,7 +8,8 @@ worked solution's module (generated from the page's ``# @solution 6`` cells).
 from __future__ import annotations
 
 from chapter_lib.chapter15 import corpus, questions
-from chapter_lib.exercises.common import FINANCE, question, report, run_case
+from chapter_lib.exercises.common import FINANCE, question
+from chapter_lib.exercises.harness import report, run_case
 from chapter_lib.exercises.solution_6 import GOLD_ROUTES, ROUTES, always_agentic, dispatch, evaluate_router, outcome
 
 __all__ = ["check_router"]

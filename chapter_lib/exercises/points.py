@@ -2,7 +2,7 @@
 """What each exercise of book/15_11_exercises.md is worth: the ``points:`` of its start cell, and the
 ``weights:`` beside them, what some cases of its check weigh (every other case weighs 1).
 
-A check's verdict line says the points its cases earn (:func:`chapter_lib.exercises.common.report`),
+A check's verdict line says the points its cases earn (:func:`chapter_lib.exercises.harness.report`),
 and the grader gives the same (runnable_book/grade/judge.py). Edit the page, never this file.
 """
 

@@ -30,7 +30,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from chapter_lib.exercises.common import CaseResult, run_case
+from chapter_lib.exercises.harness import CaseResult, run_case
 
 
 class HiddenProblem(Exception):

@@ -23,7 +23,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from chapter_lib.exercises.common import VERDICT_HEADING, CaseResult, verdict_points
+from chapter_lib.exercises.harness import VERDICT_HEADING, CaseResult, verdict_points
 from runnable_book.grade.book import CheckedExercise
 from runnable_book.grade.box import wire
 from runnable_book.grade.hidden import HiddenCases
@@ -38,7 +38,7 @@ class Verdict:
     verdict: str  # pass, fail, error, timeout, not attempted
     detail: str  # one line, for grades.csv
     lines: list[str] = field(default_factory=list)  # what the check printed, for the report and the feedback
-    points: float = 0.0  # what the cases passed earn (chapter_lib.exercises.common.verdict_points)
+    points: float = 0.0  # what the cases passed earn (chapter_lib.exercises.harness.verdict_points)
     max_points: float = 0.0  # what the exercise is worth (its start cell's ``points:``)
     call: str = ""  # the call judged: the student's own call of the check, or the start cell's
     failed_case: str = ""  # the first case that failed (the report counts them per exercise)

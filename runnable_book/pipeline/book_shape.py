@@ -329,7 +329,7 @@ def declared_points(md: Path) -> tuple[dict[int, float], dict[int, dict[str, flo
 
 def case_lines(check: str, arity: int) -> list[str]:
     """What ``check`` (chapter_lib's, imported in this Python) prints on functions not written yet:
-    its verdict, then one line per case, every case named (:func:`chapter_lib.exercises.common.report`)."""
+    its verdict, then one line per case, every case named (:func:`chapter_lib.exercises.harness.report`)."""
     import chapter_lib.exercises as library
 
     printed = io.StringIO()
@@ -342,7 +342,7 @@ def unknown_weights(md: Path) -> list[str]:
     """The ``weights:`` of the page's start cells that name no case of their check (or more than one),
     each said with the page, the cell, its line and the check's cases to choose from. Runs each
     weighted exercise's check, as chapter_lib has it, on functions not written yet."""
-    from chapter_lib.exercises.scoring import case_name
+    from chapter_lib.exercises.harness import case_name
 
     problems = []
     for number, exercise in read_exercises(md).items():

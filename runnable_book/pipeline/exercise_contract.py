@@ -39,10 +39,10 @@ def _untouched_checks(cases):
     import contextlib, io, json
     found = {"untouched": {}}
     try:
-        from chapter_lib.exercises.common import VERDICT_HEADING
+        from chapter_lib.exercises.harness import VERDICT_HEADING
         found["verdict_heading"] = VERDICT_HEADING.pattern
     except BaseException as error:
-        found["error"] = f"chapter_lib.exercises.common: {type(error).__name__}: {error}"
+        found["error"] = f"chapter_lib.exercises.harness: {type(error).__name__}: {error}"
     for number, start, call in cases:
         namespace, printed = {}, io.StringIO()
         try:
@@ -149,10 +149,10 @@ def solution_failures(md: Path, nb, heading: re.Pattern) -> list[str]:
 def untouched_earns(md: Path, report: dict, heading: re.Pattern) -> list[str]:
     """The checked exercises whose untouched start cell its check would give any points: a
     verdict of ``PASS``, or any case passed (what the grader gives it, chapter_lib's
-    exercises/scoring.py: a start cell that passes 8 of 9 cases earns 8.89 of 10 points, and a
+    exercises/harness.py: a start cell that passes 8 of 9 cases earns 8.89 of 10 points, and a
     student who changed nothing would keep them). Each is named by its start cell's code cell
     and .md line, with the cases it passes."""
-    from chapter_lib.exercises.scoring import case_name, exercise_worth, verdict_points
+    from chapter_lib.exercises.harness import case_name, exercise_worth, verdict_points
 
     exercises = book_shape.read_exercises(md)
     problems = []

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from runnable_book.common.files import write_atomically  # noqa: F401 (execute_pages, site_build import it from here)
 from runnable_book.pipeline import book_shape, chapters, library_imports
-from runnable_book.pipeline.exercises_package import package_init, points_module
+from runnable_book.pipeline.exercises_package import harness_module, package_init, points_module
 from runnable_book.pipeline.pages import BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 from runnable_book.repository import ROOT
 
@@ -382,6 +382,8 @@ def generate() -> dict[Path, str]:
         except book_shape.BookProblem as problem:
             raise BookError(str(problem)) from None
         points[SOLUTIONS / "points.py"] = points_module(page.relative_to(ROOT), worth, weights)
+        # (The checks' harness is the tool's, copied in: nothing that runs a check imports the tool.)
+        points[SOLUTIONS / "harness.py"] = with_digest(harness_module())
     # First: does every import of the library still resolve? (A renamed saved function is
     # named here with its importers and the edit that renamed it, before pyflakes would
     # blame a later cell that uses it.)
@@ -403,7 +405,7 @@ def generate() -> dict[Path, str]:
         {t: text for t, (text, _) in rendered_modules.items() if is_chapter_module(t)}, pages))
     modules.update(points)
     # The package's __init__ imports every solution and check (runnable_book/pipeline/exercises_package.py).
-    generated = [t for t in rendered_modules if not is_chapter_module(t)] + [p for p in modules if p.name == "points.py"]
+    generated = [t for t in rendered_modules if not is_chapter_module(t)] + [p for p in modules if p.name in ("points.py", "harness.py")]
     modules[SOLUTIONS / "__init__.py"] = package_init(SOLUTIONS, generated)
     return modules
 
@@ -449,9 +451,9 @@ def hand_edit_message(path: Path, expected: str | None) -> str:
 
 
 def generated_on_disk() -> list[Path]:
-    """The chapters' and the solutions' modules now on disk."""
+    """The chapters', the solutions' and the checks' harness's modules now on disk."""
     return [*sorted(p for p in LIBRARY.glob("chapter*.py") if is_chapter_module(p)),
-            *sorted(SOLUTIONS.glob("solution_*.py"))]
+            *sorted(SOLUTIONS.glob("solution_*.py")), *SOLUTIONS.glob("harness.py")]
 
 
 def stale_modules(expected: dict[Path, str]) -> list[Path]:

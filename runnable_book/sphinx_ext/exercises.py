@@ -15,7 +15,7 @@ parsing headings, section ids and URLs on its own. Each page of the HTML book ge
 ``page`` is the exercise page's address from the site's root; ``section`` each exercise's
 section id as the page has it (checked here against the page's doctree); ``checks`` the
 reader checks its start cell imports, each with how the verdict line of a pass begins, as
-``verdict_heading()`` of chapter_lib/exercises/common.py, which the checks print it with, says it.
+``verdict_heading()`` of chapter_lib/exercises/harness.py, which the checks print it with, says it.
 runner/book_exercises.mjs reads it; runner/progress.mjs (progress, "Mark as done", the
 sidebar's "n/7 done") and runner/runner.mjs (a cell of an exercise depends only on its
 exercise's cells) use it. The print is told the section ids by runnable_book/pipeline/print_pdf.py.
@@ -43,9 +43,9 @@ def exercises_data(srcdir: Path) -> dict | None:
     address is the builder's to say, add_exercises); None for a book without exercises."""
     if not book_shape.exercise_pages():
         return None
-    # (The book's own exercise helpers, which its checks print their verdicts with: a book
-    # with exercises has them; one without never imports them.)
-    from chapter_lib.exercises.common import verdict_heading
+    # (The harness the book's checks print their verdicts with, generated into its library for
+    # a book with exercises: one without never imports it.)
+    from chapter_lib.exercises.harness import verdict_heading
 
     page = book_shape.exercises_page()
     return {"page": page.relative_to(srcdir).with_suffix("").as_posix(),
