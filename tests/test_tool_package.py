@@ -20,9 +20,12 @@ from built_artefacts import require_built
 from runnable_book.checks.clean_build_compare import MADE_BY_MAKE
 from runnable_book.pipeline import npm_assets
 from runnable_book.release import tool_wheel
-from runnable_book.repository import ROOT
+from runnable_book.repository import ROOT, TOOL
 
 pytestmark = pytest.mark.long  # (the wheel built; the fixture book's pages executed, its snapshot and site built)
+
+
+TOOL_HARNESS = TOOL / "library_modules" / "exercise_harness.py"
 
 
 @pytest.fixture(scope="module")
@@ -110,12 +113,19 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
 
     first = run_installed(installed, outputs, cwd=book)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    assert executed(first.stdout) == ["01_01_counting", "01_02_counting_used", "02_01_reading"]
+    assert executed(first.stdout) == ["01_01_counting", "01_02_counting_used", "02_01_reading", "02_02_exercises"]
     # chapter 2's module imports what it uses of chapter 1's; each page ran on the book's own library
     assert re.search(r"^from chapter_lib\.chapter1 import .*\bwords\b", (book / "chapter_lib" / "chapter2.py").read_text(), re.M)
     assert stored_text(book, "01_01_counting") == "3 2\n"
     assert stored_text(book, "01_02_counting_used") == "3\n"
     assert stored_text(book, "02_01_reading") == "2.0\n"
+    # 2.2's exercise: its worked solution and the tool's check harness generated into the book's
+    # library beside its hand-written check, whose verdict the page stores
+    exercises = book / "chapter_lib" / "exercises"
+    assert sorted(p.name for p in exercises.glob("*.py")) == ["__init__.py", "check_1.py", "harness.py", "points.py", "solution_1.py"]
+    assert "Exercise 1 of Section 2.2, worked" in (exercises / "solution_1.py").read_text()
+    assert (TOOL_HARNESS.read_text() in (exercises / "harness.py").read_text())
+    assert stored_text(book, "02_02_exercises").startswith("PASS  exercise 1 (check_questions): all 2 cases pass, 4 of 4 points\n")
 
     page = book / "book" / "01_01_counting.md"
     page.write_text(page.read_text().replace('return text.count(".")', 'return text.count(".") + text.count("?")'))
@@ -124,11 +134,13 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
     assert executed(again.stdout) == ["01_01_counting", "01_02_counting_used"]  # not 2.1: it uses words alone
 
 
-# (The build graph's and Sphinx's markers: it builds the fixture book's site, not this book's.)
+# (The build graph's and Sphinx's markers: it builds the fixture book's site, not this book's;
+# and the sandbox's: it grades the fixture's exercise.)
 @pytest.mark.whole_book
 @pytest.mark.kernel
 @pytest.mark.sphinx
-def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it(installed, tmp_path):
+@pytest.mark.netns
+def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it_and_grades_a_class(installed, tmp_path):
     book = tmp_path / "fixture-book"
     shutil.copytree(FIXTURE_BOOK, book)
     # The book's npm install (this repository's, linked) and what the tool made of it here
@@ -155,5 +167,23 @@ def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it
     # the tool's look, not a bare theme's: its stylesheet served and bundled, its templates used
     assert (site / "_static" / "runnable-book.css").is_file()
     assert 'class="book-home"' in counting  # (templates/navbar-logo.html: the logo in a landmark)
+    # every page carries the book's exercises for the runner's progress ("1/1 done" in the sidebar)
+    assert '"page": "book/02_02_exercises.html"' in counting and '"name": "check_questions"' in counting
     html = "".join(path.read_text() for path in site.rglob("*.html"))
     assert not re.search(r"chapter ?15|15\.11", html, re.I), "the fixture book's site names this book's chapter"
+
+    # A class graded: one student right, one whose function passes one case of two (the grader
+    # runs the book's own check in its sandbox; the points are 2.2's start cell's).
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    stored = nbformat.read(book / "book" / "02_02_exercises.ipynb", as_version=4)
+    for student, body in [("alice", "    return text.count('?')"), ("bob", "    return 2")]:
+        for cell in stored.cells:
+            if cell.cell_type == "code" and cell.source.startswith("# Exercise 1: start here"):
+                cell.source = re.sub(r"    (raise NotImplementedError|return .*)", body, cell.source)
+        nbformat.write(stored, submissions / f"{student}.ipynb")
+    graded = run_installed(installed, ["-m", "runnable_book.grade", str(submissions), "--out", str(tmp_path / "grades")], cwd=book)
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    gradebook = (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
+    assert gradebook[0].endswith(",ex1,total,max")
+    assert [line.split(",")[-3:] for line in gradebook[1:]] == [["4", "4", "4"], ["2", "2", "4"]]

@@ -44,7 +44,7 @@ def check_conflict_policy(assess_fn, resolve_fn):
             ``action`` (``cite`` or ``escalate``) and, for ``cite``, ``triple``.
 
     Prints its verdict first, then one line per failing case (see
-    :func:`chapter_lib.exercises.common.report`); returns nothing.
+    :func:`chapter_lib.exercises.harness.report`); returns nothing.
     """
     q, subject, relation = AURORA_REGION_QUERY, "Aurora", "region"
     cmdb = sourced(corpus()[2], *CORPUS_SOURCES["d03"])  # d03: us-east-2, from the CMDB

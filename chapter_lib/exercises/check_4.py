@@ -28,7 +28,7 @@ def check_second_control(agent_fn):
             Documents are :class:`SourcedDoc` copies, so ``doc.uri`` is available.
 
     Prints its verdict first, then one line per failing case (see
-    :func:`chapter_lib.exercises.common.report`); returns nothing.
+    :func:`chapter_lib.exercises.harness.report`); returns nothing.
     """
     q = AURORA_REGION_QUERY
     clean = sourced_corpus()

@@ -36,7 +36,7 @@ def check_rank_then_filter(rank_then_filter_fn):
             documents.
 
     Prints its verdict first, then one line per failing case (see
-    :func:`chapter_lib.exercises.common.report`); returns nothing.
+    :func:`chapter_lib.exercises.harness.report`); returns nothing.
     """
     docs = one_in_ten_corpus()
     qs = questions()

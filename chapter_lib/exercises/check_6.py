@@ -23,7 +23,7 @@ def check_router(router_fn):
             or ``restricted``.
 
     Prints its verdict first, then one line per failing case (see
-    :func:`chapter_lib.exercises.common.report`); returns nothing.
+    :func:`chapter_lib.exercises.harness.report`); returns nothing.
     """
     docs = corpus()
     baseline = evaluate_router(always_agentic, docs)

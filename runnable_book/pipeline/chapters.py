@@ -30,6 +30,17 @@ def chapter_title(title: str) -> tuple[str, str] | None:
     return numbered.group("chapter"), numbered.group("words")
 
 
+def section_name(title: str) -> str:
+    """How generated text names a page: "15.11 Exercises" -> "Section 15.11", "15 Advanced ..."
+    -> "Chapter 15", an unnumbered page by its title."""
+    numbered = NUMBERED.fullmatch(title.strip())
+    if numbered is None:
+        return title.strip()
+    if numbered.group("section"):
+        return f"Section {numbered.group('chapter')}{numbered.group('section')}"
+    return f"Chapter {numbered.group('chapter')}"
+
+
 def module_stem(chapter: str) -> str:
     """The name of the chapter's module in chapter_lib: chapter 15 -> ``chapter15``."""
     return f"chapter{chapter}"
