@@ -1,7 +1,8 @@
 """The tool as a package of its own, runnable-book (runnable_book/pyproject.toml, `make tool-wheel`):
 its wheel holds every file of the folder, and installed apart from this repository it works on a
 book from inside that book's folder, reading the book's files and its own from where it is: this
-book copied without the tool, and a new book of two chapters (tests/fixture_book/)."""
+book copied without the tool, a book of two chapters (tests/fixture_book/), and the new book its
+`new` command writes (runnable_book/new_book/), built and tested by its own commands."""
 
 from __future__ import annotations
 
@@ -94,6 +95,17 @@ def test_installed_it_checks_that_books_library_and_names_what_is_out_of_sync(in
 FIXTURE_BOOK = ROOT / "tests" / "fixture_book"
 
 
+def link_the_served_files(book: Path) -> None:
+    """The book's npm install (this repository's, linked) and what the tool made of it here
+    (Pyodide's files with matplotlib's wheels, the bundles: made again only if they differ,
+    so the book's build takes them as they are, with no download)."""
+    (book / "node_modules").symlink_to(ROOT / "node_modules")
+    for made in [*(npm_assets.STATIC / name for name in MADE_BY_MAKE), npm_assets.RECORD]:
+        made, target = require_built(made, "assets"), book / made.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
+
+
 def executed(output: str) -> list[str]:
     return sorted(re.findall(r"^\s*executed\s+book/(\S+)\.ipynb$", output, re.M))
 
@@ -143,14 +155,7 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
 def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it_and_grades_a_class(installed, tmp_path):
     book = tmp_path / "fixture-book"
     shutil.copytree(FIXTURE_BOOK, book)
-    # The book's npm install (this repository's, linked) and what the tool made of it here
-    # (Pyodide's files with matplotlib's wheels, the bundles: made again only if they differ,
-    # so the fixture's build takes them as they are, with no download).
-    (book / "node_modules").symlink_to(ROOT / "node_modules")
-    for made in [*(npm_assets.STATIC / name for name in MADE_BY_MAKE), npm_assets.RECORD]:
-        made, target = require_built(made, "assets"), book / made.relative_to(ROOT)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if made.is_dir() else shutil.copyfile)(made, target)
+    link_the_served_files(book)
     served = run_installed(installed, ["-m", "runnable_book.pipeline.npm_assets"], cwd=book)
     assert served.returncode == 0, served.stdout + served.stderr
     assert "making" not in served.stdout
@@ -187,3 +192,46 @@ def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it
     gradebook = (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     assert gradebook[0].endswith(",ex1,total,max")
     assert [line.split(",")[-3:] for line in gradebook[1:]] == [["4", "4", "4"], ["2", "2", "4"]]
+
+
+def test_installed_it_writes_a_new_book_only_into_a_new_or_empty_folder(installed, tmp_path):
+    new = run_installed(installed, ["-m", "runnable_book", "new", "my-book", "--title", "Counting words"], cwd=tmp_path)
+    assert new.returncode == 0, new.stdout + new.stderr
+    book = tmp_path / "my-book"
+    written = sorted(p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file())
+    assert written == [".gitignore", "Makefile", "README.md", "_config.yml", "_toc.yml", "book/01_01_first_steps.md",
+                       "book/01_02_exercises.md", "book/index.md", "chapter_lib/exercises/check_1.py",
+                       "package-lock.json", "package.json", "pyproject.toml", "requirements.txt"]
+    assert 'title: "Counting words"' in (book / "_config.yml").read_text()
+    assert "runnable-book==0.1.0" in (book / "requirements.txt").read_text()
+    assert "make book" in (book / "README.md").read_text() and "make test" in (book / "README.md").read_text()
+    # again, into the same folder: refused, naming it, and nothing changed or left beside it
+    before = {p: p.read_bytes() for p in book.rglob("*") if p.is_file()}
+    again = run_installed(installed, ["-m", "runnable_book", "new", "my-book"], cwd=tmp_path)
+    assert again.returncode == 1 and "my-book is not an empty folder" in again.stderr, again.stderr
+    assert {p: p.read_bytes() for p in book.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my-book"]
+
+
+# (The build graph's and Sphinx's markers: it builds the new book, not this one.)
+@pytest.mark.whole_book
+@pytest.mark.kernel
+@pytest.mark.sphinx
+def test_installed_it_makes_a_new_book_that_builds_and_tests_green_and_names_what_breaks_it(installed, tmp_path):
+    made = run_installed(installed, ["-m", "runnable_book", "new", "my-book"], cwd=tmp_path)
+    assert made.returncode == 0, made.stdout + made.stderr
+    book = tmp_path / "my-book"
+    link_the_served_files(book)
+    built = run_installed(installed, ["-m", "runnable_book", "book"], cwd=book)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert stored_text(book, "01_02_exercises").startswith("PASS  exercise 1 (check_longest): all 3 cases pass, 2 of 2 points\n")
+    assert (book / "_build" / "html" / "book" / "01_02_exercises.html").is_file()
+    tested = run_installed(installed, ["-m", "runnable_book", "test"], cwd=book)
+    assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-3000:]
+    assert re.search(r"^\d+ passed", tested.stdout, re.M), tested.stdout[-2000:]  # nbval's, on every stored output
+
+    # The author edits a saved function and forgets `make book`: the test names the module out of sync.
+    page = book / "book" / "01_01_first_steps.md"
+    page.write_text(page.read_text().replace("return text.split()", "return text.lower().split()"))
+    stale = run_installed(installed, ["-m", "runnable_book", "test"], cwd=book)
+    assert stale.returncode == 1 and "chapter_lib/chapter1.py" in stale.stderr, stale.stdout[-2000:] + stale.stderr[-2000:]

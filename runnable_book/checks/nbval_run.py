@@ -6,9 +6,9 @@ in full (each figure's SVG bytes, the execution counts) to show that re-executin
 unchanged page rewrites its notebook to the committed bytes. Rather than executing every
 page a second time, it reads what nbval's run produced, written here:
 
-* nbval's kernel (:class:`RecordingKernel`, put in place by the root conftest.py) is
+* nbval's kernel (:class:`RecordingKernel`, put in place by nbval_plugin.py) is
   started with `make outputs`' settings (runnable_book/pipeline/execute_pages.py: KERNEL_ARGUMENTS,
-  KERNEL_ENVIRONMENT) and keeps history as nbclient does (execution counts 1, 2, ...);
+  kernel_environment(): the book's own chapter_lib first) and keeps history as nbclient does (execution counts 1, 2, ...);
   nbval compares skipping execution counts and images, so its verdict is unchanged;
 * every message the kernel sends for a cell is turned into outputs as nbclient turns them
   (nbformat's ``output_from_msg``; ``clear_output`` honoured);
@@ -33,7 +33,7 @@ from nbval.kernel import RunningKernel, start_new_kernel
 
 from runnable_book.common.files import write_atomically
 from runnable_book.repository import ROOT
-from runnable_book.pipeline.execute_pages import KERNEL_ARGUMENTS, KERNEL_ENVIRONMENT, KERNEL_STARTS
+from runnable_book.pipeline.execute_pages import KERNEL_ARGUMENTS, KERNEL_STARTS, kernel_environment
 
 EXECUTED = ROOT / "_build" / "test-run" / "executed"
 STAMP_KEY = "executed_from_sha256"  # in the kept copy's metadata
@@ -96,7 +96,7 @@ class RecordingKernel(RunningKernel):
             try:
                 self.km, self.kc = start_new_kernel(
                     startup_timeout=startup_timeout, kernel_name=kernel_name, stderr=open(os.devnull, "w"),  # noqa: SIM115
-                    cwd=cwd, extra_arguments=KERNEL_ARGUMENTS, env={**os.environ, **KERNEL_ENVIRONMENT})
+                    cwd=cwd, extra_arguments=KERNEL_ARGUMENTS, env=kernel_environment())
                 break
             except RuntimeError:
                 if start == KERNEL_STARTS:

@@ -116,6 +116,8 @@ def site_url() -> str | None:
     base = (CONFIG.get("html") or {}).get("baseurl")
     if base:
         return base.rstrip("/")
+    if not (CONFIG.get("repository") or {}).get("url"):
+        return None
     parts = urlsplit(repository_url())
     if parts.netloc != "github.com":
         return None
