@@ -45,7 +45,7 @@ SITE := _build/html
 # page instead of initialising the interpreter) and the first figure's compiled imports with
 # matplotlib's font cache are made from the book's files by the graph (artefact_graph.py).
 
-.PHONY: pythons-lock test-pythons test-loaded
+.PHONY: pythons-lock test-pythons test-loaded test-new-book
 .PHONY: help env lib outputs outputs-merge assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
 .PHONY: bench-first-build bench-chapters bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch tool-wheel served-from-packages
@@ -175,6 +175,8 @@ pythons-lock: env  ## the lock installs on every supported Python found here: pi
 	$(PY) -m runnable_book.interpreters.lock_check $(PYTHONS)
 test-pythons: env  ## a fresh clone's `make book` and `make check` on every supported Python found here, or those in PYTHONS= (runnable_book/interpreters/matrix.py; CI: pythons.yml)
 	$(PY) -m runnable_book.interpreters.matrix $(PYTHONS)
+test-new-book: env  ## a new book's README commands, `make book` and `make test`, in a fresh folder with a fresh venv (PYTHON=) and npm ci: the tool from its wheel (runnable_book/new_book/fresh_check.py)
+	$(PY) -m runnable_book.new_book.fresh_check $(if $(PYTHON),--python $(PYTHON))
 test-loaded: env  ## a fresh clone's `bash .ci/run` RUNS=3 times beside HOGS=4 busy processes: does the suite pass on a busy machine? (runnable_book/checks/loaded_suite.py; an hour a run)
 	$(PY) -m runnable_book.checks.loaded_suite --hogs $(or $(HOGS),4) --runs $(or $(RUNS),3)
 sources-and-notebooks:

@@ -11,6 +11,7 @@ DIR must be new or empty: nothing is overwritten, and on any error nothing is le
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import sys
@@ -40,7 +41,7 @@ def tool_version() -> str:
 
 
 def filled(text: str, values: dict[str, str]) -> str:
-    for name, value in {**values, "pythons": PYTHONS}.items():
+    for name, value in {**values, "pythons": PYTHONS, "year": str(datetime.date.today().year)}.items():
         text = text.replace(f"@@{name.upper()}@@", value)
     return text
 
