@@ -34,7 +34,8 @@ def test() -> int:
         print("error: no stored notebook (book/*.ipynb): run `make book` first, and commit what it writes",
               file=sys.stderr)
         return 1
-    nbval = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "runnable_book.checks.nbval_plugin",
+    # (-p no:cacheprovider: pytest's cache folder, written into the book, would be a page to Sphinx.)
+    nbval = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "runnable_book.checks.nbval_plugin",
                             "--nbval", "--nbval-current-env", *notebooks], cwd=ROOT)
     if nbval.returncode:
         return 1

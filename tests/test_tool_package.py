@@ -19,6 +19,7 @@ import pytest
 
 from built_artefacts import require_built
 from runnable_book.checks.clean_build_compare import MADE_BY_MAKE
+from runnable_book import new_book
 from runnable_book.pipeline import npm_assets
 from runnable_book.release import tool_wheel
 from runnable_book.repository import ROOT, TOOL
@@ -56,9 +57,19 @@ def book_without_the_tool(tmp_path) -> Path:
     return copy
 
 
-def run_installed(site: Path, code: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "RUNNABLE_BOOK_ROOT"}
-    environment["PYTHONPATH"] = str(site)
+# A commit's author, for the books the tests make repositories of.
+GIT_AUTHOR = {"GIT_AUTHOR_NAME": "A test", "GIT_AUTHOR_EMAIL": "test@example.org",
+              "GIT_COMMITTER_NAME": "A test", "GIT_COMMITTER_EMAIL": "test@example.org"}
+
+
+def run_installed(site: Path, code: list[str], cwd: Path, extra: dict | None = None,
+                  before: list[list[str]] = ()) -> subprocess.CompletedProcess:
+    """``python <code>`` in ``cwd`` with the installed tool (``extra``: more of the environment;
+    ``before``: commands run first in the same environment)."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("RUNNABLE_BOOK_ROOT", "MAKEFLAGS", "MAKELEVEL")}
+    environment.update({"PYTHONPATH": str(site), **(extra or {})})
+    for command in before:
+        subprocess.run(command, cwd=cwd, env=environment, check=True)
     return subprocess.run([sys.executable, *code], cwd=cwd, env=environment, capture_output=True, text=True, timeout=600)
 
 
@@ -199,9 +210,9 @@ def test_installed_it_writes_a_new_book_only_into_a_new_or_empty_folder(installe
     assert new.returncode == 0, new.stdout + new.stderr
     book = tmp_path / "my-book"
     written = sorted(p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file())
-    assert written == [".gitignore", "Makefile", "README.md", "_config.yml", "_toc.yml", "book/01_01_first_steps.md",
-                       "book/01_02_exercises.md", "book/index.md", "chapter_lib/exercises/check_1.py",
-                       "package-lock.json", "package.json", "pyproject.toml", "requirements.txt"]
+    template = [p.relative_to(new_book.TEMPLATE) for p in new_book.TEMPLATE.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert written == sorted([*(p.with_name(new_book.RENAMED.get(p.name, p.name)).as_posix() for p in template), "requirements.txt"])
+    assert {".gitignore", "Makefile", "README.md", "book/01_02_exercises.md", "chapter_lib/exercises/check_1.py"} <= set(written)
     assert 'title: "Counting words"' in (book / "_config.yml").read_text()
     assert "runnable-book==0.1.0" in (book / "requirements.txt").read_text()
     assert "make book" in (book / "README.md").read_text() and "make test" in (book / "README.md").read_text()
@@ -217,7 +228,7 @@ def test_installed_it_writes_a_new_book_only_into_a_new_or_empty_folder(installe
 @pytest.mark.whole_book
 @pytest.mark.kernel
 @pytest.mark.sphinx
-def test_installed_it_makes_a_new_book_that_builds_and_tests_green_and_names_what_breaks_it(installed, tmp_path):
+def test_installed_it_makes_a_new_book_that_builds_tests_green_releases_an_edition_and_names_what_breaks_it(installed, tmp_path):
     made = run_installed(installed, ["-m", "runnable_book", "new", "my-book"], cwd=tmp_path)
     assert made.returncode == 0, made.stdout + made.stderr
     book = tmp_path / "my-book"
@@ -229,6 +240,17 @@ def test_installed_it_makes_a_new_book_that_builds_and_tests_green_and_names_wha
     tested = run_installed(installed, ["-m", "runnable_book", "test"], cwd=book)
     assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-3000:]
     assert re.search(r"^\d+ passed", tested.stdout, re.M), tested.stdout[-2000:]  # nbval's, on every stored output
+
+    # An edition: `make release` (its `make test` first: the book's Makefile, on this environment).
+    subprocess.run(["git", "init", "--quiet", "--initial-branch", "main"], cwd=book, check=True)
+    (book / ".gitignore").write_text((book / ".gitignore").read_text() + "node_modules\n")
+    released = run_installed(installed, ["-m", "runnable_book.release", "1.1.0"], cwd=book, extra={
+        "MAKEFLAGS": f"ENV= PY={sys.executable}", **GIT_AUTHOR}, before=[["git", "add", "-A"], ["git", "commit", "-qm", "A new book"]])
+    assert released.returncode == 0, released.stdout[-3000:] + released.stderr[-3000:]
+    tags = subprocess.run(["git", "tag"], cwd=book, capture_output=True, text=True, check=True).stdout.split()
+    assert tags == ["v1.1.0"] and "## [1.1.0] - " in (book / "CHANGELOG.md").read_text()
+    assert 'version = "1.1.0"' in (book / "pyproject.toml").read_text()
+    assert "chapter-lib @ git+https://github.com/you/my-book@v1.1.0" in (book / "book" / "01_02_exercises.ipynb").read_text()
 
     # The author edits a saved function and forgets `make book`: the test names the module out of sync.
     page = book / "book" / "01_01_first_steps.md"

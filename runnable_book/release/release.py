@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     commit = git("rev-parse", "HEAD").stdout.strip()
+    published_by = (" (the pages workflow tests the commit and publishes it; docs/publishing.md)"
+                    if (ROOT / ".github" / "workflows" / "pages.yml").is_file() else "")
     print(f"Released edition {number}: commit {commit[:edition.SHORT]}, tag v{number}.\n"
-          f"Publish it: git push origin HEAD v{number} (the pages workflow tests the commit and publishes "
-          f"it; docs/publishing.md).")
+          f"Publish it: git push origin HEAD v{number}{published_by}.")
     return 0
