@@ -136,7 +136,7 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
 
     first = run_installed(installed, outputs, cwd=book)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    assert executed(first.stdout) == ["01_01_counting", "01_02_counting_used", "02_01_reading", "02_02_exercises"]
+    assert executed(first.stdout) == sorted(md.stem for md in (FIXTURE_BOOK / "book").glob("*.md") if md.stem != "index")
     # chapter 2's module imports what it uses of chapter 1's; each page ran on the book's own library
     assert re.search(r"^from chapter_lib\.chapter1 import .*\bwords\b", (book / "chapter_lib" / "chapter2.py").read_text(), re.M)
     assert stored_text(book, "01_01_counting") == "3 2\n"
