@@ -175,9 +175,10 @@ def test_python_starts_on_a_line_that_drops_every_large_download_twice(site, chr
     line once plus at most what the cut answers carried, and no byte the page had was sent to
     it again (the worker's own count, `resent`): the rest was asked with Range (206).
 
-    A cut answer may be followed by the whole file again (200), rightly: Chromium drops the
-    bytes of a broken answer it had not handed on yet, so a page that had read none of it asks
-    from byte 0 (a fresh-clone run once saw the snapshot so: 200, 200, 206)."""
+    A cut answer may be followed by the whole file again (200), rightly: Chromium may drop the
+    bytes of a broken answer it had not handed on yet (a page that began reading only after the
+    cut got none of 700,000 bytes in some runs, all of them in others), so a page that had read
+    none of it asks from byte 0 (a fresh-clone run once saw the snapshot so: 200, 200, 206)."""
     from runnable_book.browser.chromium import VIEWPORT
     from runnable_book.browser.page_runner import JS_FIRST_OUTPUT, START_BUTTON
 
