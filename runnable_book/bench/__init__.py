@@ -5,4 +5,5 @@
 ``rebuild``         `make book` after a prose edit against `jupyter-book build .`
 ``pdf_build``       `make pdf`'s two steps, pages and bytes (`make bench-pdf`)
 ``launch_environment``  Binder's launch environment beside the development one (`make bench-launch`)
+``cut_answer``      what Chromium hands a page of an answer cut before it read (run by hand)
 """
