@@ -24,7 +24,7 @@ def book() -> int:
 
 def test() -> int:
     """Checks first, on the book as committed (nothing written), then the site built."""
-    from runnable_book.pipeline import artefact_graph, extract_library, npm_assets
+    from runnable_book.pipeline import extract_library
     from runnable_book.repository import ROOT
 
     if extract_library.main(["--check"]):
@@ -39,7 +39,7 @@ def test() -> int:
                             "--nbval", "--nbval-current-env", *notebooks], cwd=ROOT)
     if nbval.returncode:
         return 1
-    return npm_assets.main() or artefact_graph.main(["book"])
+    return book()
 
 
 def main(argv: list[str] | None = None) -> int:
