@@ -262,8 +262,9 @@ $(LIGHTHOUSE): runnable_book/bench/lighthouse/package.json runnable_book/bench/l
 	@touch $@
 
 bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build bench-chapters  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build, a book of many chapters
-bench-chapters: env $(NPM_ASSETS)  ## this book beside itself grown to CHAPTERS=20 chapters (renamed copies; benchmark data): a clean build, a prose edit, a saved-function edit, make check's part that reads the book: seconds and ratios (runnable_book/bench/many_chapters.py)
+bench-chapters: env $(NPM_ASSETS)  ## this book beside itself grown to CHAPTERS=20 chapters (renamed copies; benchmark data): a clean build, a prose edit, a saved-function edit, make check's part that reads the book: seconds and ratios (runnable_book/bench/many_chapters.py); then the floor under a prose edit, Jupyter Book alone on both books' stored notebooks (runnable_book/bench/sphinx_floor.py)
 	$(PY) -m runnable_book.bench.many_chapters $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(STEPS),--steps $(STEPS))
+	$(PY) -m runnable_book.bench.sphinx_floor
 bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again, quiet and beside one busy process: seconds, its CPU, beside executing every page once and `make test` (runnable_book/bench/check_loop.py; after bench-tests)
 	$(PY) -m runnable_book.bench.check_loop
 bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (runnable_book/bench/launch_environment.py)

@@ -19,7 +19,8 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
   is this chapter's own tests, which a generated book fails by design (its pages are not the
   chapter delivered).
 
-Prints each step's seconds in both books and their ratio; writes _build/bench/many_chapters.json.
+Prints each step's seconds in both books and their ratio, on the clock and of CPU (the CPU's
+ratio is the one that holds on a busy machine); writes _build/bench/many_chapters.json.
 Minutes: the clean build of 20 chapters executes about 200 pages. Quote it from a quiet machine.
 """
 
@@ -27,10 +28,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import re
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from runnable_book.bench import rebuild
@@ -80,16 +84,34 @@ def grow(book: Path, chapters: int) -> int:
     return len(re.findall(r"^\s*- file: ", toc.read_text(), re.M)) + 1  # (and the root)
 
 
-def python(book: Path, *args: str) -> float:
-    """``python *args`` in the copy (its kernels import the copy's chapter_lib); seconds, also
+@dataclass(frozen=True)
+class Cost:
+    """A step's seconds on the clock and of CPU (user and system, of the step's processes and
+    the kernels they ran): the clock's figure is the one to quote from a quiet machine; the
+    CPU's holds on a busy one, where the clock's is the machine's as much as the step's."""
+
+    wall: float
+    cpu: float
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return Cost(self.wall + other.wall, self.cpu + other.cpu)
+
+
+def python(book: Path, *args: str) -> Cost:
+    """``python *args`` in the copy (its kernels import the copy's chapter_lib); its cost, also
     said as it ends (a run of many chapters takes long: what it has measured so far shows)."""
-    started = time.monotonic()
+    started, cpu = time.monotonic(), children_cpu()
     done = python_in(book, *args)
     if done.returncode != 0:
         raise SystemExit(f"{book.name}: {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    seconds = time.monotonic() - started
-    print(f"  {book.name}: {' '.join(args[-2:])}: {seconds:.1f} s", flush=True)
-    return seconds
+    cost = Cost(time.monotonic() - started, children_cpu() - cpu)
+    print(f"  {book.name}: {' '.join(args[-2:])}: {cost.wall:.1f} s ({cost.cpu:.1f} s of CPU)", flush=True)
+    return cost
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -99,7 +121,7 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def measure(book: Path, steps: list[str]) -> dict[str, float]:
+def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
     graph = ("-m", "runnable_book.pipeline.artefact_graph", "book")
     seconds = {}
     if "clean" in steps:
@@ -140,19 +162,23 @@ def main(argv: list[str] | None = None) -> int:
         pages[label] = grow(book, chapters) if chapters > 1 else len(
             re.findall(r"^\s*- file: ", (book / "_toc.yml").read_text(), re.M)) + 1
         books[label] = book
-    results = {label: measure(book, steps) for label, book in books.items()}
-    report = {"chapters": {"one": 1, "many": args.chapters}, "pages": pages, "seconds": results,
-              "ratio": {step: round(results["many"][step] / results["one"][step], 2) for step in results["one"]}}
+    costs = {label: measure(book, steps) for label, book in books.items()}
+    results = {label: {step: cost.wall for step, cost in steps_.items()} for label, steps_ in costs.items()}
+    cpu = {label: {step: cost.cpu for step, cost in steps_.items()} for label, steps_ in costs.items()}
+    report = {"chapters": {"one": 1, "many": args.chapters}, "pages": pages, "load_average": os.getloadavg(),
+              "seconds": results, "ratio": {step: round(results["many"][step] / results["one"][step], 2) for step in results["one"]},
+              "cpu_seconds": cpu, "cpu_ratio": {step: round(cpu["many"][step] / cpu["one"][step], 2) for step in cpu["one"]}}
     if "clean" in results["one"]:
         report["seconds_per_page"] = {label: round(results[label]["clean"] / pages[label], 2) for label in results}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "many_chapters.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(f"{'step':<8}{'1 chapter':>12}{f'{args.chapters} chapters':>14}{'ratio':>8}")
+    print(f"{'step':<8}{'1 chapter':>12}{f'{args.chapters} chapters':>14}{'ratio':>8}{'CPU ratio':>11}")
     for step in results["one"]:
-        print(f"{step:<8}{results['one'][step]:>11.1f}s{results['many'][step]:>13.1f}s{report['ratio'][step]:>8.2f}")
+        print(f"{step:<8}{results['one'][step]:>11.1f}s{results['many'][step]:>13.1f}s{report['ratio'][step]:>8.2f}"
+              f"{report['cpu_ratio'][step]:>11.2f}")
     print(f"pages: {pages['one']} and {pages['many']}" + (
         f"; clean build per page: {report['seconds_per_page']['one']} s and {report['seconds_per_page']['many']} s"
-        if "seconds_per_page" in report else ""))
+        if "seconds_per_page" in report else "") + f"; load average at the end: {report['load_average'][0]:.1f}")
     print(f"written: {(OUT / 'many_chapters.json').relative_to(ROOT)}")
     return 0
 
