@@ -96,3 +96,35 @@ def test_a_grown_chapter_is_a_renamed_copy_that_saves_no_name_twice():
     assert renamed(page, 17, ["search", "score", "_hidden"]) == (
         "# 17.4 Quality\n\n```{code-cell} ipython3\n# @save\ndef score_c17(r):\n    return r.score + search_c17(1)\n"
         "```\n\n{numref}`fig-accuracy-c17` and\n:name: fig-accuracy-c17\nfrom chapter_lib.chapter17 import _hidden_c17\n")
+
+
+def test_the_floor_is_a_plain_jupyter_book_of_the_stored_notebooks(tmp_path):
+    """runnable_book/bench/sphinx_floor.py's book: the stored notebooks as pages, this book's
+    configuration without the tool (its extension, the settings only it reads, the exclusion of
+    stored notebooks), and a page that has code but no stored notebook refused by name."""
+    import nbformat
+    import yaml
+
+    from runnable_book.bench.sphinx_floor import TOOL_EXTENSION, TOOL_SETTINGS, plain_book
+
+    book = tmp_path / "copy"
+    (book / "book" / "_static").mkdir(parents=True)
+    (book / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n  - file: book/15_01_a\n")
+    (book / "book" / "references.bib").write_text("")
+    (book / "book" / "index.md").write_text("# The opening\n")
+    (book / "book" / "15_01_a.md").write_text("# 15.1 A\n\n```{code-cell} ipython3\nprint(1)\n```\n")
+    nbformat.write(nbformat.v4.new_notebook(), book / "book" / "15_01_a.ipynb")
+    floor = plain_book(book, tmp_path / "floor")
+    assert sorted(p.name for p in (floor / "book").iterdir()) == ["15_01_a.ipynb", "_static", "index.md", "references.bib"]
+    config = yaml.safe_load((floor / "_config.yml").read_text())
+    assert TOOL_EXTENSION not in config["sphinx"]["extra_extensions"]
+    assert "sphinxcontrib.mermaid" in config["sphinx"]["extra_extensions"]
+    assert not TOOL_SETTINGS & set(config["sphinx"]["config"])
+    assert not [p for p in config["exclude_patterns"] if p.endswith(".ipynb")]
+    (book / "book" / "15_01_a.ipynb").unlink()
+    try:
+        plain_book(book, tmp_path / "floor")
+    except SystemExit as refused:
+        assert "15_01_a.md" in str(refused) and "make bench-chapters" in str(refused)
+    else:
+        raise AssertionError("a page with code and no stored notebook was taken")
