@@ -184,3 +184,31 @@ def test_a_page_nothing_changed_for_is_left_as_it_is_and_every_change_syncs_it(b
     assert synced == ["page.md", "next.md", "page.md", "next.md"]
     site_build.sync_outputs(force=True)
     assert synced[4:] == ["page.md", "next.md"]
+
+
+def test_make_checks_pairing_skips_exactly_the_pages_the_build_left_as_they_are(book, monkeypatch, capsys):
+    """`execute_pages check --skip-synced` (`make check`'s): a page whose every input is as the
+    build last synced it is paired by construction and not regenerated; a hand-edited stored
+    notebook, an edited page or another version of the tools is checked, and a broken pairing
+    fails; without the flag (`make test`'s) every page is checked."""
+    page, following = book
+    checked = []
+    pairing = execute_pages.pairing_problems
+    monkeypatch.setattr(execute_pages, "pairing_problems", lambda md: checked.append(md.name) or pairing(md))
+    pages = [str(page), str(following)]
+    assert execute_pages.main(["check", "--skip-synced", *pages]) == 0 and checked == []
+    assert execute_pages.main(["check", *pages]) == 0 and checked == ["page.md", "next.md"]
+    stored = following.with_suffix(".ipynb")
+    as_built = stored.read_text()
+    stored.write_text(as_built.replace('"next', '"next, by hand'))
+    checked.clear()
+    assert execute_pages.main(["check", "--skip-synced", *pages]) == 1 and checked == ["next.md"]
+    assert "next.md and next.ipynb: cell 3 (code) differs" in capsys.readouterr().err
+    stored.write_text(as_built)  # (as the build wrote it: its record holds again)
+    page.write_text(page.read_text() + "\nA sentence.\n")
+    checked.clear()
+    assert execute_pages.main(["check", "--skip-synced", *pages]) == 1 and checked == ["page.md"]
+    monkeypatch.setattr(synced_pages, "book_digest", lambda: "another version of the tools")
+    checked.clear()
+    execute_pages.main(["check", "--skip-synced", *pages])
+    assert checked == ["page.md", "next.md"]

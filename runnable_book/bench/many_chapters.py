@@ -138,7 +138,7 @@ def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
     if "check" in steps:
         stored = Path(SAVED_PAGE).with_suffix(".ipynb").as_posix()
         seconds["check"] = (python(book, "-m", "runnable_book.pipeline.extract_library", "--check")
-                            + python(book, "-m", "runnable_book.pipeline.execute_pages", "check")
+                            + python(book, "-m", "runnable_book.pipeline.execute_pages", "check", "--skip-synced")
                             + python(book, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
                                      "--nbval-current-env", stored))
     if "clean" not in steps:

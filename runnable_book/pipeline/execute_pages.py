@@ -3,6 +3,7 @@
     python -m runnable_book.pipeline.execute_pages sync [PAGE.md ...]   # the pages alone (the benchmarks'; no graph)
     python -m runnable_book.pipeline.execute_pages sync --force          # re-execute every page
     python -m runnable_book.pipeline.execute_pages check                 # fail if a .ipynb is not what its .md makes
+    python -m runnable_book.pipeline.execute_pages check --skip-synced   # the same, but for the pages as the build left them
 
 (`make outputs` runs the build graph, runnable_book/pipeline/artefact_graph.py, whose `outputs` step calls
 :func:`sync_page` for each page, and puts the tree back if the build fails: tree_rollback.py.)
@@ -44,7 +45,7 @@ import yaml
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-from runnable_book.pipeline import change_report, exercise_contract, kernel_interrupts
+from runnable_book.pipeline import change_report, exercise_contract, kernel_interrupts, synced_pages
 from runnable_book.pipeline.extract_library import write_atomically
 from runnable_book.pipeline.change_report import PageRun
 from runnable_book.pipeline.page_inputs import KERNEL_SETUP, inputs, inputs_digest
@@ -97,6 +98,11 @@ def kernel_environment() -> dict[str, str]:
 
 def stored_path(md: Path) -> Path:
     return md.with_suffix(".ipynb")
+
+
+def failed_run_path(md: Path) -> Path:
+    """Where the build keeps a page's failed run (runnable_book/pipeline/site_build.py)."""
+    return FAILED_RUNS / stored_path(md).name
 
 
 def normalized(nb, digest: str, language_info: dict | None = None, itemized: dict | None = None):
@@ -574,10 +580,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-execute every page")
     parser.add_argument("--run-once", action="store_true",
                         help="execute a page once, without comparing two runs (what the comparison costs: make bench-outputs)")
+    parser.add_argument("--skip-synced", action="store_true",
+                        help="check: leave out the pages whose every input is as the build last synced them "
+                             "(runnable_book/pipeline/synced_pages.py; `make check`'s, not `make test`'s)")
     parser.add_argument("pages", nargs="*", type=Path, help="only these .md pages")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # (flags before or after the pages)
     pages = [p.resolve() for p in args.pages] or notebook_pages()
     if args.command == "check":
+        if args.skip_synced:
+            synced = synced_pages.as_synced(pages, failed_run_path)
+            pages = [md for md in pages if md not in synced]
         problems = [p for md in pages for p in pairing_problems(md)]
         for p in problems:
             print(p, file=sys.stderr)

@@ -64,7 +64,11 @@ RESULT = Result()
 
 
 def failed_path(md: Path) -> Path:
-    return execute_pages.FAILED_RUNS / md.with_suffix(".ipynb").name
+    return execute_pages.failed_run_path(md)
+
+
+def synced_digest(book: str, md: Path) -> str:
+    return synced_pages.page_digest(book, md, execute_pages.stored_path(md), failed_path(md))
 
 
 def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path] | None = None) -> list[tuple[Path, str]]:
@@ -90,10 +94,6 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
         # (A step given some pages keeps the record of the others; one of every page, only theirs.)
         synced_pages.record({**synced_pages.recorded(), **after} if pages else after)
     return failures
-
-
-def synced_digest(book: str, md: Path) -> str:
-    return synced_pages.page_digest(book, md, execute_pages.stored_path(md), failed_path(md))
 
 
 def sync_one(md: Path, force: bool, runs: list | None, failures: list) -> bool:

@@ -19,6 +19,11 @@ What a notebook is made from, conservatively (anything here changed: every page 
 The record is _build/digests/synced-pages.json, written once the step has synced every page
 (a step stopped midway records nothing new, and its pages sync again). ``make outputs
 FORCE=1`` syncs (and executes) every page whatever the record says.
+
+`make check` reads the record too (``execute_pages check --skip-synced``): a page whose digest
+is the record's has the stored notebook the build wrote from exactly what it is made of now,
+which is what the check would make again, so only the other pages are regenerated and compared.
+`make test`, a release and CI (a fresh clone has no record) check every page.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import importlib.metadata
 import json
 import sys
 from pathlib import Path
+from typing import Callable
 
 from runnable_book.common.files import write_atomically
 from runnable_book.repository import ROOT, TOOL, named
@@ -64,6 +70,20 @@ def page_digest(book: str, md: Path, stored: Path, failed_run: Path) -> str:
     sha.update(stored.read_bytes() if stored.is_file() else b"(no stored notebook)")
     sha.update(b"\0failed run kept" if failed_run.exists() else b"\0")
     return sha.hexdigest()
+
+
+def as_synced(pages: list[Path], failed_run: Callable[[Path], Path]) -> set[Path]:
+    """The pages whose every input is as the outputs step last synced them (their digest is the
+    record's; ``failed_run``: where a page's failed run is kept): their stored notebooks are what
+    the step would write again."""
+    from runnable_book.pipeline.pages import shown
+
+    before = recorded()
+    if not before:
+        return set()
+    book = book_digest()
+    return {md for md in pages
+            if before.get(shown(md)) == page_digest(book, md, md.with_suffix(".ipynb"), failed_run(md))}
 
 
 def recorded() -> dict[str, str]:
