@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import hashlib
 import re
 import sys
@@ -39,6 +40,7 @@ from runnable_book.common.files import write_atomically  # noqa: F401 (execute_p
 from runnable_book.pipeline import book_shape, chapters, library_imports
 from runnable_book.pipeline.exercises_package import harness_module, package_init, points_module
 from runnable_book.pipeline.pages import BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
+from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.repository import ROOT
 
 LIBRARY = ROOT / "chapter_lib"
@@ -232,8 +234,21 @@ def undefined_names(text: str, target: Path) -> list:
     from pyflakes import checker, messages
 
     undefined = (messages.UndefinedName, messages.UndefinedLocal, messages.UndefinedExport)
-    found = checker.Checker(ast.parse(text), filename=str(target)).messages
-    return sorted((m for m in found if isinstance(m, undefined)), key=lambda m: m.lineno)
+
+    def check():
+        found = checker.Checker(ast.parse(text), filename=str(target)).messages
+        return sorted((m for m in found if isinstance(m, undefined)), key=lambda m: m.lineno)
+
+    # Kept by the module's text (and pyflakes' version): a book of 20 chapters checks 20 modules
+    # on every build, and a prose edit changes none of them.
+    return kept_parse("pyflakes-undefined", f"{target}\0pyflakes {pyflakes_version()}\0{text}", Path(__file__), check)
+
+
+@functools.cache
+def pyflakes_version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("pyflakes")
 
 
 def check_names(text: str, origins: list[SavedCell | None], target: Path, pages: list[Path],
@@ -340,9 +355,9 @@ def chapter_modules(saved: list[SavedCell], pages: list[Path]) -> dict[Path, tup
         modules[target] = rendered(cells, target, name, imports) if imports else bare
         unresolved[target] = (bare, [m for m in undefined if m.message_args[0] not in imported])
         saved_before.update({n: target for s in cells for n, _ in defined_names(s.tree)})
+    order = {module: rank for rank, module in enumerate(modules)}
     for target, ((text, origins), undefined) in unresolved.items():
-        mine_or_earlier = {n for n, module in saved_before.items()
-                           if list(modules).index(module) <= list(modules).index(target)}
+        mine_or_earlier = {n for n, module in saved_before.items() if order[module] <= order[target]}
         check_names(text, origins, target, pages, {n: s for n, s in saved_by.items() if n not in mine_or_earlier},
                     undefined)
     return modules

@@ -70,6 +70,8 @@ def available(new_modules: dict[str, str], exercises: Path | None = EXERCISES) -
 
 def imports_of_the_library(source: str) -> list[tuple[str, str, int]]:
     """(module, name, line in source) for every ``from chapter_lib... import name``."""
+    if "chapter_lib" not in source:  # (most cells: no parse needed to know they import none of it)
+        return []
     try:
         tree = ast.parse(source)
     except SyntaxError:  # IPython syntax (%magic): make lib's other checks and the run say more

@@ -55,6 +55,7 @@ from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
 from runnable_book.pipeline.pages import BookError, notebook_pages, read_page, shown
+from runnable_book.pipeline.parse_cache import kept_parse
 
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.author_date import register_author_date_style
@@ -118,12 +119,23 @@ def page_figures(nb) -> list[str | None]:
     return figures
 
 
+def kept_page_figures(md: Path) -> list[str | None]:
+    """page_figures of ``md``, kept by its text and the code that reads it (runnable_book/pipeline/
+    parse_cache.py): every build numbers every page's figures, and a prose edit changes one page."""
+    from runnable_book.pipeline import pages
+
+    # (and the parser's settings from _config.yml: a fence read as a figure depends on them)
+    settings = {name: sorted(SPHINX.get(name, [])) for name in ("myst_enable_extensions", "myst_fence_as_directive")}
+    key = f"{md.read_text()}\0{Path(pages.__file__).read_text()}\0{settings}"
+    return kept_parse("page-figures", key, Path(__file__), lambda: page_figures(read_page(md)))
+
+
 @cache
 def figure_numbers() -> dict[str, str]:
     """{label: "Figure 15.N"}, numbered through the book in reading order, as numfig does."""
     numbers, count = {}, 0
     for md in notebook_pages():
-        for label in page_figures(read_page(md)):
+        for label in kept_page_figures(md):
             count += 1
             if label:
                 numbers[label] = figure_label(count)

@@ -44,7 +44,9 @@ from runnable_book.pipeline import edition
 from runnable_book.pipeline.pages import BookError
 from runnable_book.pipeline.execute_pages import DIGEST_KEY, sources_digest
 from runnable_book.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, wheel_name
+from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.pipeline.reader_notebook import published_notebook
+from runnable_book.repository import ROOT, TOOL
 
 EDITION_CLASS = "book-edition"
 LINKING_BUILDERS = {"html", "dirhtml"}
@@ -118,20 +120,41 @@ def publish_each_notebook(app) -> None:
     outdir = Path(app.outdir)
     wheel_sha256 = serve_the_wheel(outdir)
     named = book_edition(app)
+    made_from = publishing_inputs(named, wheel_sha256)
     for docname in sorted(app.env.found_docs):
         committed = Path(app.srcdir, docname + ".ipynb")
         served = outdir / "_sources" / (docname + ".ipynb")
         if not (committed.is_file() and served.is_file()):
             continue
-        reader = nbformat.read(committed, as_version=4)
-        if not any(INSTALL_TAG in cell.metadata.get("tags", []) for cell in reader.cells):
-            continue
-        try:
-            published = published_notebook(reader, named, wheel_sha256)
-        except BookError as error:
-            raise ExtensionError(str(error)) from None
-        published.metadata[DIGEST_KEY]["sources_sha256"] = sources_digest(published)  # (its cells as written)
-        served.write_text(nbformat.writes(published) + "\n", encoding="utf-8")
+        text = committed.read_text(encoding="utf-8")
+        # Kept by the committed notebook and all the rest it is made from (made_from): a build
+        # writes every page's notebook again, and a prose edit changes one of them.
+        published = kept_parse("published-notebook", f"{made_from}\0{text}", Path(__file__),
+                               lambda: published_text(text, named, wheel_sha256))
+        if published is not None:
+            served.write_text(published, encoding="utf-8")
+
+
+def publishing_inputs(named: edition.Edition, wheel_sha256: str | None) -> str:
+    """Everything besides its committed notebook that a page's published notebook is made from:
+    the edition, the wheel, the book's settings and version, the tool's code."""
+    sha = hashlib.sha256(f"{named!r}\0{wheel_sha256}\0".encode())
+    for path in [ROOT / "_config.yml", ROOT / "pyproject.toml", *sorted(TOOL.rglob("*.py"))]:
+        sha.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(absent)") + b"\0")
+    return sha.hexdigest()
+
+
+def published_text(text: str, named: edition.Edition, wheel_sha256: str | None) -> str | None:
+    """The reader's notebook ``text`` as the site serves it; None for a notebook without the install cell."""
+    reader = nbformat.reads(text, as_version=4)
+    if not any(INSTALL_TAG in cell.metadata.get("tags", []) for cell in reader.cells):
+        return None
+    try:
+        published = published_notebook(reader, named, wheel_sha256)
+    except BookError as error:
+        raise ExtensionError(str(error)) from None
+    published.metadata[DIGEST_KEY]["sources_sha256"] = sources_digest(published)  # (its cells as written)
+    return nbformat.writes(published) + "\n"
 
 
 def serve_the_wheel(outdir: Path) -> str | None:

@@ -42,6 +42,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from runnable_book.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
+from runnable_book.common.files import write_atomically
 
 HERE = Path(__file__).parent
 WORKER_SOURCE = HERE / "offline_sw.js"
@@ -58,41 +59,90 @@ FOLLOWED = (".html", ".css", ".js", ".mjs")  # files whose references are follow
 
 
 def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return _digest(path.read_bytes())
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def transfer_bytes(path: Path) -> int:
     """What a static host that compresses text (GitHub Pages) sends for this file: the rule
     the benchmarks' server follows (runnable_book/browser/local_site.py), so the size the footer
     states is the size `make bench-run` counts."""
-    data = path.read_bytes()
-    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    compressed = content_type.startswith(COMPRESSED_TYPES) or path.name.endswith(COMPRESSED_SUFFIXES)
+    return _transfer_bytes(path.name, path.read_bytes())
+
+
+def _transfer_bytes(name: str, data: bytes) -> int:
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    compressed = content_type.startswith(COMPRESSED_TYPES) or name.endswith(COMPRESSED_SUFFIXES)
     return len(gzip.compress(data, compresslevel=6, mtime=0)) if compressed else len(data)
 
 
-def site_files(outdir: Path) -> dict[str, str]:
-    """Every file a reader's browser may ask for, by site-relative path, with its digest.
+def _references(data: bytes) -> list[str]:
+    """The quoted strings and url()s of a page, stylesheet or script: candidates for the files it loads."""
+    text = data.decode("utf-8", errors="replace").replace("\\/", "/")
+    return list(dict.fromkeys(match.group(1) or match.group(2) for match in REFERENCE.finditer(text)))
+
+
+def served_paths(outdir: Path) -> list[tuple[str, Path]]:
+    """Every file a reader's browser may ask for: (site-relative path, file), in order.
 
     Not the worker itself, hidden files (Sphinx's .buildinfo), nor source maps (3 MB that
     only a browser's developer tools ask for)."""
-    files = {}
+    found = []
     for path in sorted(outdir.rglob("*")):
         relative = path.relative_to(outdir).as_posix()
         hidden = any(part.startswith(".") for part in relative.split("/"))
         if path.is_file() and relative != WORKER and not hidden and not relative.endswith(".map"):
-            files[relative] = digest(path)
-    return files
+            found.append((relative, path))
+    return found
+
+
+def site_files(outdir: Path) -> dict[str, str]:
+    """Every file a reader's browser may ask for, by site-relative path, with its digest."""
+    return {relative: digest(path) for relative, path in served_paths(outdir)}
+
+
+def scanned(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
+    """{path: {"digest", "transfer", "references"}} for every served file (served_paths).
+
+    With ``kept`` (a JSON file outside the site), what a file's bytes gave is kept there by the
+    file's identity (size, modification and change times in nanoseconds, inode: a rewrite
+    changes them, as git's index and Bazel's digest cache assume) and used again while that
+    identity holds: a build rewrites a few of a large book's files, and reading, hashing and
+    compressing all of them was a fifth of a prose edit's build on a book of 200 pages."""
+    before: dict = {}
+    if kept is not None:
+        try:
+            before = json.loads(kept.read_text())
+        except (OSError, ValueError):
+            before = {}
+    found = {}
+    for relative, path in served_paths(outdir):
+        stat = path.stat()
+        identity = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+        entry = before.get(relative) if isinstance(before, dict) else None
+        if not (isinstance(entry, dict) and entry.get("identity") == identity):
+            data = path.read_bytes()
+            entry = {"identity": identity, "digest": _digest(data), "transfer": _transfer_bytes(path.name, data),
+                     "references": _references(data) if relative.endswith(FOLLOWED) else []}
+        found[relative] = entry
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(kept, json.dumps(found))
+    return found
 
 
 def is_page(relative: str) -> bool:
     return relative.endswith(".html") and not relative.split("/")[0].startswith("_")
 
 
-def referenced(outdir: Path, files: set[str], start: list[str]) -> set[str]:
+def referenced(outdir: Path, files: set[str], start: list[str], references: dict[str, list[str]] | None = None) -> set[str]:
     """The site's files that ``start`` name, and those they name in turn (stylesheets' fonts,
     modules' imports): any quoted string or url() that resolves, relative to the naming file,
-    to a file of the site. Links between pages are not followed (every page is a start)."""
+    to a file of the site. Links between pages are not followed (every page is a start).
+    (``references``: each file's quoted strings, when already read: scanned.)"""
     found, todo = set(start), list(start)
     # (Every page names the same sidebar, every other page in it: resolved once per folder and
     # string, not once per page, else the work grows with the square of the pages.)
@@ -102,9 +152,9 @@ def referenced(outdir: Path, files: set[str], start: list[str]) -> set[str]:
         if not name.endswith(FOLLOWED):
             continue
         folder = PurePosixPath(name).parent
-        text = (outdir / name).read_text(encoding="utf-8", errors="replace").replace("\\/", "/")
-        for match in REFERENCE.finditer(text):
-            key = (folder, match.group(1) or match.group(2))
+        strings = references[name] if references is not None else _references((outdir / name).read_bytes())
+        for string in strings:
+            key = (folder, string)
             resolved = resolved_in.get(key)
             if resolved is None:
                 resolved = resolved_in[key] = _resolved(*key)
@@ -153,18 +203,18 @@ def group_of(relative: str, loaded_by_pages: set[str], files: set[str] = frozens
     return "other"
 
 
-def groups(outdir: Path) -> dict[str, dict]:
+def groups(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
     """{group: {"files": {path: digest}, "sizes": {path: transfer size}, "bytes": their sum}}
-    for every file of the site."""
-    files = site_files(outdir)
+    for every file of the site (``kept``: scanned's)."""
+    files = scanned(outdir, kept)
     pages = [name for name in files if is_page(name)]
-    loaded_by_pages = referenced(outdir, set(files), pages)
+    loaded_by_pages = referenced(outdir, set(files), pages, {name: entry["references"] for name, entry in files.items()})
     result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
     names = set(files)
-    for relative, file_digest in files.items():
+    for relative, entry in files.items():
         group = result[group_of(relative, loaded_by_pages, names)]
-        group["files"][relative] = file_digest
-        group["sizes"][relative] = transfer_bytes(outdir / relative)
+        group["files"][relative] = entry["digest"]
+        group["sizes"][relative] = entry["transfer"]
         group["bytes"] += group["sizes"][relative]
     return result
 
@@ -192,7 +242,8 @@ reached. The book's pages kept in this browser still open.</p>
 def write_worker(outdir: Path, title: str = "this book") -> dict[str, dict]:
     (outdir / PAGE_SCRIPT_SERVED).write_bytes(PAGE_SCRIPT.read_bytes())
     write_offline_page(outdir, title)
-    site_groups = groups(outdir)
+    # (What the site's files gave, kept beside the site, never in it: _build/cache/ for _build/html.)
+    site_groups = groups(outdir, kept=outdir.parent / "cache" / f"served-files-of-{outdir.name}.json")
     worker = (WORKER_SOURCE.read_text(encoding="utf-8")
               .replace("__GROUPS__", json.dumps(site_groups, indent=0))
               .replace("__KEEPABLE__", json.dumps(KEEPABLE))
