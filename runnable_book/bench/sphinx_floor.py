@@ -2,13 +2,13 @@
 
     python -m runnable_book.bench.sphinx_floor [--repeats 3]
 
-Issue 56 asks that a prose edit's rebuild cost a book of 20 chapters at most 1.25 times what it
+A prose edit's rebuild on a book of 20 chapters should cost at most 1.25 times what it
 costs this one-chapter book. Part of that rebuild is not ours to make faster: Jupyter Book itself
 (Sphinx, MyST-NB, the theme, sphinxcontrib-mermaid, sphinxcontrib-bibtex) reading the edited page
 and writing it, with a build environment that holds every page. This measures that part alone.
 
 It takes the two books of runnable_book/bench/many_chapters.py (_build/bench/many-chapters/one
-and many, with their stored notebooks: `make bench-chapters` makes them, about ten minutes),
+and many, with their stored notebooks: `make bench-chapters` makes them, in half an hour or more),
 and makes of each a plain Jupyter Book in _build/bench/sphinx-floor/: the stored notebooks as
 its pages (the same cells and outputs the site shows), the book's `_toc.yml`, bibliography and
 `_config.yml` (this repository's) less everything of this tool's (its Sphinx extension and that extension's
