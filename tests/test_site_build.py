@@ -212,3 +212,30 @@ def test_make_checks_pairing_skips_exactly_the_pages_the_build_left_as_they_are(
     checked.clear()
     execute_pages.main(["check", "--skip-synced", *pages])
     assert checked == ["page.md", "next.md"]
+
+
+def test_a_page_is_read_again_when_what_it_shows_of_its_stored_notebook_changes_not_its_install_cell(book, monkeypatch):
+    """page_outputs.py: a page's dependency is the record of what it shows of its stored
+    notebook. A change to the install cell alone (a library change names a new digest there in
+    every stored notebook) leaves the record as it is, file and time; an output's change rewrites it."""
+    from runnable_book.pipeline import pages
+    from runnable_book.sphinx_ext import page_outputs
+
+    page, following = book
+    monkeypatch.setattr(page_outputs, "SHOWN", page.parent / "shown")
+    monkeypatch.setattr(pages, "notebook_pages", lambda: [page, following])
+    page_outputs.record_shown_outputs(None)
+    record = page_outputs.shown_record(page)
+    first = (record.read_text(), record.stat().st_mtime_ns)
+    stored = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
+    install = next(cell for cell in stored.cells if "install" in cell.metadata.get("tags", []))
+    install.source += "\n# another edition's library"
+    stored.metadata[execute_pages.DIGEST_KEY]["sources_sha256"] = execute_pages.sources_digest(stored)
+    nbformat.write(stored, page.with_suffix(".ipynb"))
+    page_outputs.record_shown_outputs(None)
+    assert (record.read_text(), record.stat().st_mtime_ns) == first
+    next(cell for cell in stored.cells if cell.cell_type == "code" and cell.outputs).outputs[0]["text"] = "other\n"
+    nbformat.write(stored, page.with_suffix(".ipynb"))
+    page_outputs.record_shown_outputs(None)
+    assert record.read_text() != first[0]
+    assert page_outputs.shown_record(following).is_file()
