@@ -24,3 +24,14 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     with pytest.raises(TypeError):
         write_atomically(target, 42)  # neither text nor bytes: fails while writing
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["page.txt"]
+
+
+def test_a_files_identity_changes_when_it_is_written_again_even_with_the_same_bytes(tmp_path):
+    from runnable_book.common.files import file_identity
+
+    path = tmp_path / "page.ipynb"
+    write_atomically(path, "{}")
+    first = file_identity(path)
+    assert file_identity(path) == first
+    write_atomically(path, "{}")
+    assert file_identity(path) != first

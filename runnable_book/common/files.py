@@ -1,4 +1,4 @@
-"""Writing a built file whole or not at all."""
+"""Built files: written whole or not at all (write_atomically), and known again while unchanged (file_identity)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,11 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def file_identity(path: Path) -> list[int]:
+    """A file's size, modification and change times (ns) and inode: what a rewrite changes, as
+    git's index and Bazel's digest cache take it. For keeping what a file's bytes gave while the
+    file is the same one, never for deciding what to build (that goes by content)."""
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]

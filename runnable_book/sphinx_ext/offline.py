@@ -42,7 +42,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from runnable_book.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
-from runnable_book.common.files import write_atomically
+from runnable_book.common.files import file_identity, write_atomically
 
 HERE = Path(__file__).parent
 WORKER_SOURCE = HERE / "offline_sw.js"
@@ -120,8 +120,7 @@ def scanned(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
             before = {}
     found = {}
     for relative, path in served_paths(outdir):
-        stat = path.stat()
-        identity = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+        identity = file_identity(path)
         entry = before.get(relative) if isinstance(before, dict) else None
         if not (isinstance(entry, dict) and entry.get("identity") == identity):
             data = path.read_bytes()

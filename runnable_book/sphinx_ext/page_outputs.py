@@ -37,7 +37,7 @@ import nbformat
 from myst_nb.core.read import read_myst_markdown_notebook
 from sphinx.errors import ExtensionError
 
-from runnable_book.common.files import write_atomically
+from runnable_book.common.files import file_identity, write_atomically
 from runnable_book.pipeline.execute_pages import DIGEST_KEY, FAILED_RUNS, REGENERATE, page_with_stored_outputs, stored_path
 from runnable_book.pipeline.install_cell import INSTALL_TAG
 from runnable_book.repository import ROOT
@@ -102,8 +102,7 @@ def record_shown_outputs(app) -> None:
         stored, record = stored_path(md), shown_record(md)
         if not stored.is_file():
             continue
-        stat = stored.stat()
-        identity = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+        identity = file_identity(stored)
         now[str(stored)] = identity
         if seen.get(str(stored)) == identity and record.is_file():
             continue
