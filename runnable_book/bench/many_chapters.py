@@ -1,6 +1,6 @@
 """A book of many chapters beside this one: do the build's costs stay flat as a book grows?
 
-    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check] [--reuse]
+    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check] [--repeats 3] [--reuse]
 
 Two copies of this repository's sources (clean_build_compare.sources_copy: no environment, no
 builds) under _build/bench/many-chapters/: the book as it is, one chapter, and the same book
@@ -11,7 +11,8 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
 
 * ``clean``: every stored notebook removed, then the graph's ``book`` (the library, every page
   executed, the assets, the diagrams, the HTML): seconds, and seconds per page;
-* ``prose``: a phrase added to 15.7's first paragraph (as runnable_book/bench/rebuild.py does), then ``book``;
+* ``prose``: a phrase added to 15.7's first paragraph (as runnable_book/bench/rebuild.py does), then
+  ``book``; --repeats times, the median taken;
 * ``saved``: ``token_count`` (saved on 15.8, used there and on 15.11) edited, then ``book``:
   the same pages re-execute in both books, so what differs is what the book's size costs;
 * ``check``: after that edit, the part of ``make check`` that reads the book (the library in
@@ -32,6 +33,7 @@ import os
 import resource
 import re
 import shutil
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -121,7 +123,7 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
+def measure(book: Path, steps: list[str], repeats: int = 1) -> dict[str, Cost]:
     graph = ("-m", "runnable_book.pipeline.artefact_graph", "book")
     seconds = {}
     if "clean" in steps:
@@ -130,9 +132,11 @@ def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
     if "clean" in steps or not (book / "_build" / "html" / "index.html").is_file():
         seconds["clean"] = python(book, *graph)  # (the other steps start from a built book)
     if "prose" in steps:
-        prose = book / PROSE_PAGE
-        prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
-        seconds["prose"] = python(book, *graph)
+        prose, costs = book / PROSE_PAGE, []
+        for _ in range(repeats):  # (its median: a prose edit takes seconds, which a busy machine sways)
+            prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
+            costs.append(python(book, *graph))
+        seconds["prose"] = Cost(statistics.median(c.wall for c in costs), statistics.median(c.cpu for c in costs))
     if "saved" in steps or "check" in steps:
         saved = book / SAVED_PAGE  # (edited, or back as it was when a run before this one edited it)
         edit(saved, *(SAVED_EDIT if SAVED_EDIT[0] in saved.read_text() else SAVED_EDIT[::-1]))
@@ -152,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chapters", type=int, default=20)
     parser.add_argument("--steps", default=",".join(STEPS), help=f"some of {','.join(STEPS)}")
+    parser.add_argument("--repeats", type=int, default=3, help="prose edits per book, their median taken (default 3)")
     parser.add_argument("--reuse", action="store_true",
                         help="the two books of the last run, with this repository's tool copied in and built "
                              "once untimed (a change to the tool measured in minutes, not after the clean "
@@ -180,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             pages[label] = grow(book, chapters) if chapters > 1 else len(
                 re.findall(r"^\s*- file: ", (book / "_toc.yml").read_text(), re.M)) + 1
             books[label] = book
-    costs = {label: measure(book, steps) for label, book in books.items()}
+    costs = {label: measure(book, steps, args.repeats) for label, book in books.items()}
     results = {label: {step: cost.wall for step, cost in steps_.items()} for label, steps_ in costs.items()}
     cpu = {label: {step: cost.cpu for step, cost in steps_.items()} for label, steps_ in costs.items()}
     report = {"chapters": {"one": 1, "many": args.chapters}, "pages": pages, "load_average": os.getloadavg(),
