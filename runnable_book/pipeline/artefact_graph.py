@@ -60,7 +60,11 @@ DOIT_CONFIG = {
 # ---- the tasks (doit reads every task_* function of this module) -------------------------
 
 def pipeline_sources() -> list[Path]:
-    return sorted((TOOL / "pipeline").glob("*.py"))
+    """The tool's Python, all of it: the steps import more than pipeline/ (the checks' harness
+    that `lib` copies into the book, common/, the local server's compression rule that the
+    service worker's sizes follow), and a list of just what they import would miss the next
+    import. (As synced_pages.book_digest takes it.)"""
+    return sorted(p for p in TOOL.rglob("*.py") if not {"__pycache__", "node_modules"} & set(p.parts))
 
 def sphinx_extension() -> list[Path]:
     folder = TOOL / "sphinx_ext"
