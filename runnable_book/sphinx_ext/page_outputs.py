@@ -72,7 +72,11 @@ def use_stored_outputs(app, docname: str, source: list[str]) -> None:
 
 
 def shown_record(md: Path) -> Path:
-    return SHOWN / f"{md.stem}.sha256"
+    """_build/shown-outputs/book/x.sha256 for book/x.md (by its path in the book: two pages of one
+    name in two folders have two records)."""
+    page = md.resolve()
+    where = page.relative_to(ROOT) if page.is_relative_to(ROOT) else Path(page.name)
+    return SHOWN / where.with_suffix(".sha256")
 
 
 def shown_digest(stored: bytes) -> str:
