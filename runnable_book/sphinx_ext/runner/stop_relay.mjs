@@ -1,3 +1,15 @@
+// How Python takes Stop's signal, on either kind of page.
+//
+// A cross-origin isolated page shares an interrupt buffer with the worker, and Pyodide's check
+// takes the signal from it. That check is CPython's (_Py_CheckEmscriptenSignals_Helper, in
+// pyodide.asm.js): it reads `buffer[0]`, then writes 0 whatever it read. A Stop the page stores
+// between the read and the write is wiped out, never taken: the cell runs on, the page reads 0
+// ("taken") and, the cell's code running, waits 10 s for it to unwind, then restarts Python.
+// The check runs every 50 bytecode checks, so a running loop sits in that window often enough to
+// lose a Stop now and then (tests/js/stop_signal.test.mjs runs the check itself against a
+// buffer the way two threads meet it). `takenOnlyWhenRead` is the buffer Pyodide is given
+// instead: its write of 0 clears only the signal its read returned.
+//
 // Stop that keeps Python on a page that is not cross-origin isolated: a first visit's page, loaded
 // before the book's service worker existed, which has no SharedArrayBuffer to share an interrupt
 // buffer with the worker. The service worker (offline_sw.js) holds the signal instead: the page
@@ -54,6 +66,27 @@ export class RelayedStop {
 // ---------------------------------------------------------------------------
 // The worker's side (worker.mjs)
 // ---------------------------------------------------------------------------
+
+const SIGNAL_SLOT = 0;  // (of the shared interrupt buffer; its layout: messages.mjs, SharedBuffersMessage)
+
+/** An isolated page's shared interrupt buffer as Pyodide's check is to read it (see the module's
+ * comment): `buffer[0]` reads the signal; the 0 written after it clears that signal only if it
+ * is still there (compare-and-exchange), so a Stop stored since is taken at the next check.
+ * @param {Int32Array} shared */
+export function takenOnlyWhenRead(shared) {
+  let read = 0;  // what the last read returned: the signal the next write of 0 may clear
+  return {
+    get 0() {
+      read = Atomics.load(shared, SIGNAL_SLOT);
+      return read;
+    },
+    set 0(value) {
+      if (value !== 0) Atomics.store(shared, SIGNAL_SLOT, value);
+      else if (read !== 0) Atomics.compareExchange(shared, SIGNAL_SLOT, read, 0);
+      read = 0;
+    },
+  };
+}
 
 /** Stop through the service worker at `url`, or null when none answers there: `buffer`, an object
  * Pyodide's setInterruptBuffer accepts in place of an Int32Array, and `sleep(seconds)`, true when

@@ -5,7 +5,7 @@
 // so nothing is fetched from another host. The messages in and out are listed in this
 // folder's README.md.
 import { loadPyodide } from "../pyodide/pyodide.mjs";
-import { relayUrl, relayedStop } from "./stop_relay.mjs";
+import { relayUrl, relayedStop, takenOnlyWhenRead } from "./stop_relay.mjs";
 import { DownloadFailed, DownloadMeter, countedResponse, countingFetch, inflatedIfGzip } from "./downloads.mjs";
 
 // Types (tsc, tsconfig.worker.json: a worker's globals, strict): the messages are
@@ -445,10 +445,7 @@ function readInput(prompt) {
   Atomics.store(flag, 0, 0);
   post({ type: "input", id: currentId, prompt });
   while (Atomics.wait(flag, 0, 0, WAIT_MS) === "timed-out") {
-    if (Atomics.load(interruptBuffer, 0) !== 0) {
-      Atomics.store(interruptBuffer, 0, 0);
-      return null;
-    }
+    if (Atomics.exchange(interruptBuffer, 0, 0) !== 0) return null;  // (read and cleared in one step)
   }
   // (TextDecoder reads no shared memory: the bytes are copied out first.)
   return new TextDecoder().decode(new Uint8Array(inputBuffer, 8, flag[1]).slice());
@@ -464,10 +461,7 @@ function sleepUnlessStopped(seconds) {
   const end = performance.now() + seconds * 1000;
   for (let left = end - performance.now(); left > 0; left = end - performance.now()) {
     Atomics.wait(interruptBuffer, 0, 0, Math.min(left, SLEEP_SLICE_MS));
-    if (Atomics.load(interruptBuffer, 0) !== 0) {
-      Atomics.store(interruptBuffer, 0, 0);
-      return true; // stopped: page_python.py raises KeyboardInterrupt
-    }
+    if (Atomics.exchange(interruptBuffer, 0, 0) !== 0) return true; // stopped: page_python.py raises KeyboardInterrupt
   }
   return false;
 }
@@ -491,7 +485,8 @@ function useSharedBuffers({ interrupt, input }) {
   sharedInterrupt = interrupt;
   sharedInput = input;
   ready.then(({ pyodide }) => {
-    pyodide.setInterruptBuffer(interrupt);
+    // (Not the buffer itself: Pyodide's check would now and then wipe out a Stop, stop_relay.mjs.)
+    pyodide.setInterruptBuffer(/** @type {any} */ (takenOnlyWhenRead(interrupt)));
     pyodide.registerJsModule("_browser_input", { read: readInput, sleep: sleepUnlessStopped });
     pyodide.runPython("import builtins, time; builtins.input = page_input; time.sleep = page_sleep");
   });
