@@ -22,6 +22,18 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
-apt-get update
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$package"
+# Another apt may hold apt's locks (unattended-upgrades, a second checkout's build installing the
+# same package): wait for them, up to ten minutes, rather than fail. `install` waits by itself
+# (DPkg::Lock::Timeout); `update` does not honour it, so it is tried again while its lock is taken.
+lock_wait=600
+deadline=$((SECONDS + lock_wait))
+until output=$(apt-get -o DPkg::Lock::Timeout=$lock_wait update 2>&1); do
+    if ! grep -q "Could not get lock" <<<"$output" || [ "$SECONDS" -ge "$deadline" ]; then
+        echo "$output" >&2
+        exit 1
+    fi
+    sleep 2
+done
+echo "$output"
+DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=$lock_wait install -y --no-install-recommends "$package"
 echo "$command_name installed: $(command -v "$command_name")"
