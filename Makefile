@@ -337,8 +337,8 @@ GRADE_OPTIONS = $${ONLY:+--only "$$ONLY"} $${DUE:+--due "$$DUE"} $${HIDDEN:+--hi
   $${ROSTER:+--roster "$$ROSTER"}
 # OUT= (default _build/grades) is where the grades go and where ONLY= and grade-merge find them;
 # JOBS= how many students at a time (default: the CPUs this process may use and the memory it has).
-grade: env assets  ## grade SUBMISSIONS=<folder or zip> -> _build/grades/ (report, gradebook, feedback); ONLY=, DUE=, HIDDEN=, MANUAL=, FORMAT=canvas|moodle, ROSTER=, SUBMITTED=, EXTENSIONS=, TIMES=zip|files, SHARD=k/N, OUT=, JOBS= (docs/grading.md)
-	@test -n "$$SUBMISSIONS" || { echo "usage: make grade SUBMISSIONS=<folder or zip of .ipynb files> [ONLY=name] [DUE=2026-12-01T23:59] [HIDDEN=file.py] [MANUAL=manual.csv] [FORMAT=canvas|moodle] [ROSTER=lms.csv] [SUBMITTED=times.csv] [EXTENSIONS=due.csv] [TIMES=zip|files] [SHARD=k/N] [OUT=folder] [JOBS=n]" >&2; exit 2; }
+grade: env assets  ## grade SUBMISSIONS=<folder or zip> -> _build/grades/ (report, gradebook, feedback); PAGE= (a book of several exercise pages), ONLY=, DUE=, HIDDEN=, MANUAL=, FORMAT=canvas|moodle, ROSTER=, SUBMITTED=, EXTENSIONS=, TIMES=zip|files, SHARD=k/N, OUT=, JOBS= (docs/grading.md)
+	@test -n "$$SUBMISSIONS" || { echo "usage: make grade SUBMISSIONS=<folder or zip of .ipynb files> [PAGE=book/<page>.md] [ONLY=name] [DUE=2026-12-01T23:59] [HIDDEN=file.py] [MANUAL=manual.csv] [FORMAT=canvas|moodle] [ROSTER=lms.csv] [SUBMITTED=times.csv] [EXTENSIONS=due.csv] [TIMES=zip|files] [SHARD=k/N] [OUT=folder] [JOBS=n]" >&2; exit 2; }
 	$(PY) -m runnable_book.grade "$$SUBMISSIONS" $${SHARD:+--shard "$$SHARD"} $${OUT:+--out "$$OUT"} $${JOBS:+--jobs "$$JOBS"} $(GRADE_OPTIONS)
 grade-merge: env  ## join the SHARD=k/N gradings in _build/grades (or OUT=, SHARDS=<folder>) into one report, gradebook and feedback, keeping the newest grading of each student; without shards, write them again from results.json (MANUAL=, FORMAT=)
 	$(PY) -m runnable_book.grade.shards $${OUT:+--out "$$OUT"} $${SHARDS:+--shards "$$SHARDS"} $${MANUAL:+--manual "$$MANUAL"} \

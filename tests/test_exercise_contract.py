@@ -30,7 +30,7 @@ def stored():
 
 def in_the_kernel(cases) -> str:
     """What the kernel cell prints for ``cases`` (run here, in this Python, as the kernel runs it)."""
-    code = exercise_contract.KERNEL_CELL.replace("{cases}", repr(cases))
+    code = exercise_contract.kernel_code(cases)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(code, {})

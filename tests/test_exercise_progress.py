@@ -49,12 +49,12 @@ check_conflict_policy(my_assess, my_resolve)
 def test_every_page_carries_the_exercises_as_book_shape_reads_them(site):
     """What the page's JavaScript knows of the exercises is the build's data (#book-exercises,
     runnable_book/sphinx_ext/exercises.py), the same on every page that loads the progress."""
-    checks = book_shape.checks()
-    expected = {"page": book_shape.exercises_page().relative_to(ROOT).with_suffix(".html").as_posix(),
-                "exercises": [{"number": n, "section": f"exercise-{n}",
-                               "checks": [{"name": name, "passed": f"PASS  exercise {n} ({name})"}
-                                          for name in checks.get(n, [])]}
-                              for n in book_shape.exercise_numbers()]}
+    expected = {"pages": [{"page": md.relative_to(ROOT).with_suffix(".html").as_posix(),
+                           "exercises": [{"number": n, "section": f"exercise-{n}",
+                                          "checks": [{"name": name, "passed": f"PASS  exercise {n} ({name})"}
+                                                     for name in book_shape.checks(md).get(n, [])]}
+                                         for n in book_shape.exercise_numbers(md)]}
+                          for md in book_shape.exercise_pages()]}
     pages = sorted(site.glob("book/*.html"))
     assert EXERCISES in {page.relative_to(site).as_posix() for page in pages}
     for page in pages:

@@ -34,7 +34,7 @@ from student_answers import EXERCISE_3_RIGHT
 from markers import needs
 
 from runnable_book.grade import book as grade_book
-from runnable_book.grade.generated_class import IMPORTS, answers, notebook_with, write
+from runnable_book.grade.generated_class import answers, imports, notebook_with, write
 from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.long  # (one grader run of about 40 s, shared by the module's tests)
@@ -70,7 +70,7 @@ def defs(number: int, body: str) -> str:
     """The exercise's functions, named and shaped as its start cell has them, with this body."""
     from runnable_book.grade.generated_class import parameters
 
-    return IMPORTS + "".join(f"\n\ndef {name}({parameters(ex(number).start, name)}):\n{body}"
+    return imports(BOOK) + "".join(f"\n\ndef {name}({parameters(ex(number).start, name)}):\n{body}"
                              for name in ex(number).args)
 
 
@@ -94,7 +94,7 @@ def minimal(added: dict, style="page", extra_first=()):
 # The crafted submissions
 # --------------------------------------------------------------------------
 
-EQUAL_TO_ANYTHING = IMPORTS + """
+EQUAL_TO_ANYTHING = imports(BOOK) + """
 class Anything(str):
     def __eq__(self, other):
         return True
@@ -247,7 +247,7 @@ def same_verdict_variants() -> dict[int, list[tuple[str, str]]]:
         variants[exercise.number] = found
     # A student's own right answer (not the book's), with results of a class of their own.
     if "check_conflict_policy" in BY_CHECK:
-        variants[BY_CHECK["check_conflict_policy"]].append(("a student's own", IMPORTS + STUDENTS_OWN_3))
+        variants[BY_CHECK["check_conflict_policy"]].append(("a student's own", imports(BOOK) + STUDENTS_OWN_3))
     return variants
 
 

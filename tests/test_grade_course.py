@@ -28,12 +28,13 @@ from markers import needs
 
 from runnable_book.grade import book as grade_book
 from runnable_book.grade import intake
-from runnable_book.grade.generated_class import IMPORTS, one_exercise_notebook
+from runnable_book.grade.generated_class import imports, one_exercise_notebook
 from runnable_book.repository import ROOT
 
 pytestmark = pytest.mark.long  # (four grader runs of a few students each, shared by the module's tests)
 
 BOOK = grade_book.load()
+IMPORTS = imports(BOOK)  # a student's first lines: the library and the page's exercise package
 ROUTER = next((e for e in BOOK.checked if e.check == "check_router"), None)
 if ROUTER is None:
     pytest.skip("the book has no check_router exercise for the hidden cases' example", allow_module_level=True)

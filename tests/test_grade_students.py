@@ -35,7 +35,7 @@ from markers import needs
 
 from runnable_book.grade import book as grade_book
 from runnable_book.grade.box import call_forms
-from runnable_book.grade.generated_class import IMPORTS, one_exercise_notebook
+from runnable_book.grade.generated_class import imports, one_exercise_notebook
 from runnable_book.grade.grade import grade, judged_calls, steps_for
 from runnable_book.grade.judge import judge
 from runnable_book.grade.notebook import Cell
@@ -44,6 +44,7 @@ from runnable_book.repository import ROOT
 pytestmark = pytest.mark.long  # (a class of a dozen graded once, and a small one three times)
 
 BOOK = grade_book.load()
+IMPORTS = imports(BOOK)  # a student's first lines: the library and the page's exercise package
 HIDDEN = ROOT / "runnable_book" / "grade" / "examples" / "hidden_cases.py"
 ROUTER = next((e for e in BOOK.checked if e.check == "check_router"), None)
 

@@ -142,7 +142,10 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
     # chapter 2's module imports what it uses of chapter 1's; each page ran on the book's own library
     assert re.search(r"^from chapter_lib\.chapter1 import .*\bwords\b", (book / "chapter_lib" / "chapter2.py").read_text(), re.M)
     assert stored_text(book, "01_01_counting") == "3 2\n"
-    assert stored_text(book, "01_02_counting_used") == "3\n"
+    # 1.2 also holds chapter 1's exercise, in a package of its own (its front matter names it)
+    assert stored_text(book, "01_02_counting_used") == ("3\nPASS  exercise 1 (check_long_words): all 2 cases pass, 2 of 2 points\n"
+                                                        "  ok   no long word: 'a cat sat' holds none\n"
+                                                        "  ok   two long words: 'a little cat sleeps' holds two\n")
     assert stored_text(book, "02_01_reading") == "2.0\n"
     # 2.2's exercise: its worked solution and the tool's check harness generated into the book's
     # library beside its hand-written check, whose verdict the page stores
@@ -150,6 +153,9 @@ def test_installed_it_builds_a_new_book_of_two_chapters_and_a_change_re_executes
     assert sorted(p.name for p in exercises.glob("*.py")) == ["__init__.py", "check_1.py", "harness.py", "points.py", "solution_1.py"]
     assert "Exercise 1 of Section 2.2, worked" in (exercises / "solution_1.py").read_text()
     assert (TOOL_HARNESS.read_text() in (exercises / "harness.py").read_text())
+    chapter1 = book / "chapter_lib" / "chapter1_exercises"
+    assert sorted(p.name for p in chapter1.glob("*.py")) == ["__init__.py", "check_1.py", "harness.py", "points.py", "solution_1.py"]
+    assert "Exercise 1 of Section 1.2, worked" in (chapter1 / "solution_1.py").read_text()
     assert stored_text(book, "02_02_exercises").startswith("PASS  exercise 1 (check_questions): all 2 cases pass, 4 of 4 points\n")
 
     page = book / "book" / "01_01_counting.md"
@@ -185,26 +191,38 @@ def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it
     # the tool's look, not a bare theme's: its stylesheet served and bundled, its templates used
     assert (site / "_static" / "runnable-book.css").is_file()
     assert 'class="book-home"' in counting  # (templates/navbar-logo.html: the logo in a landmark)
-    # every page carries the book's exercises for the runner's progress ("1/1 done" in the sidebar)
+    # every page carries the book's exercises for the runner's progress ("1/1 done" in the sidebar),
+    # of each chapter's exercise page
     assert '"page": "book/02_02_exercises.html"' in counting and '"name": "check_questions"' in counting
+    assert '"page": "book/01_02_counting_used.html"' in counting and '"name": "check_long_words"' in counting
     html = "".join(path.read_text() for path in site.rglob("*.html"))
     assert not re.search(r"chapter ?15|15\.11", html, re.I), "the fixture book's site names this book's chapter"
 
-    # A class graded: one student right, one whose function passes one case of two (the grader
-    # runs the book's own check in its sandbox; the points are 2.2's start cell's).
-    submissions = tmp_path / "submissions"
-    submissions.mkdir()
-    stored = nbformat.read(book / "book" / "02_02_exercises.ipynb", as_version=4)
-    for student, body in [("alice", "    return text.count('?')"), ("bob", "    return 2")]:
-        for cell in stored.cells:
-            if cell.cell_type == "code" and cell.source.startswith("# Exercise 1: start here"):
-                cell.source = re.sub(r"    (raise NotImplementedError|return .*)", body, cell.source)
-        nbformat.write(stored, submissions / f"{student}.ipynb")
-    graded = run_installed(installed, ["-m", "runnable_book.grade", str(submissions), "--out", str(tmp_path / "grades")], cwd=book)
-    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
-    gradebook = (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
-    assert gradebook[0].endswith(",ex1,total,max")
-    assert [line.split(",")[-3:] for line in gradebook[1:]] == [["4", "4", "4"], ["2", "2", "4"]]
+    # A class graded on each chapter's exercise page (PAGE=, which a book of several needs): one
+    # student right, one whose function passes one case of two (the grader runs the page's own
+    # check in its sandbox; the points are the page's start cell's).
+    unnamed = run_installed(installed, ["-m", "runnable_book.grade", str(tmp_path), "--out", str(tmp_path / "grades")], cwd=book)
+    assert unnamed.returncode == 2 and "the book has 2 exercise pages: name the one to grade with PAGE=" in unnamed.stderr \
+        and "book/01_02_counting_used.md, book/02_02_exercises.md" in unnamed.stderr, unnamed.stderr
+    for page, answers, points in [("book/02_02_exercises.md", ["    return text.count('?')", "    return 2"], 4),
+                                  ("01_02_counting_used", ["    return sum(len(w) > 4 for w in text.split())",
+                                                           "    return 2"], 2)]:
+        submissions = tmp_path / f"submissions-{Path(page).stem}"
+        submissions.mkdir()
+        stored = nbformat.read(book / "book" / f"{Path(page).stem}.ipynb", as_version=4)
+        for student, body in zip(["alice", "bob"], answers):
+            for cell in stored.cells:
+                if cell.cell_type == "code" and cell.source.startswith("# Exercise 1: start here"):
+                    cell.source = re.sub(r"    (raise NotImplementedError|return .*)", body, cell.source)
+            nbformat.write(stored, submissions / f"{student}.ipynb")
+        grades = tmp_path / f"grades-{Path(page).stem}"
+        graded = run_installed(installed, ["-m", "runnable_book.grade", str(submissions), "--page", page,
+                                           "--out", str(grades)], cwd=book)
+        assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+        gradebook = (grades / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
+        assert gradebook[0].endswith(",ex1,total,max"), (page, gradebook)
+        half = f"{points / 2:g}"
+        assert [line.split(",")[-3:] for line in gradebook[1:]] == [[f"{points}"] * 3, [half, half, f"{points}"]], (page, gradebook)
 
 
 def test_installed_it_writes_a_new_book_only_into_a_new_or_empty_folder(installed, tmp_path):

@@ -44,6 +44,9 @@ def arguments(argv):
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="grade only this student again (a notebook's path or file name, the student's name or "
                              "LMS id); every other grade of the last run is kept")
+    parser.add_argument("--page", default=os.environ.get("PAGE") or None,
+                        help="the exercise page whose exercises are graded (book/16_09_exercises.md, or its name "
+                             "without .md): needed only in a book of several exercise pages")
     parser.add_argument("--due", help="the due date and time (2026-12-01T23:59, local time): later hand-ins are late")
     parser.add_argument("--hidden", type=Path, help="the instructor's hidden cases (runnable_book/grade/examples/hidden_cases.py)")
     parser.add_argument("--shard", help="k/N: grade the k-th of N shards of the class (merge with `make grade-merge`)")
@@ -191,7 +194,7 @@ class Plan:
 
 def plan(args, out: Path) -> Plan:
     """The class, the students to grade now, the grades kept, and the settings (ONLY= reuses the earlier ones)."""
-    book = load()
+    book = load(args.page)
     if args.shard and args.only:
         raise Refused("ONLY= and SHARD= together: leave SHARD= out. ONLY= grades the student again in the grading in "
                       "OUT= (default _build/grades): in its results.json, or, shards not merged yet, in the student's "
@@ -219,7 +222,7 @@ def plan(args, out: Path) -> Plan:
     hidden = hidden_cases.load(args.hidden.resolve(), {e.check: len(e.args) for e in book.checked}) \
         if args.hidden else None
     limits = Limits(args.step_seconds, args.notebook_seconds, args.python_mb, args.process_mb)
-    settings = runs.settings(digest(), book.points, due, hidden, limits)
+    settings = runs.settings(digest(args.page), book.points, due, hidden, limits)
     settings.update(handed.settings)  # (where hand-in times and extensions came from: runnable_book/grade/lateness.py)
     if earlier is not None:
         runs.check_same(settings, earlier, folder, str(args.submissions), any(r.startswith("HIDDEN=") for r in reused))
@@ -274,7 +277,7 @@ def run(args, out: Path) -> int:
                   if line.startswith("# ")), book.page.stem)
     hidden_reused = any(r.startswith("HIDDEN=") for r in p.reused)
     meta = {"title": title, "submissions": str(args.submissions), "isolation": describe,
-            "isolation_complete": sandbox.isolation.complete, "book": digest(),
+            "isolation_complete": sandbox.isolation.complete, "book": digest(args.page),
             "due": due.isoformat(sep=" ") if due else "",
             "hidden": (p.earlier.get("hidden", "") if hidden_reused else str(args.hidden)) if args.hidden else "",
             "hidden_file": str(hidden.path) if hidden else "",

@@ -44,6 +44,10 @@ class CheckedExercise:
         """The grader's own copy of the check (never the sandbox's)."""
         return getattr(importlib.import_module(self.module), self.check)
 
+    def harness(self):
+        """The checks' harness of the exercise's own package (what its cases weigh is its page's)."""
+        return importlib.import_module(self.module.rpartition(".")[0] + ".harness")
+
     def source(self) -> tuple[str, str]:
         """(file name, text) of the check's module, from the grader's chapter_lib."""
         path = Path(inspect.getsourcefile(importlib.import_module(self.module)))
@@ -62,6 +66,7 @@ class CheckedExercise:
 @dataclass(frozen=True)
 class Book:
     page: Path
+    package: str  # the package of chapter_lib that keeps the page's exercises: chapter_lib.exercises
     notebook: Path  # the reader's notebook of the page: what students download and work
     exercises: tuple[int, ...]
     checked: tuple[CheckedExercise, ...]
@@ -81,12 +86,34 @@ def normalised(source: str) -> str:
     return "\n".join(line.rstrip() for line in source.replace("\r\n", "\n").split("\n")).strip("\n")
 
 
+def graded_page(page: str | Path | None = None) -> Path:
+    """The exercise page to grade: ``page`` (PAGE=: its path, as book/15_11_exercises.md, or its
+    file's name without .md), or the book's one exercise page. BookProblem, naming the exercise
+    pages, when ``page`` is none of them or the book has several and none is named."""
+    pages = book_shape.exercise_pages()
+    if page is None or str(page) == "":
+        return book_shape.exercises_page() if len(pages) == 1 else _no_page(
+            f"the book has {len(pages)} exercise pages: name the one to grade with PAGE=", pages)
+    wanted = Path(page)
+    for md in pages:
+        if md in (wanted, ROOT / wanted, (ROOT / wanted).with_suffix(".md")) or md.stem == str(page):
+            return md
+    return _no_page(f"PAGE={page} is not an exercise page", pages)
+
+
+def _no_page(said: str, pages: list[Path]) -> Path:
+    names = ", ".join(md.relative_to(ROOT).as_posix() for md in pages) or "none"
+    raise BookProblem(f"{said} (the book's exercise pages: {names})")
+
+
 @cache
-def load() -> Book:
-    exercises = book_shape.exercises()
-    page = book_shape.exercises_page()
+def load(page: str | Path | None = None) -> Book:
+    """The exercises the grader grades: those of ``page`` (graded_page)."""
+    page = graded_page(page)
+    exercises = book_shape.exercises(page)
+    package = book_shape.exercises_package(page)
     checked, open_ = [], []
-    import chapter_lib.exercises as library_exercises
+    library_exercises = importlib.import_module(package)
 
     for number, exercise in exercises.items():
         if not exercise.checks:
@@ -101,7 +128,7 @@ def load() -> Book:
     source = lambda c: "".join(c["source"]) if isinstance(c["source"], list) else c["source"]  # noqa: E731
     install = next(normalised(source(c)) for c in code if "install" in c.get("metadata", {}).get("tags", []))
     solutions = frozenset(normalised(source(c)) for c in code if "hide-cell" in c.get("metadata", {}).get("tags", []))
-    return Book(page, notebook, tuple(exercises), tuple(checked), tuple(open_),
+    return Book(page, package, notebook, tuple(exercises), tuple(checked), tuple(open_),
                 tuple(normalised(source(c)) for c in code), install, solutions,
                 {n: e.points for n, e in exercises.items() if e.points is not None})
 
@@ -112,10 +139,10 @@ def library_files() -> dict[str, str]:
             for path in sorted(LIBRARY.rglob("*.py")) if "__pycache__" not in path.parts}
 
 
-def digest() -> str:
-    """What the grades depend on in the repository: the grader's chapter_lib and the exercises page.
-    Shards graded from different books are not merged (runnable_book/grade/shards.py)."""
+def digest(page: str | Path | None = None) -> str:
+    """What the grades depend on in the repository: the grader's chapter_lib and the exercise page
+    graded. Shards graded from different books are not merged (runnable_book/grade/shards.py)."""
     import hashlib
 
-    text = json.dumps([library_files(), load().page.read_text(encoding="utf-8")], sort_keys=True)
+    text = json.dumps([library_files(), load(page).page.read_text(encoding="utf-8")], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -25,13 +25,16 @@ from pathlib import Path
 from runnable_book.grade.book import Book, load
 from runnable_book.pipeline import book_shape
 
-IMPORTS = "from chapter_lib import *\nfrom chapter_lib.exercises import *\n"
+def imports(book: Book) -> str:
+    """A student's cell's first lines: the library, and the page's exercise package."""
+    return f"from chapter_lib import *\nfrom {book.package} import *\n"
 
 
-def book_calls(number: int, check: str) -> list[list[str]]:
-    """The argument names of each call of ``check`` in the worked solution's cells, in order."""
+def book_calls(number: int, check: str, page=None) -> list[list[str]]:
+    """The argument names of each call of ``check`` in the worked solution's cells of the exercise
+    page (default: the book's one), in order."""
     calls = []
-    for cell in book_shape.exercises()[number].solution:
+    for cell in book_shape.exercises(page)[number].solution:
         for node in ast.walk(ast.parse(cell.source)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == check:
                 calls.append([a.id for a in node.args if isinstance(a, ast.Name)])
@@ -41,19 +44,20 @@ def book_calls(number: int, check: str) -> list[list[str]]:
 def answers(book: Book) -> dict[int, dict[str, list[str]]]:
     """For each checked exercise, kinds of answer -> the code of a student's cell giving it."""
     found = {}
+    first = imports(book)  # (every cell below begins with them)
     for exercise in book.checked:
-        calls = book_calls(exercise.number, exercise.check)
+        calls = book_calls(exercise.number, exercise.check, book.page)
         right, *wrong = calls
         params = {name: parameters(exercise.start, name) for name in exercise.args}
-        assign = lambda values: IMPORTS + "".join(f"{n} = {v}\n" for n, v in zip(exercise.args, values))  # noqa: E731
+        assign = lambda values: first + "".join(f"{n} = {v}\n" for n, v in zip(exercise.args, values))  # noqa: E731
         nothing = "".join(f"\n\ndef {n}({params[n]}):\n    return None\n" for n in exercise.args)
         endless = "".join(f"\n\ndef {n}({params[n]}):\n    while True:\n        pass\n" for n in exercise.args)
         raises = "".join(f"\n\ndef {n}({params[n]}):\n    raise ValueError('not finished')\n" for n in exercise.args)
         found[exercise.number] = {
             "right": [assign(right)],
-            "wrong": [assign(w) for w in wrong] + [IMPORTS + nothing],
-            "endless": [IMPORTS + endless],
-            "raises": [IMPORTS + raises],
+            "wrong": [assign(w) for w in wrong] + [first + nothing],
+            "endless": [first + endless],
+            "raises": [first + raises],
         }
     return found
 

@@ -30,7 +30,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from chapter_lib.exercises.harness import CaseResult, run_case
+from runnable_book.library_modules.exercise_harness import CaseResult, run_case  # (as every exercise package has it)
 
 
 class HiddenProblem(Exception):

@@ -23,11 +23,13 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from chapter_lib.exercises.harness import VERDICT_HEADING, CaseResult, verdict_points
 from runnable_book.grade.book import CheckedExercise
 from runnable_book.grade.box import wire
 from runnable_book.grade.hidden import HiddenCases
 from runnable_book.grade.sandbox import Failure
+# The checks' harness as the tool writes it into each exercise package (what differs between
+# packages, the points and weights, is read from the exercise's own: CheckedExercise.harness).
+from runnable_book.library_modules.exercise_harness import VERDICT_HEADING, CaseResult
 
 # The judge swaps sys.stdout while a check prints; one check at a time.
 _printing = threading.Lock()
@@ -129,7 +131,7 @@ def judge(exercise: CheckedExercise, outcome, untouched: bool, python_mb: int, c
     if verdict.verdict in ("pass", "fail") and verdict.lines:
         # The page's own rule on the check's printed cases (their weights, from the book via
         # chapter_lib), and each hidden case weighing 1: common.verdict_points.
-        points = verdict_points(exercise.number, verdict.lines, worth, verdict.hidden)
+        points = exercise.harness().verdict_points(exercise.number, verdict.lines, worth, verdict.hidden)
         if points is not None:
             verdict.points = points
     return verdict

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shutil
 import sys
@@ -144,8 +145,14 @@ def main(argv=None) -> int:
     parser.add_argument("--format", action="append", default=[], choices=outputs.FORMATS,
                         help="also write an LMS's import file")
     parser.add_argument("--assignment", default="", help="the assignment's column in Canvas's file: `Name (id)`")
+    parser.add_argument("--page", default=os.environ.get("PAGE") or None,
+                        help="the exercise page graded (as make grade's PAGE=), in a book of several")
     args = parser.parse_args(argv)
-    book = grade_book.load()
+    try:
+        book = grade_book.load(args.page)
+    except grade_book.BookProblem as problem:
+        print(f"make grade-merge: the book does not say what was graded: {problem}", file=sys.stderr)
+        return 2
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     args.shards = args.shards or out

@@ -141,7 +141,7 @@ def case_name(line: str) -> str | None:
 def exercise_worth(exercise: int) -> float | None:
     """The exercise's points, as its start cell on the page declares them (generated into points.py)."""
     try:
-        from chapter_lib.exercises.points import POINTS
+        from .points import POINTS  # (the points of this harness's own exercise package)
     except ImportError:  # a library built before points were declared
         return None
     return POINTS.get(exercise)
@@ -150,7 +150,7 @@ def exercise_worth(exercise: int) -> float | None:
 def case_weights(exercise: int) -> dict[str, float]:
     """What its start cell says some of the exercise's cases weigh (generated into points.py); {}: none."""
     try:
-        from chapter_lib.exercises.points import WEIGHTS
+        from .points import WEIGHTS  # (the points of this harness's own exercise package)
     except ImportError:  # a library built before weights were declared
         return {}
     return WEIGHTS.get(exercise, {})

@@ -322,7 +322,8 @@ def broken_contracts() -> list[str]:
     pages = book_shape.exercise_pages()
     if not pages:
         return []
-    from chapter_lib.exercises.harness import VERDICT_HEADING  # (the one definition of a verdict's line)
+    # (The one definition of a verdict's line: the checks' harness the tool writes into every package.)
+    from runnable_book.library_modules.exercise_harness import VERDICT_HEADING
 
     return [problem for md in pages for problem in exercise_contract.solution_failures(
         md, nbformat.read(md.with_suffix(".ipynb"), as_version=4), VERDICT_HEADING)]

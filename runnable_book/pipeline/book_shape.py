@@ -36,6 +36,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from keyword import kwlist
 from pathlib import Path
 
 import nbformat
@@ -47,6 +48,7 @@ from runnable_book.pipeline.pages import code_cells, mermaid_sources, notebook_p
 
 EXERCISE_HEADING = re.compile(r"Exercise (\d+)")
 HINT_TITLE = re.compile(r"Hint (\d+) of (\d+) for exercise (\d+)")
+KEYWORDS = frozenset(kwlist)
 
 
 @dataclass
@@ -185,27 +187,88 @@ def _exercises_of(md: Path, text: str) -> dict[int, Exercise]:
 
 
 def exercise_pages() -> list[Path]:
-    """The pages with ``## Exercise N`` sections (one in this book; none in a book without)."""
+    """The pages with ``## Exercise N`` sections, in the book's order (one in this book; none in
+    a book without)."""
     return [md for md in notebook_pages() if read_exercises(md)]
+
+
+# Each page's exercises are numbered from 1, so each exercise page keeps its worked solutions,
+# checks and points in a package of its own: ``chapter_lib.exercises`` unless its front matter
+# names another, as every exercise page but one must in a book with several:
+#
+#     runnable_book:
+#       exercises: chapter_lib.chapter16_exercises
+DEFAULT_EXERCISES_PACKAGE = "chapter_lib.exercises"
+FRONT_MATTER_KEY = "runnable_book"  # (the tool's own key in a page's front matter)
+PACKAGE_NAME = re.compile(r"chapter_lib(?:\.[A-Za-z_]\w*)+")
+
+
+def exercises_package(md: Path) -> str:
+    """The package of ``chapter_lib`` that keeps this page's exercises (``chapter_lib.exercises``,
+    unless its front matter names another). BookProblem, naming the page, for a name that is
+    not a package of the library's own or that is a chapter's module."""
+    declared = read_page(md).metadata.get(FRONT_MATTER_KEY, {})
+    name = declared.get("exercises", DEFAULT_EXERCISES_PACKAGE) if isinstance(declared, dict) else None
+    if not isinstance(name, str) or not PACKAGE_NAME.fullmatch(name) \
+            or any(part in KEYWORDS for part in name.split(".")):
+        raise BookProblem(f"{shown(md)}: its front matter's `{FRONT_MATTER_KEY}: {{exercises: ...}}` is {name!r}: "
+                          f"it names the package of chapter_lib that keeps the page's exercises, "
+                          f"such as chapter_lib.chapter16_exercises")
+    if re.fullmatch(r"chapter_lib\.chapter\d+", name):
+        raise BookProblem(f"{shown(md)}: its exercises cannot live in {name}, a chapter's own module (its "
+                          f"`# @save` cells): name another package, such as {name}_exercises")
+    return name
+
+
+def exercise_packages() -> dict[Path, str]:
+    """Each exercise page's package, in the book's order. BookProblem when two pages share one
+    (their exercise numbers would meet in it)."""
+    packages = {md: exercises_package(md) for md in exercise_pages()}
+    by_package: dict[str, list[Path]] = {}
+    for md, package in packages.items():
+        by_package.setdefault(package, []).append(md)
+    for package, shared in by_package.items():
+        if len(shared) > 1:
+            default = " (the package of a page that names none)" if package == DEFAULT_EXERCISES_PACKAGE else ""
+            raise BookProblem(f"{' and '.join(shown(md) for md in shared)} all keep their exercises in {package}{default}, "
+                              f"and each page numbers its exercises from 1: name a package of its own in the front "
+                              f"matter of all of them but one, as `{FRONT_MATTER_KEY}:` then `  exercises: "
+                              f"chapter_lib.<name>`")
+    return packages
+
+
+def exercise_page_of(package: str) -> Path:
+    """The page whose exercises ``package`` keeps; BookProblem when no page's are."""
+    for md, name in exercise_packages().items():
+        if name == package:
+            return md
+    raise BookProblem(f"no page keeps its exercises in {package}; the exercise pages: "
+                      + (", ".join(f"{shown(md)} ({name})" for md, name in exercise_packages().items()) or "none"))
 
 
 @cache
 def exercises_page() -> Path:
-    """The page holding the ``## Exercise N`` sections (the last, if several had them)."""
-    return exercise_pages()[-1]
+    """The book's one exercise page. BookProblem in a book of several, which each caller of
+    this must be told apart (``PAGE=``, runnable_book/grade/), or of none."""
+    pages_ = exercise_pages()
+    if len(pages_) != 1:
+        raise BookProblem(f"the book has {len(pages_)} exercise pages ({', '.join(shown(md) for md in pages_) or 'none'}): "
+                          f"say which")
+    return pages_[0]
 
 
-def exercises() -> dict[int, Exercise]:
-    return read_exercises(exercises_page())
+def exercises(md: Path | None = None) -> dict[int, Exercise]:
+    """The exercises of page ``md`` (default: the book's one exercise page), by number."""
+    return read_exercises(md or exercises_page())
 
 
-def exercise_numbers() -> list[int]:
-    return list(exercises())
+def exercise_numbers(md: Path | None = None) -> list[int]:
+    return list(exercises(md))
 
 
-def checks() -> dict[int, list[str]]:
-    """Exercise number -> its reader checks, for the exercises that have one."""
-    return {n: e.checks for n, e in exercises().items() if e.checks}
+def checks(md: Path | None = None) -> dict[int, list[str]]:
+    """Exercise number -> its reader checks, for the exercises of page ``md`` that have one."""
+    return {n: e.checks for n, e in exercises(md).items() if e.checks}
 
 
 def hidden_cells(md: Path) -> list:
@@ -327,10 +390,13 @@ def declared_points(md: Path) -> tuple[dict[int, float], dict[int, dict[str, flo
     return points, weights
 
 
-def case_lines(check: str, arity: int) -> list[str]:
-    """What ``check`` (chapter_lib's, imported in this Python) prints on functions not written yet:
-    its verdict, then one line per case, every case named (:func:`chapter_lib.exercises.harness.report`)."""
-    import chapter_lib.exercises as library
+def case_lines(check: str, arity: int, package: str = DEFAULT_EXERCISES_PACKAGE) -> list[str]:
+    """What ``check`` (of the exercise ``package`` of chapter_lib, imported in this Python) prints on
+    functions not written yet: its verdict, then one line per case, every case named (its
+    harness's ``report``)."""
+    import importlib
+
+    library = importlib.import_module(package)
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
@@ -342,15 +408,17 @@ def unknown_weights(md: Path) -> list[str]:
     """The ``weights:`` of the page's start cells that name no case of their check (or more than one),
     each said with the page, the cell, its line and the check's cases to choose from. Runs each
     weighted exercise's check, as chapter_lib has it, on functions not written yet."""
-    from chapter_lib.exercises.harness import case_name
+    import importlib
 
+    package = exercises_package(md)
     problems = []
     for number, exercise in read_exercises(md).items():
         if not exercise.weights:
             continue
+        case_name = importlib.import_module(f"{package}.harness").case_name  # (only a page that weighs cases)
         check, names = when_ready(number, exercise.start.source, exercise.checks)
         try:
-            cases = [name for name in map(case_name, case_lines(check, len(names))[1:]) if name is not None]
+            cases = [name for name in map(case_name, case_lines(check, len(names), package)[1:]) if name is not None]
         except Exception as error:  # (a check that stops before its verdict names no case)
             cases, stopped = [], f"; it raised {type(error).__name__}: {error}"
         else:

@@ -24,6 +24,7 @@ pass (runnable_book/pipeline/accept.py).
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -39,10 +40,10 @@ def _untouched_checks(cases):
     import contextlib, io, json
     found = {"untouched": {}}
     try:
-        from chapter_lib.exercises.harness import VERDICT_HEADING
+        from {harness} import VERDICT_HEADING
         found["verdict_heading"] = VERDICT_HEADING.pattern
     except BaseException as error:
-        found["error"] = f"chapter_lib.exercises.harness: {type(error).__name__}: {error}"
+        found["error"] = f"{harness}: {type(error).__name__}: {error}"
     for number, start, call in cases:
         namespace, printed = {}, io.StringIO()
         try:
@@ -81,7 +82,12 @@ def checked_exercises(md: Path) -> dict[int, tuple[str, str]]:
 def kernel_cell(md: Path) -> str | None:
     """The code the page's kernel runs after its cells (None: the page has no checked exercise)."""
     cases = [(number, start, call) for number, (start, call) in checked_exercises(md).items()]
-    return KERNEL_CELL.replace("{cases}", repr(cases)) if cases else None
+    return kernel_code(cases, book_shape.exercises_package(md)) if cases else None
+
+
+def kernel_code(cases: list, package: str = book_shape.DEFAULT_EXERCISES_PACKAGE) -> str:
+    """KERNEL_CELL for these (number, start, call) cases of the exercise ``package``'s page."""
+    return KERNEL_CELL.replace("{cases}", repr(cases)).replace("{harness}", f"{package}.harness")
 
 
 def kernel_report(printed: str) -> dict:
@@ -152,7 +158,8 @@ def untouched_earns(md: Path, report: dict, heading: re.Pattern) -> list[str]:
     exercises/harness.py: a start cell that passes 8 of 9 cases earns 8.89 of 10 points, and a
     student who changed nothing would keep them). Each is named by its start cell's code cell
     and .md line, with the cases it passes."""
-    from chapter_lib.exercises.harness import case_name, exercise_worth, verdict_points
+    harness = importlib.import_module(f"{book_shape.exercises_package(md)}.harness")
+    case_name, exercise_worth, verdict_points = harness.case_name, harness.exercise_worth, harness.verdict_points
 
     exercises = book_shape.read_exercises(md)
     problems = []

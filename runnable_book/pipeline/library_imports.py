@@ -27,6 +27,10 @@ from runnable_book.repository import ROOT
 
 PACKAGE = ROOT / "chapter_lib"
 EXERCISES = PACKAGE / "exercises"
+# The exercise packages (book_shape.exercise_packages: one per exercise page), by package name:
+# the folder of its hand-written modules (checks, helpers), which import the library too (None:
+# none are read, as for a test's scratch library).
+DEFAULT_PACKAGES = {"chapter_lib.exercises": EXERCISES}
 PROVENANCE = re.compile(r"^# Defined in Section .* -- (?P<cell>.+, code cell (?P<number>\d+))\.$")
 
 
@@ -54,17 +58,22 @@ def handwritten(exercises: Path | None) -> list[Path]:
             if path.name != "__init__.py" and not path.name.startswith("solution_")]
 
 
-def available(new_modules: dict[str, str], exercises: Path | None = EXERCISES) -> dict[str, set[str]]:
-    """Module name -> the names importing it gives, with the new generated modules (by module name)."""
-    trees = {f"chapter_lib.exercises.{path.stem}": ast.parse(path.read_text()) for path in handwritten(exercises)}
+def available(new_modules: dict[str, str], packages: dict[str, Path | None] | None = None) -> dict[str, set[str]]:
+    """Module name -> the names importing it gives, with the new generated modules (by module name).
+    ``packages``: the exercise packages' folders by package name (default: chapter_lib.exercises)."""
+    packages = DEFAULT_PACKAGES if packages is None else packages
+    trees = {f"{package}.{path.stem}": ast.parse(path.read_text())
+             for package, folder in packages.items() for path in handwritten(folder)}
     trees.update({module: ast.parse(text) for module, text in new_modules.items()})
     names = {module: bound_names(tree) | exported(tree) for module, tree in trees.items()}
     # The package re-exports every chapter's module (chapter_lib/__init__.py, generated alike).
     chapter_modules = {module: tree for module, tree in trees.items() if re.fullmatch(r"chapter_lib\.chapter\d+", module)}
-    names["chapter_lib"] = set().union(*map(exported, chapter_modules.values())) | {"exercises"} | {
-        module.rsplit(".", 1)[1] for module in chapter_modules}
-    exercises = {module: tree for module, tree in trees.items() if module.startswith("chapter_lib.exercises.")}
-    names["chapter_lib.exercises"] = {m.rsplit(".", 1)[1] for m in exercises}.union(*map(exported, exercises.values()))
+    names["chapter_lib"] = set().union(*map(exported, chapter_modules.values())) | {
+        module.rsplit(".", 1)[1] for module in chapter_modules} | {package.split(".")[1] for package in packages}
+    # Each exercise package's __init__ imports every module of its own (exercises_package.py).
+    for package in packages:
+        own = {module: tree for module, tree in trees.items() if module.rpartition(".")[0] == package}
+        names[package] = {m.rsplit(".", 1)[1] for m in own}.union(*map(exported, own.values()))
     return names
 
 
@@ -83,7 +92,7 @@ def imports_of_the_library(source: str) -> list[tuple[str, str, int]]:
     return found
 
 
-def importers(pages: list[Path], exercises: Path | None = EXERCISES) -> list[tuple[str, str, str]]:
+def importers(pages: list[Path], packages: dict[str, Path | None] | None = None) -> list[tuple[str, str, str]]:
     """(module, name, where) for every import of the library in the book and its hand-written checks."""
     found = []
     for md in pages:
@@ -95,9 +104,10 @@ def importers(pages: list[Path], exercises: Path | None = EXERCISES) -> list[tup
             for module, name, line in imports_of_the_library(cell.source):
                 at = f", line {start + line}" if start is not None else f", its line {line}"
                 found.append((module, name, f"{cell.where}{at}"))
-    for path in handwritten(exercises):  # (the solutions are generated from the page's cells, read above)
-        for module, name, line in imports_of_the_library(path.read_text()):
-            found.append((module, name, f"{shown(path)}, line {line}"))
+    for folder in (DEFAULT_PACKAGES if packages is None else packages).values():
+        for path in handwritten(folder):  # (the solutions are generated from the page's cells, read above)
+            for module, name, line in imports_of_the_library(path.read_text()):
+                found.append((module, name, f"{shown(path)}, line {line}"))
     return found
 
 
@@ -147,12 +157,13 @@ def reading_order(where: str) -> tuple:
 
 
 def check(new_modules: dict[str, str], new_cells: dict[str, set[str]], old_text: str | None,
-          pages: list[Path], exercises: Path | None = EXERCISES) -> None:
+          pages: list[Path], packages: dict[str, Path | None] | None = None) -> None:
     """Stop (BookError) when an import of the library does not resolve in the new library.
-    ``exercises``: the folder of the hand-written modules that import it too (None: none)."""
-    names = available(new_modules, exercises)
+    ``packages``: the exercise packages by name, each with the folder whose hand-written modules
+    import it too (default: chapter_lib.exercises, chapter_lib/exercises/)."""
+    names = available(new_modules, packages)
     missing: dict[str, list[str]] = {}
-    for module, name, where in importers(pages, exercises):
+    for module, name, where in importers(pages, packages):
         if module not in names:
             missing.setdefault(f"module `{module}`", []).append(where)
         elif name not in names[module]:

@@ -42,7 +42,13 @@ JS_SOLUTIONS_AT_THE_BACK = page_function(SCRIPT, "solutionsAtTheBack")
 
 def exercises_in_print() -> list[dict]:
     """The exercises whose solutions move, as book_shape.py reads them from the exercise page:
-    [{number, section}] in page order, section being the id of the exercise's section."""
-    return [{"number": exercise.number, "section": exercise.section_id} for exercise in book_shape.exercises().values()]
+    [{number, section}] in page order, section being the id of the exercise's section.
+    (None in a book of several exercise pages: their sections' ids meet in the one printed page,
+    so each worked solution stays printed after its exercise, as the HTML has it, until the
+    print is made per chapter.)"""
+    pages = book_shape.exercise_pages()
+    if len(pages) != 1:
+        return []
+    return [{"number": exercise.number, "section": exercise.section_id} for exercise in book_shape.exercises(pages[0]).values()]
 
 JS_SET_PAGES = page_function(SCRIPT, "setPages")

@@ -139,7 +139,12 @@ def use_library(files_json: str) -> str:
     import importlib
 
     importlib.invalidate_caches()
-    import chapter_lib.exercises  # noqa: F401  (the checks' modules and everything they import)
+    # Every package of it, the exercise packages' checks and everything they import among them.
+    for path in sorted(files):
+        if path.endswith("/__init__.py"):
+            importlib.import_module(path[: -len("/__init__.py")].replace("/", "."))
+    import chapter_lib
+
     return chapter_lib.__file__
 
 

@@ -6,8 +6,10 @@
 /** One exercise: its number, its section's id on the exercise page, and its reader checks,
  * each with how the output of a pass begins ("PASS  exercise 3 (check_conflict_policy)").
  * @typedef {{number: number, section: string, checks: {name: string, passed: string}[]}} BookExercise */
-/** The exercise page's address from the site's root, and its exercises in page order.
- * @typedef {{page: string, exercises: BookExercise[]}} BookExercises */
+/** An exercise page's address from the site's root, and its exercises in page order.
+ * @typedef {{page: string, exercises: BookExercise[]}} BookExercisePage */
+/** Every exercise page of the book, in the book's order (each numbers its exercises from 1).
+ * @typedef {{pages: BookExercisePage[]}} BookExercises */
 
 export const SCRIPT_ID = "book-exercises";
 
@@ -23,15 +25,18 @@ export function parseBookExercises(text) {
   } catch (error) {
     throw new Error(`#${SCRIPT_ID}: not JSON (${/** @type {Error} */ (error).message})`);
   }
-  if (!data || !isText(data.page) || !Array.isArray(data.exercises)) {
-    throw new Error(`#${SCRIPT_ID}: expected {page, exercises: [...]}`);
-  }
-  for (const exercise of data.exercises) {
-    const checksValid = Array.isArray(exercise?.checks)
-      && exercise.checks.every((/** @type {any} */ check) => isText(check?.name) && isText(check?.passed));
-    if (!Number.isInteger(exercise?.number) || !isText(exercise.section) || !checksValid) {
-      throw new Error(`#${SCRIPT_ID}: an exercise is not {number, section, checks: [{name, passed}]}: `
-        + JSON.stringify(exercise));
+  if (!data || !Array.isArray(data.pages)) throw new Error(`#${SCRIPT_ID}: expected {pages: [...]}`);
+  for (const page of data.pages) {
+    if (!page || !isText(page.page) || !Array.isArray(page.exercises)) {
+      throw new Error(`#${SCRIPT_ID}: a page is not {page, exercises: [...]}: ${JSON.stringify(page)}`);
+    }
+    for (const exercise of page.exercises) {
+      const checksValid = Array.isArray(exercise?.checks)
+        && exercise.checks.every((/** @type {any} */ check) => isText(check?.name) && isText(check?.passed));
+      if (!Number.isInteger(exercise?.number) || !isText(exercise.section) || !checksValid) {
+        throw new Error(`#${SCRIPT_ID}: an exercise of ${page.page} is not {number, section, checks: [{name, passed}]}: `
+          + JSON.stringify(exercise));
+      }
     }
   }
   return data;
@@ -58,13 +63,13 @@ export function passedIn(exercises, output) {
   return null;
 }
 
-/** The exercise page's path on this site: the data's page resolved against the site's root,
- * which Sphinx writes on <html> (`data-content_root`, relative to the current page).
- * @param {BookExercises} data
+/** An exercise page's path on this site: its address in the data resolved against the site's
+ * root, which Sphinx writes on <html> (`data-content_root`, relative to the current page).
+ * @param {BookExercisePage} page
  * @param {string} href the current page's address
  * @param {string | undefined} contentRoot
  * @returns {string} */
-export function exercisePagePath(data, href, contentRoot) {
-  if (contentRoot === undefined) throw new Error(`#${SCRIPT_ID}: the page has no data-content_root to find ${data.page} from`);
-  return new URL(data.page, new URL(contentRoot, href)).pathname;
+export function exercisePagePath(page, href, contentRoot) {
+  if (contentRoot === undefined) throw new Error(`#${SCRIPT_ID}: the page has no data-content_root to find ${page.page} from`);
+  return new URL(page.page, new URL(contentRoot, href)).pathname;
 }

@@ -1,9 +1,10 @@
-// Exercise progress (ours): which exercises of 15.11 the reader has done, kept in their browser.
+// Exercise progress (ours): which exercises of each exercise page (15.11) the reader has done,
+// kept in their browser.
 //
-// Loaded on every page after the first paint (a few KB). Which page holds the exercises, their
+// Loaded on every page after the first paint (a few KB). Which pages hold exercises, their
 // sections and which have a check is the page's data (book_exercises.mjs, written by the build
 // from runnable_book/pipeline/book_shape.py), never read from headings here. On every page it shows,
-// beside the exercise page's entry in the sidebar, "n/7 done". On the exercise page it also shows:
+// beside each exercise page's entry in the sidebar, "n/7 done". On an exercise page it also shows:
 //   - a progress list above the first exercise ("3 of 7 done"), with a control to clear it;
 //   - a mark beside each done exercise's heading;
 //   - for an exercise without a check, a "Mark as done" button beside its heading.
@@ -13,7 +14,7 @@
 // your browser" writes (.browser-run-output), so this module needs nothing from the runner but
 // that class name.
 //
-// Storage: one localStorage entry, PROGRESS_KEY + the exercise page's path, JSON
+// Storage: one localStorage entry per exercise page, PROGRESS_KEY + its path, JSON
 //   {v: 1, total: 7, done: {"3": "check", "1": "marked"}}
 // If storage is unavailable, progress is shown for this visit only and the list says so; an
 // entry that cannot be read is ignored (the list says so) and replaced on the next change.
@@ -228,9 +229,32 @@ function watchChecks(progress, described, render) {
     { childList: true, subtree: true, characterData: true });
 }
 
+// Each exercise page's progress: its sidebar entry's count on every page, and on the page
+// itself its list and controls. Returns this page's progress (null: not an exercise page).
+// (The page's `data-exercise-progress` says the exercises done: on an exercise page its own, on
+// any other page every exercise page's together.)
 export function start() {
   const data = readBookExercises();
-  if (!data || !data.exercises.length) return null;
+  /** @type {Progress[]} */
+  const shown = [];
+  /** @type {Progress | null} */
+  let own = null;
+  const doneInAll = () => {
+    if (own || !shown.length) return;
+    document.documentElement.dataset.exerciseProgress = String(shown.reduce((sum, p) => sum + p.count(), 0));
+  };
+  for (const page of data?.pages || []) {
+    if (!page.exercises.length) continue;
+    const progress = startPage(page, () => doneInAll());
+    if (progress && location.pathname === progress.pagePath) own = progress;
+    else if (progress) shown.push(progress);
+  }
+  doneInAll();
+  return own;
+}
+
+/** @param {import("./book_exercises.mjs").BookExercisePage} data @param {() => void} counted */
+function startPage(data, counted) {
   const pagePath = exercisePagePath(data, location.href, document.documentElement.dataset.content_root);
   const onExercisePage = location.pathname === pagePath;
   if (!onExercisePage && !exercisePageLinks(pagePath).length) return null;
@@ -241,7 +265,7 @@ export function start() {
     progress.entry.total = data.exercises.length;
     const show = () => {
       for (const link of exercisePageLinks(pagePath)) showInSidebar(link, progress);
-      document.documentElement.dataset.exerciseProgress = String(progress.count());
+      counted();
     };
     show();
     progress.onChange(show);

@@ -280,7 +280,9 @@ function queueCells(cells) {
 // on the cells of that exercise: each start cell imports what its exercise needs, so the
 // cells of other exercises (their worked solutions among them) never run unasked. Which
 // sections are exercises is the page's data (book_exercises.mjs); a page without it has none.
-const EXERCISE_SECTIONS = new Set((readBookExercises()?.exercises || []).map((exercise) => exercise.section));
+// (Every exercise page's sections: only an exercise page has sections of an exercise's heading.)
+const EXERCISE_SECTIONS = new Set((readBookExercises()?.pages || [])
+  .flatMap((page) => page.exercises.map((exercise) => exercise.section)));
 
 /** @param {HTMLElement} element */
 function exerciseSection(element) {

@@ -6,7 +6,7 @@
    This adds the same button, from copybutton's own label and icon (copybutton.js, loaded before
    this file), when a fold opens; copybutton's clipboard handler serves every `.copybtn`, so the
    new buttons copy as the others do. Each is named by its cell, as "Run in your browser" names
-   cells ("Copy the code of cell 3", "Copy the output of cell 3"), with its exercise on the exercise page (the page's data,
+   cells ("Copy the code of cell 3", "Copy the output of cell 3"), with its exercise on an exercise page (the page's data,
    runnable_book/sphinx_ext/exercises.py): a screen reader heard "Copy to clipboard" fifty times. */
 (() => {
   let added = 0;
@@ -15,7 +15,8 @@
   const exerciseData = document.getElementById("book-exercises");
   let exercises = [];
   try {
-    exercises = exerciseData ? JSON.parse(exerciseData.textContent).exercises : [];
+    // Every exercise page's exercises: a cell is named by the one whose section holds it.
+    exercises = exerciseData ? JSON.parse(exerciseData.textContent).pages.flatMap((page) => page.exercises) : [];
   } catch (error) { /* the runner and the progress box report malformed data */ }
   const exerciseOf = (element) => exercises.find((exercise) => {
     const section = document.getElementById(exercise.section);
