@@ -31,8 +31,8 @@ BOOK_PYTHON := $(shell $(FIND_PYTHON) 2>/dev/null)
 # interpreter (made anew from scratch when PYTHON= names another: $(VENV)/.interpreter says which).
 ENV_STAMP := $(VENV)/.built-from-$(shell { cat requirements.txt pyproject.toml; echo '$(BOOK_PYTHON)'; } | sha256sum | cut -c1-16)
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
-# The chapter as one PDF (`make pdf`), and everything it is printed from.
-PDF := _build/pdf/chapter15.pdf
+# The book as one PDF (`make pdf`), named for it (runnable_book/pipeline/printed_pdfs.py: chapter15.pdf).
+PDF := _build/pdf/*.pdf
 # The HTML site (`make html`, `make book`), which publishes a copy of the PDF when it exists.
 SITE := _build/html
 # (Its singlehtml build has a build folder of its own, _build/print, so its Sphinx cache is

@@ -35,7 +35,7 @@ from packaging.specifiers import SpecifierSet
 from built_artefacts import require_built
 from runnable_book.browser.local_site import find_pages
 from runnable_book.pipeline import edition
-from runnable_book.pipeline.artefact_steps import PDF, WHEEL
+from runnable_book.pipeline.artefact_steps import WHEEL, pdf_path
 from runnable_book.pipeline.pages import notebook_pages
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, site_url
@@ -183,7 +183,7 @@ def test_every_footer_the_pdfs_title_page_and_every_published_notebook_name_the_
         if INSTALL_TAG in first.metadata.get("tags", []) and f"\n# {named.line}: " not in first.source:
             problems.append(f"{path.relative_to(site)}: its first cell does not name {named.line!r}")
     assert not problems, "\n".join(problems)
-    pdf = require_built(PDF, "pdf")
+    pdf = require_built(pdf_path(), "pdf")
     title_page = subprocess.run(["pdftotext", "-f", "1", "-l", "1", str(pdf), "-"], capture_output=True, text=True,
                                 check=True).stdout
     assert named.line in " ".join(title_page.split()), f"the PDF's title page does not name {named.line!r}"

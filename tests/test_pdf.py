@@ -1,4 +1,4 @@
-"""The chapter's PDF (`make pdf`, _build/pdf/chapter15.pdf) holds the whole chapter, printably.
+"""The book's PDF (`make pdf`, _build/pdf/chapter15.pdf: its one chapter) holds the whole chapter, printably.
 
 * Every line of the chapter as delivered, but the departures its author accepted, is in
   the PDF's text, by the rules the HTML and the notebooks are held to
@@ -44,16 +44,20 @@ from runnable_book.pipeline.accept import (
 from runnable_book.pipeline.book_shape import exercise_numbers
 from runnable_book.pipeline.pdf_difference import first_difference
 from runnable_book.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
-from runnable_book.pipeline.artefact_steps import PDF, SINGLEHTML  # (the build graph's own paths)
+from runnable_book.pipeline.artefact_steps import SINGLEHTML, pdf_path  # (the build graph's own paths)
 from runnable_book.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
+PDF = pdf_path()  # (named for the book: runnable_book/pipeline/printed_pdfs.py)
 # A4 at 14px type: about 60 pages today. Far fewer means content went missing; far more,
 # that something prints at the wrong size.
 PAGE_RANGE = (30, 150)
-FOOTER = re.compile(r"Chapter 15 · Advanced and Agentic Retrieval\s+\d+\s*/\s*\d+\s*$")
+# Every page's footer: the chapter's number and title, as its opening page's heading gives them
+# ("15 Advanced and Agentic Retrieval"), and the page's number.
+_NUMBER, _WORDS = page_title(read_page(pages_in_toc_order()[0])).split(" ", 1)
+FOOTER = re.compile(re.escape(f"Chapter {_NUMBER} · {_WORDS}") + r"\s+\d+\s*/\s*\d+\s*$")
 # The first line of each mermaid diagram in the chapter's text; its indented lines follow.
 DIAGRAM_START = re.compile(r"^(stateDiagram-v2|flowchart \w+)$")
 # The texts a diagram draws. A flowchart draws its node labels ["..."], {"..."},

@@ -25,6 +25,7 @@ from pathlib import Path
 from runnable_book import jupyter_book
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.print_pdf import ChapterPrinter
+from runnable_book.pipeline.printed_pdfs import whole_book_pdf
 
 
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                 scratch = Path(scratch)
                 singlehtml_s = build_singlehtml(scratch)
                 started = time.monotonic()
-                result = printer.print_site(scratch / "_build" / "singlehtml", scratch / "chapter15.pdf")
+                result = printer.print_site(scratch / "_build" / "singlehtml", scratch / whole_book_pdf().name)
                 print_s = time.monotonic() - started
             runs.append({"singlehtml_s": round(singlehtml_s, 1), "print_s": round(print_s, 1),
                          "total_s": round(singlehtml_s + print_s, 1), "pages": result.pages, "bytes": result.bytes})

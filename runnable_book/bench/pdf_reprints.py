@@ -22,7 +22,7 @@ import time
 
 from pypdf import PdfReader
 
-from runnable_book.pipeline.artefact_steps import PDF, SINGLEHTML  # (the build graph's own paths)
+from runnable_book.pipeline.artefact_steps import SINGLEHTML, pdf_path  # (the build graph's own paths)
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.pdf_difference import first_difference
 from runnable_book.pipeline.print_pdf import ChapterPrinter, epoch_dated
@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--prints", type=int, default=12)
     args = parser.parse_args(argv)
+    PDF = pdf_path()
     if not PDF.is_file() or not SINGLEHTML.is_dir():
         print(f"{PDF.relative_to(ROOT)} or its singlehtml build is missing: run `make pdf` first", file=sys.stderr)
         return 2

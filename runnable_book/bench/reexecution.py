@@ -65,7 +65,9 @@ def graph_costs(repeat: int) -> dict:
     # Without a PDF, as after `make book` on a fresh clone: with one, `make book` prints it
     # again after a page edit (the author asked for it with `make pdf`), which a bare
     # `jupyter-book build` does not do. Put back after.
-    pdf = ROOT / "_build" / "pdf" / "chapter15.pdf"
+    from runnable_book.pipeline.artefact_steps import pdf_path  # (the build graph's: named for the book)
+
+    pdf = pdf_path()
     aside = pdf.with_name(pdf.name + ".bench-aside")
     if pdf.is_file():
         pdf.replace(aside)

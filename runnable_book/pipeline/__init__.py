@@ -6,7 +6,7 @@
                                             plain CommonMark)
               --draw_diagrams [diagrams]--> book/_diagrams/*.svg
               --site_build [book, html]--> _build/html (Sphinx, through runnable_book.sphinx_ext)
-              --print_pdf [pdf]--> _build/pdf/chapter15.pdf
+              --print_pdf [pdf]--> _build/pdf/chapter15.pdf (named for the book)
     git --edition--> _build/edition.json (which build this is: every page, the PDF and the
                      published notebooks name it; install_cell: where a notebook's chapter_lib comes from)
 

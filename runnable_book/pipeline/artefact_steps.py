@@ -41,7 +41,8 @@ EDITOR = STATIC / "runner" / "editor.mjs"
 OUTPUT_BUNDLES = [STATIC / "runner" / "markup.mjs", STATIC / "runner" / "latex.mjs"]
 DIAGRAM_FONT = STATIC / "fonts" / "diagram-sans.woff"
 SITE = BUILD / "html"
-PDF = BUILD / "pdf" / "chapter15.pdf"
+# The PDF `make pdf` writes there is named for the book (printed_pdfs.py): pdf_path().
+PDF_FOLDER = BUILD / "pdf"
 PRINT_BUILD = BUILD / "print"
 SINGLEHTML = PRINT_BUILD / "_build" / "singlehtml"
 # Digest files: one line, rewritten only when the content of what they stand for changes.
@@ -203,9 +204,24 @@ def html_step() -> bool:
     return site_build.RESULT.html_status == 0
 
 
+def pdf_path() -> Path:
+    """The PDF `make pdf` writes, named for the book (printed_pdfs.py): _build/pdf/chapter15.pdf
+    for a book of one chapter 15, _build/pdf/book.pdf for a book of several."""
+    from runnable_book.pipeline.printed_pdfs import whole_book_pdf
+
+    return PDF_FOLDER / whole_book_pdf().name
+
+
+def pdf_made() -> bool:
+    """Whether an author made the PDF (`make pdf`), so that `make book` keeps it up to date:
+    any PDF in its folder, one named for the book before its chapter was renumbered included."""
+    return any(PDF_FOLDER.glob("*.pdf"))
+
+
 def pdf_state() -> str:
     """The PDF the site links and serves: its digest, or that there is none."""
-    return digest_of([PDF]) if PDF.is_file() else "no PDF\n"
+    pdf = pdf_path()
+    return digest_of([pdf]) if pdf.is_file() else "no PDF\n"
 
 
 def site_serves_the_pdf() -> bool:
@@ -218,7 +234,8 @@ def pdf_step() -> bool:
     """The singlehtml build, then Chromium prints it (runnable_book/pipeline/print_pdf.py)."""
     from runnable_book.pipeline.site_build import extension_digest_changed, forget_interrupted_build
 
-    made(PDF)
+    pdf = pdf_path()
+    made(pdf)
     if not run(["bash", str(TOOL / "browser/ensure_debian_package.sh"), "chromium", "chromium"]):
         return False
     command = [*jupyter_book.COMMAND, "build", ".", "--path-output", str(PRINT_BUILD),
@@ -238,8 +255,14 @@ def pdf_step() -> bool:
         (PRINT_BUILD / "_build" / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
         (DIGESTS / "print-extension.sha256").unlink(missing_ok=True)
         return False
-    PDF.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.print_pdf", str(SINGLEHTML), str(PDF)], cwd=ROOT)
+    pdf.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.print_pdf", str(SINGLEHTML), str(pdf)], cwd=ROOT)
+    if done.returncode == 0:
+        # A PDF of an earlier name (the chapter renumbered, a second chapter added): the site
+        # would go on serving it beside the new one.
+        for earlier in PDF_FOLDER.glob("*.pdf"):
+            if earlier != pdf:
+                earlier.unlink()
     return done.returncode == 0
 
 

@@ -1,7 +1,10 @@
-"""Print the whole chapter to one PDF, from the book's own HTML, in Debian's Chromium.
+"""Print the whole book (here, its one chapter) to one PDF, from its own HTML, in Debian's Chromium.
 
 Usage:
     python -m runnable_book.pipeline.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
+
+The PDF's title and footer ("Chapter 15 · Advanced and Agentic Retrieval") and its name are
+the book's (printed_pdfs.py reads them from its pages).
 
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import calendar
+import html
 import io
 import os
 import re
@@ -53,6 +57,7 @@ from runnable_book.browser.local_site import LocalSite
 from runnable_book.common.page_scripts import page_function
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
+from runnable_book.pipeline.printed_pdfs import whole_book_pdf
 from runnable_book.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
 from runnable_book.browser.page_state import (
     IMAGES_TIMEOUT_MS,
@@ -63,9 +68,9 @@ from runnable_book.browser.page_state import (
     mermaid_status,
 )
 
-# The PDF's document info: the book's title, author and subject are in _config.yml.
+# The PDF's document info: the book's author and subject are in _config.yml (its title, the
+# chapter's or the book's: printed_pdfs.py).
 CONFIG = ROOT / "_config.yml"
-CHAPTER_NUMBER = "Chapter 15"
 # The whole book on one page (runnable_book/sphinx_ext/pdf.py moves it to the root of the build).
 CHAPTER_PAGE = "index.html"
 PAPER = "A4"
@@ -74,12 +79,14 @@ MARGIN = {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}
 PRINTABLE_WIDTH_PX = round((210 - 16 - 16) / 25.4 * 96)
 # Chromium fills the footer from these class names; the footer is printed in its own
 # small frame, so it needs its own font size (7.5 pt, the smallest type the PDF prints).
-FOOTER = (
-    '<div style="width:100%; font-size:10px; color:#444; padding:0 16mm; display:flex;'
-    ' justify-content:space-between; font-family:sans-serif;">'
-    '<span>Chapter 15 · Advanced and Agentic Retrieval</span>'
-    '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
-)
+def footer(title: str) -> str:
+    """Every page's footer: the PDF's title, and the page's number of the pages."""
+    return ('<div style="width:100%; font-size:10px; color:#444; padding:0 16mm; display:flex;'
+            ' justify-content:space-between; font-family:sans-serif;">'
+            f'<span>{html.escape(title)}</span>'
+            '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>')
+
+
 EMPTY_HEADER = "<span></span>"
 
 # What runs in the page around the two prints: print_pdf.mjs (each function says what it does).
@@ -137,9 +144,11 @@ class ChapterPrinter:
     def __exit__(self, *exc) -> None:
         self._launched.__exit__(*exc)
 
-    def print_site(self, site_root: Path, out: Path) -> PrintResult:
-        """Print site_root's chapter page to out; raise PrintError (and write nothing) on a problem."""
+    def print_site(self, site_root: Path, out: Path, title: str | None = None) -> PrintResult:
+        """Print site_root's one page to out, titled ``title`` (default: the book's, printed_pdfs.py);
+        raise PrintError (and write nothing) on a problem."""
         site_root, out = Path(site_root), Path(out)
+        title = title if title is not None else whole_book_pdf().title
         if not (site_root / CHAPTER_PAGE).is_file():
             raise PrintError(f"{site_root / CHAPTER_PAGE} not found: build the singlehtml book first (make pdf)")
         with LocalSite(site_root) as site:
@@ -149,13 +158,13 @@ class ChapterPrinter:
                 service_workers="block",
             )
             try:
-                return self._print(context, site, out)
+                return self._print(context, site, out, title)
             finally:
                 context.close()
 
     # -- steps ---------------------------------------------------------------
 
-    def _print(self, context, site: LocalSite, out: Path) -> PrintResult:
+    def _print(self, context, site: LocalSite, out: Path, title: str) -> PrintResult:
         external: list[str] = []
         # Everything not served by our own server is stopped before it leaves the machine.
         keep_on_host(context, site.origin, also="data:|blob:", on_blocked=external.append)
@@ -190,12 +199,13 @@ class ChapterPrinter:
         # First pass: where does each section start? Then print again with those page
         # numbers in the contents list (same length text, so the pages do not move).
         page.evaluate(JS_LAID_OUT_AFRESH)
-        first = self._pdf(page)
+        first = self._pdf(page, title)
         page.evaluate(JS_SET_CONTENTS_PAGES, section_start_pages(first, sections))
         page.evaluate(JS_SET_PAGES, [PAGE_TARGETS, destination_pages(first, page_targets)])
         page.evaluate(JS_LAID_OUT_AFRESH)
         created = pdf_date(source_date_epoch())
-        final = finished(dated(self._pdf(page), created), page.evaluate(JS_PRINTED_HEADINGS), document_info(created))
+        final = finished(dated(self._pdf(page, title), created), page.evaluate(JS_PRINTED_HEADINGS),
+                         document_info(created, title))
         if external:  # anything requested while printing
             raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
         write_atomically(out, final)
@@ -224,14 +234,14 @@ class ChapterPrinter:
             raise PrintError(f"{where}: image(s) did not load: {', '.join(broken)}")
 
     @staticmethod
-    def _pdf(page) -> bytes:
+    def _pdf(page, title: str) -> bytes:
         return page.pdf(
             format=PAPER,
             margin=MARGIN,
             print_background=True,
             display_header_footer=True,
             header_template=EMPTY_HEADER,
-            footer_template=FOOTER,
+            footer_template=footer(title),
             outline=True,  # PDF bookmarks from the headings
             # A structure tree (reading order for screen readers and reflow). Chromium
             # also builds the bookmarks from it: untagged, the PDF has none.
@@ -271,12 +281,12 @@ def outline_items(writer: PdfWriter) -> list:
     return items
 
 
-def document_info(created: str) -> dict[str, str]:
-    """The PDF's Title, Author, Subject and dates: the book's title and author, the one-line
-    subject (_config.yml), and the date of the commit it was built from (pdf_date)."""
+def document_info(created: str, title: str) -> dict[str, str]:
+    """The PDF's Title, Author, Subject and dates: its title (printed_pdfs.py), the book's author
+    and one-line subject (_config.yml), and the date of the commit it was built from (pdf_date)."""
     config = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     subject = config.get("sphinx", {}).get("config", {}).get("chapter_pdf_subject") or config["title"]
-    return {"/Title": f"{CHAPTER_NUMBER} · {config['title']}", "/Author": config["author"],
+    return {"/Title": title, "/Author": config["author"],
             "/Subject": subject, "/CreationDate": created, "/ModDate": created}
 
 

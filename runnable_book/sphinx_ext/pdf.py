@@ -15,12 +15,14 @@ MathJax comes from a CDN: the printed page would request another host. The chapt
 no math today; we add MathJax to the single page only when some page has an equation
 (and then runnable_book/pipeline/print_pdf.py refuses the CDN request until MathJax is served locally).
 
-3. The HTML book offers the chapter's PDF in its header. `make pdf` prints the whole
-chapter to one PDF (runnable_book/pipeline/print_pdf.py). When that file exists as the HTML is built,
+3. The HTML book offers its PDF in its header. `make pdf` prints the whole book to one PDF
+(runnable_book/pipeline/print_pdf.py), named for the book: ``chapter15.pdf`` for a book of one
+chapter 15, ``book.pdf`` for a book of several (runnable_book/pipeline/printed_pdfs.py; the
+``chapter_pdf`` option names another file). When that file exists as the HTML is built,
 the HTML build copies it next to index.html and every page's download menu
 (sphinx-book-theme's header dropdown: .ipynb, .md, and .pdf, which prints the page from
-the browser and which we relabel "Print this page") gets one more entry, "Chapter PDF",
-linking to it. When it does not exist, the entry is left out (and an earlier copy is
+the browser and which we relabel "Print this page") gets one more entry, "Chapter PDF"
+("Book PDF" for a book of several chapters), linking to it. When it does not exist, the entry is left out (and an earlier copy is
 removed), so `make html` alone never writes a dead link. `make test` builds the PDF before
 the HTML, so the tested and published site has both; `make pdf` after `make html` rebuilds
 an existing site that does not publish this PDF yet (the Makefile's ``pdf`` target), so
@@ -46,12 +48,26 @@ LINKING_BUILDERS = {"html", "dirhtml"}
 BUTTON_LABEL = "download-chapter-pdf-button"
 
 
+# Where `make pdf` writes it (runnable_book/pipeline/artefact_steps.py), under the book's root.
+PDF_FOLDER = "_build/pdf"
+
+
+def pdf_file(confdir, config) -> Path:
+    """The PDF the site links: the ``chapter_pdf`` option's file, or the one `make pdf` writes,
+    named for the book."""
+    if config.chapter_pdf:
+        return Path(confdir, config.chapter_pdf)
+    from runnable_book.pipeline.printed_pdfs import whole_book_pdf
+
+    return Path(confdir, PDF_FOLDER, whole_book_pdf().name)
+
+
 def pdf_source(app) -> Path:
-    return Path(app.confdir, app.config.chapter_pdf)
+    return pdf_file(app.confdir, app.config)
 
 
 def note_whether_the_pdf_exists(app, config) -> None:
-    config.chapter_pdf_available = Path(app.confdir, config.chapter_pdf).is_file()
+    config.chapter_pdf_available = pdf_file(app.confdir, config).is_file()
 
 
 def links_the_pdf(app) -> bool:
@@ -70,12 +86,14 @@ def add_pdf_download_button(app, pagename, templatename, context, doctree) -> No
     for button in buttons:
         if button.get("label") == "download-pdf-button":
             button["text"] = "Print this page"
+    pdf = pdf_source(app)
+    whole = "book" if pdf.stem == "book" else "chapter"
     buttons.append(
         {
             "type": "link",
-            "url": context["pathto"](pdf_source(app).name, 1),
-            "text": "Chapter PDF",
-            "tooltip": "Download the whole chapter as one PDF",
+            "url": context["pathto"](pdf.name, 1),
+            "text": f"{whole.capitalize()} PDF",
+            "tooltip": f"Download the whole {whole} as one PDF",
             "icon": "fas fa-book",
             "label": BUTTON_LABEL,
         }
@@ -116,7 +134,8 @@ def mathjax_only_for_math(app, env) -> None:
 
 
 def setup(app):
-    app.add_config_value("chapter_pdf", "_build/pdf/chapter15.pdf", "env", types=[str])
+    # (empty: the file `make pdf` writes, named for the book)
+    app.add_config_value("chapter_pdf", "", "env", types=[str])
     app.add_config_value("chapter_pdf_available", False, "html", types=[bool])
     # Read by runnable_book/pipeline/print_pdf.py from _config.yml (the PDF's Subject); registered so
     # Sphinx knows the name.

@@ -1,0 +1,99 @@
+"""Which PDF `make pdf` prints, and what it is called, read from the book's pages.
+
+A page's chapter is the number its title starts with (chapters.py). So:
+
+* a book of **one chapter** prints one PDF, ``chapter15.pdf``, of every page (its opening, its
+  sections and the unnumbered pages beside them, the references), titled
+  "Chapter 15 · <the chapter's title>";
+* a book of **several**, or of none numbered, prints ``book.pdf``, every page, under the book's
+  title (_config.yml).
+
+Each chapter's own PDF is planned too (``chapter16.pdf``: the chapter's numbered pages and the
+unnumbered pages that follow them in the table of contents, a chapter's references; pages
+before the first chapter, the book's own front, are in the book's PDF only), and a page's
+chapter is known (``pdf_of_page``), but only the first PDF, the one of every page, is printed
+yet: cutting the one-page book down to one chapter's pages is still to come.
+
+A chapter's title is the words of its opening page ("15 Advanced and Agentic Retrieval"); with
+no opening page it is the book's title in a book of one chapter, else "Chapter 16" alone.
+
+The printer (print_pdf.py) titles the PDF and its footer so; the HTML's download menu
+(runnable_book/sphinx_ext/pdf.py) links it by this name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from runnable_book.pipeline import chapters
+from runnable_book.pipeline.pages import page_title, pages_in_toc_order, read_page
+from runnable_book.repository import ROOT
+
+BOOK_PDF = "book.pdf"
+
+
+@dataclass(frozen=True)
+class PrintedPdf:
+    name: str  # its file's name in the PDF folder: "chapter15.pdf", "book.pdf"
+    title: str  # its document Title and its footer: "Chapter 15 · Advanced and Agentic Retrieval"
+    chapter: str | None  # "15"; None for the whole book's
+    documents: tuple[str, ...]  # its pages as Sphinx names them ("book/15_02_one_shot_rag"), in order
+
+    @property
+    def whole_book(self) -> bool:
+        return self.chapter is None
+
+
+def document_name(md: Path, root: Path = ROOT) -> str:
+    """A page as Sphinx names it: its path in the book without the suffix."""
+    return md.relative_to(root).with_suffix("").as_posix()
+
+
+def book_title(root: Path = ROOT) -> str:
+    return str(yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")).get("title") or "").strip()
+
+
+def plan(titled_pages: list[tuple[str, str]], title_of_book: str) -> list[PrintedPdf]:
+    """The PDFs of a book whose pages, in reading order, are these (document name, title)."""
+    chapter_of: dict[str, str | None] = {}
+    openings: dict[str, str] = {}
+    current = None
+    for document, title in titled_pages:
+        numbered = chapters.chapter_of(title)
+        current = numbered or current  # (an unnumbered page: the chapter before it, if any)
+        chapter_of[document] = current
+        opening = chapters.chapter_title(title)
+        if opening:
+            openings.setdefault(opening[0], opening[1])
+    order = list(dict.fromkeys(c for c in chapter_of.values() if c is not None))
+    every_page = tuple(document for document, _ in titled_pages)
+    if len(order) == 1:
+        only = order[0]
+        words = openings.get(only) or title_of_book
+        return [PrintedPdf(f"{chapters.module_stem(only)}.pdf", f"Chapter {only}" + (f" · {words}" if words else ""),
+                           only, every_page)]
+    book = PrintedPdf(BOOK_PDF, title_of_book or "The book", None, every_page)
+    return [book] + [
+        PrintedPdf(f"{chapters.module_stem(number)}.pdf",
+                   f"Chapter {number}" + (f" · {openings[number]}" if number in openings else ""),
+                   number, tuple(d for d in every_page if chapter_of[d] == number))
+        for number in order
+    ]
+
+
+def printed_pdfs() -> list[PrintedPdf]:
+    """This book's PDFs, the first the one that holds every page."""
+    return plan([(document_name(md), page_title(read_page(md))) for md in pages_in_toc_order()], book_title())
+
+
+def whole_book_pdf() -> PrintedPdf:
+    """The PDF `make pdf` prints: every page of the book."""
+    return printed_pdfs()[0]
+
+
+def pdf_of_page(pdfs: list[PrintedPdf], document: str) -> PrintedPdf | None:
+    """The PDF of a page's own chapter (the book's, in a book of one chapter), or None."""
+    return next((pdf for pdf in pdfs if pdf.chapter is not None and document in pdf.documents), None)

@@ -1,0 +1,63 @@
+"""Which PDF `make pdf` prints and what it is called, read from the book's pages
+(runnable_book/pipeline/printed_pdfs.py): nothing in the tool names chapter 15.
+
+This book (one chapter) and the fixture book (two, tests/fixture_book/) are read as they are;
+the rules for pages without a number are tried on tables of contents made up here.
+"""
+
+import pytest
+
+from runnable_book.pipeline import printed_pdfs
+from runnable_book.pipeline.pages import page_title, pages_in_toc_order, read_page
+from runnable_book.pipeline.printed_pdfs import plan
+from runnable_book.repository import ROOT
+
+FIXTURE_BOOK = ROOT / "tests" / "fixture_book"
+
+
+def titled(book) -> list[tuple[str, str]]:
+    """(document, title) of a book's pages in its table of contents' order."""
+    import yaml
+
+    toc = yaml.safe_load((book / "_toc.yml").read_text())
+    entries = [toc["root"], *(chapter["file"] for chapter in toc["chapters"])]
+    return [(entry, page_title(read_page(book / f"{entry}.md"))) for entry in entries]
+
+
+def test_this_book_of_one_chapter_prints_every_page_named_and_titled_for_its_chapter():
+    pages = pages_in_toc_order()
+    opening = page_title(read_page(pages[0]))  # "15 Advanced and Agentic Retrieval"
+    number, words = opening.split(" ", 1)
+    [pdf] = printed_pdfs.printed_pdfs()
+    assert pdf.name == f"chapter{number}.pdf" and pdf.title == f"Chapter {number} · {words}"
+    assert pdf.documents == tuple(page.relative_to(ROOT).with_suffix("").as_posix() for page in pages)
+    assert printed_pdfs.whole_book_pdf() == pdf
+    assert printed_pdfs.pdf_of_page([pdf], "book/references") == pdf  # (unnumbered: its chapter's)
+
+
+def test_a_book_of_two_chapters_prints_the_whole_book_under_its_title_and_plans_each_chapter():
+    pages = titled(FIXTURE_BOOK)
+    book, *chapters = plan(pages, "A fixture book")
+    assert (book.name, book.title, book.chapter) == ("book.pdf", "A fixture book", None) and book.whole_book
+    assert book.documents == tuple(document for document, _ in pages)
+    # (its chapters have no opening page: each is titled by its number alone)
+    assert [(c.name, c.title, c.chapter) for c in chapters] == [("chapter1.pdf", "Chapter 1", "1"),
+                                                                ("chapter2.pdf", "Chapter 2", "2")]
+    # the book's own front (its index, before any chapter) is in the book's PDF only
+    assert chapters[0].documents == ("book/01_01_counting", "book/01_02_counting_used")
+    assert chapters[1].documents == ("book/02_01_reading", "book/02_02_exercises")
+    assert printed_pdfs.pdf_of_page([book, *chapters], "book/index") is None
+
+
+@pytest.mark.parametrize("pages, expected", [
+    # an unnumbered page is in the chapter before it: chapter 16's references
+    ([("i", "A book"), ("a", "15 Retrieval"), ("b", "15.1 Search"), ("c", "16.1 Tokens"), ("r", "References")],
+     [("book.pdf", "A book", ("i", "a", "b", "c", "r")), ("chapter15.pdf", "Chapter 15 · Retrieval", ("a", "b")),
+      ("chapter16.pdf", "Chapter 16", ("c", "r"))]),
+    # one chapter without an opening page: titled by the book
+    ([("a", "3.1 Search"), ("r", "References")], [("chapter3.pdf", "Chapter 3 · A book", ("a", "r"))]),
+    # no numbered page: the book alone
+    ([("i", "A book"), ("r", "References")], [("book.pdf", "A book", ("i", "r"))]),
+])
+def test_the_pdfs_follow_the_pages_numbers(pages, expected):
+    assert [(pdf.name, pdf.title, pdf.documents) for pdf in plan(pages, "A book")] == expected
