@@ -63,7 +63,7 @@ def test_the_graph_rebuilds_the_site_when_its_pdf_appears_changes_or_goes(tmp_pa
     from runnable_book.pipeline import artefact_steps
 
     pdf = tmp_path / "pdf" / "chapter15.pdf"
-    monkeypatch.setattr(artefact_steps, "pdf_path", lambda: pdf)
+    monkeypatch.setattr(artefact_steps, "pdf_paths", lambda: [pdf])
     monkeypatch.setattr(artefact_steps, "SITE_PDF_DIGEST", tmp_path / "digests" / "site-pdf.sha256")
     monkeypatch.setattr(artefact_steps, "ROOT", tmp_path)
     assert not artefact_steps.site_serves_the_pdf(), "a site never built is not up to date"

@@ -32,13 +32,14 @@ def test_this_book_of_one_chapter_prints_every_page_named_and_titled_for_its_cha
     assert pdf.name == f"chapter{number}.pdf" and pdf.title == f"Chapter {number} · {words}"
     assert pdf.documents == tuple(page.relative_to(ROOT).with_suffix("").as_posix() for page in pages)
     assert printed_pdfs.whole_book_pdf() == pdf
-    assert printed_pdfs.pdf_of_page([pdf], "book/references") == pdf  # (unnumbered: its chapter's)
+    assert pdf.whole_book
 
 
 def test_a_book_of_two_chapters_prints_the_whole_book_under_its_title_and_plans_each_chapter():
     pages = titled(FIXTURE_BOOK)
     book, *chapters = plan(pages, "A fixture book")
     assert (book.name, book.title, book.chapter) == ("book.pdf", "A fixture book", None) and book.whole_book
+    assert not any(chapter.whole_book for chapter in chapters)
     assert book.documents == tuple(document for document, _ in pages)
     # (its chapters have no opening page: each is titled by its number alone)
     assert [(c.name, c.title, c.chapter) for c in chapters] == [("chapter1.pdf", "Chapter 1", "1"),
@@ -46,7 +47,7 @@ def test_a_book_of_two_chapters_prints_the_whole_book_under_its_title_and_plans_
     # the book's own front (its index, before any chapter) is in the book's PDF only
     assert chapters[0].documents == ("book/01_01_counting", "book/01_02_counting_used")
     assert chapters[1].documents == ("book/02_01_reading", "book/02_02_exercises")
-    assert printed_pdfs.pdf_of_page([book, *chapters], "book/index") is None
+
 
 
 @pytest.mark.parametrize("pages, expected", [

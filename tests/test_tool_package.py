@@ -6,6 +6,7 @@ book copied without the tool, a book of two chapters (tests/fixture_book/), and 
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -16,11 +17,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from pypdf import PdfReader
 
 from built_artefacts import require_built
 from runnable_book.checks.clean_build_compare import MADE_BY_MAKE
 from runnable_book import new_book
 from runnable_book.pipeline import npm_assets
+from runnable_book.pipeline.pages import page_title, read_page
+from runnable_book.pipeline.print_pdf import outline_pages
 from runnable_book.release import tool_wheel
 from runnable_book.repository import ROOT, TOOL
 
@@ -197,6 +201,29 @@ def test_installed_it_builds_a_new_books_site_with_nothing_of_this_chapter_in_it
     assert '"page": "book/01_02_counting_used.html"' in counting and '"name": "check_long_words"' in counting
     html = "".join(path.read_text() for path in site.rglob("*.html"))
     assert not re.search(r"chapter ?15|15\.11", html, re.I), "the fixture book's site names this book's chapter"
+
+    # The PDFs of a book of two chapters: the whole book's under its title, and each chapter's of
+    # its own pages alone; a page's menu links its chapter's and the book's, the front page the book's.
+    printed = run_installed(installed, ["-m", "runnable_book.pipeline.artefact_graph", "pdf", "html"], cwd=book)
+    assert printed.returncode == 0, printed.stdout[-3000:] + printed.stderr[-3000:]
+    titles = {md.stem: page_title(read_page(md)) for md in (FIXTURE_BOOK / "book").glob("*.md")}
+    sections = {"chapter1.pdf": ["01_01_counting", "01_02_counting_used"], "chapter2.pdf": ["02_01_reading", "02_02_exercises"],
+                "book.pdf": ["01_01_counting", "01_02_counting_used", "02_01_reading", "02_02_exercises"]}
+    assert sorted(path.name for path in (book / "_build" / "pdf").glob("*.pdf")) == sorted(sections)
+    for name, stems in sections.items():
+        pdf = (book / "_build" / "pdf" / name).read_bytes()
+        assert (site / name).read_bytes() == pdf, f"the site publishes another {name}"
+        marks = [title for title, _ in outline_pages(pdf)]
+        for stem, title in titles.items():
+            if stem != "index":
+                assert (title in marks) == (stem in stems), (name, title, marks)
+        expected = "A fixture book" if name == "book.pdf" else f"Chapter {name[7]}"
+        assert PdfReader(io.BytesIO(pdf)).metadata["/Title"] == expected
+        assert "Edition 1.0.0" in PdfReader(io.BytesIO(pdf)).pages[0].extract_text(), f"{name} does not say its edition"
+    menu = lambda page: re.findall(r'href="(?:\.\./)?((?:book|chapter\d)\.pdf)"', (site / page).read_text())
+    assert menu("book/02_01_reading.html") == ["chapter2.pdf", "book.pdf"]
+    assert menu("book/01_01_counting.html") == ["chapter1.pdf", "book.pdf"]
+    assert menu("book/index.html") == ["book.pdf"]
 
     # A class graded on each chapter's exercise page (PAGE=, which a book of several needs): one
     # student right, one whose function passes one case of two (the grader runs the page's own

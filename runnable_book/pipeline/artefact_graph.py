@@ -42,7 +42,7 @@ from runnable_book.pipeline.artefact_steps import (
     BUILD, DIAGRAM_FONT, DIAGRAMS_DIGEST, EDITOR, FAILED_DIGEST, FIRST_FIGURE, LIBRARY_DIGEST, NOTEBOOKS_DIGEST,
     OUTPUT_BUNDLES, PYODIDE, PYODIDE_FILES, PYODIDE_PACKAGES, SITE, SNAPSHOT, WHEEL, diagrams_as_written, diagrams_step,
     files, font_step, html_step, lib_step, library_intact, no_failed_page, node_step, notebooks_as_written, outputs_step,
-    pages, pdf_made, pdf_path, pdf_step, site_serves_the_pdf, wheel_step,
+    pages, pdf_made, pdf_paths, pdf_step, site_serves_the_pdf, wheel_step,
 )
 from runnable_book.pipeline import edition
 from runnable_book.pipeline.build_lock import one_build_at_a_time
@@ -135,7 +135,7 @@ def task_html():
     """everything above -> _build/html"""
     # (the PDF's step's target, so that step runs first, once an author made a PDF: of an
     # earlier name too, which that step replaces)
-    pdf = [pdf_path()] if pdf_made() else []
+    pdf = pdf_paths() if pdf_made() else []
     # (runnable_book/pipeline too: every page carries the exercises as book_shape.py reads them,
     # runnable_book/sphinx_ext/exercises.py)
     return {"actions": [html_step],
@@ -144,7 +144,7 @@ def task_html():
             "uptodate": [site_serves_the_pdf], "targets": [SITE / "index.html"], "verbosity": 2}
 
 def task_pdf():
-    """the pages, their stored outputs and diagrams -> _build/pdf/<the book's name>.pdf (chapter15.pdf)"""
+    """the pages, their stored outputs and diagrams -> _build/pdf: the book's PDFs (chapter15.pdf)"""
     # (runnable_book/pipeline's Python: print_pdf.py and its parts, and book_shape.py, which names the
     # exercises whose solutions move to the back)
     # and the browser driver, the checks and the helpers it imports, with the page scripts
@@ -154,7 +154,7 @@ def task_pdf():
                   for path in sorted((TOOL / folder).glob(pattern)))]
     return {"actions": [pdf_step],
             "file_dep": [*book_sources(), NOTEBOOKS_DIGEST, DIAGRAMS_DIGEST, *served_assets(), *printing, edition.RECORD],
-            "targets": [pdf_path()], "verbosity": 2}
+            "targets": pdf_paths(), "verbosity": 2}
 
 def task_diagram_font():
     """the glyphs the diagrams use -> the diagrams' font (a subset of Debian's DejaVu Sans)"""

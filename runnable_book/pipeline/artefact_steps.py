@@ -205,11 +205,16 @@ def html_step() -> bool:
 
 
 def pdf_path() -> Path:
-    """The PDF `make pdf` writes, named for the book (printed_pdfs.py): _build/pdf/chapter15.pdf
-    for a book of one chapter 15, _build/pdf/book.pdf for a book of several."""
-    from runnable_book.pipeline.printed_pdfs import whole_book_pdf
+    """The PDF of the whole book `make pdf` writes, named for the book (printed_pdfs.py):
+    _build/pdf/chapter15.pdf for a book of one chapter 15, _build/pdf/book.pdf for a book of several."""
+    return pdf_paths()[0]
 
-    return PDF_FOLDER / whole_book_pdf().name
+
+def pdf_paths() -> list[Path]:
+    """Every PDF `make pdf` writes: the whole book's, then each chapter's in a book of several."""
+    from runnable_book.pipeline.printed_pdfs import printed_pdfs
+
+    return [PDF_FOLDER / pdf.name for pdf in printed_pdfs()]
 
 
 def pdf_made() -> bool:
@@ -219,9 +224,9 @@ def pdf_made() -> bool:
 
 
 def pdf_state() -> str:
-    """The PDF the site links and serves: its digest, or that there is none."""
-    pdf = pdf_path()
-    return digest_of([pdf]) if pdf.is_file() else "no PDF\n"
+    """The PDFs the site links and serves: their digest, or that there is none."""
+    pdfs = [pdf for pdf in pdf_paths() if pdf.is_file()]
+    return digest_of(pdfs) if pdfs else "no PDF\n"
 
 
 def site_serves_the_pdf() -> bool:
@@ -234,8 +239,9 @@ def pdf_step() -> bool:
     """The singlehtml build, then Chromium prints it (runnable_book/pipeline/print_pdf.py)."""
     from runnable_book.pipeline.site_build import extension_digest_changed, forget_interrupted_build
 
-    pdf = pdf_path()
-    made(pdf)
+    pdfs = pdf_paths()
+    for pdf in pdfs:
+        made(pdf)
     if not run(["bash", str(TOOL / "browser/ensure_debian_package.sh"), "chromium", "chromium"]):
         return False
     command = [*jupyter_book.COMMAND, "build", ".", "--path-output", str(PRINT_BUILD),
@@ -255,13 +261,13 @@ def pdf_step() -> bool:
         (PRINT_BUILD / "_build" / ".doctrees" / "environment.pickle").unlink(missing_ok=True)
         (DIGESTS / "print-extension.sha256").unlink(missing_ok=True)
         return False
-    pdf.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.print_pdf", str(SINGLEHTML), str(pdf)], cwd=ROOT)
+    PDF_FOLDER.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.print_pdf", str(SINGLEHTML), str(PDF_FOLDER)], cwd=ROOT)
     if done.returncode == 0:
-        # A PDF of an earlier name (the chapter renumbered, a second chapter added): the site
-        # would go on serving it beside the new one.
+        # A PDF of an earlier name (the chapter renumbered, a chapter removed): the site would
+        # go on serving it beside the new ones.
         for earlier in PDF_FOLDER.glob("*.pdf"):
-            if earlier != pdf:
+            if earlier not in pdfs:
                 earlier.unlink()
     return done.returncode == 0
 

@@ -6,6 +6,51 @@
 // nothing defined outside it. (The code's shaping and 15.11's solutions have files of their own:
 // print_shaping.mjs, print_solutions.mjs.)
 
+// A chapter's PDF (runnable_book/pipeline/printed_pdfs.py): the one-page book cut down to the
+// chapter's pages, and titled for it. Sphinx marks where each inlined page starts (a <span
+// id="document-NAME">); a page is its marker and the elements after it up to the next one. The
+// root page's own text (its title, edition and opening) is not a chapter's: it stays only when
+// the root is one of the pages kept; else only its title's element and the edition stay (print
+// shows the theme's own title, #jb-print-docs-body, which is retitled), as does every container
+// of a page kept.
+// The theme's print contents lose the pages left out. Returns the names of the pages kept.
+/** @type {(args: [string[], string, boolean]) => string[]} */
+export const keepDocuments = ([documents, title, withRoot]) => {
+    const article = /** @type {Element} */ (document.querySelector('article'));
+    const marker = 'span[id^="document-"]';
+    /** @type {(start: Element) => Element[]} */
+    const pageAt = (start) => {
+        const nodes = [start];
+        for (let node = start.nextElementSibling; node && !node.matches(marker); node = node.nextElementSibling) nodes.push(node);
+        return nodes;
+    };
+    const starts = [...article.querySelectorAll(marker)];
+    const name = (/** @type {Element} */ start) => start.id.slice('document-'.length);
+    const found = starts.filter((start) => documents.includes(name(start))).map(name);
+    if (withRoot) {
+        for (const start of starts.filter((s) => !documents.includes(name(s)))) pageAt(start).forEach((node) => node.remove());
+    } else {
+        const kept = new Set(starts.filter((start) => documents.includes(name(start))).flatMap(pageAt));
+        // (and the edition under it: a chapter's PDF says what it was printed from, as the book's)
+        for (const own of article.querySelectorAll('h1, p.book-edition')) kept.add(own);
+        /** @type {(element: Element) => void} */
+        const prune = (element) => {
+            for (const child of [...element.children]) {
+                if (kept.has(child)) continue;
+                if ([...kept].some((node) => child.contains(node))) prune(child);
+                else child.remove();
+            }
+        };
+        prune(article);
+    }
+    const printedTitle = document.querySelector('#jb-print-docs-body > h1');
+    if (printedTitle) printedTitle.textContent = title;
+    for (const link of document.querySelectorAll('#jb-print-toc a[href^="#document-"]')) {
+        if (!documents.includes((link.getAttribute('href') || '').slice('#document-'.length))) link.closest('li')?.remove();
+    }
+    return found;
+};
+
 // Folds (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are <details>; whatever
 // print_solutions.mjs did not unfold prints opened. Returns how many there are.
 /** @type {() => number} */

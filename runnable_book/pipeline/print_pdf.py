@@ -1,10 +1,13 @@
-"""Print the whole book (here, its one chapter) to one PDF, from its own HTML, in Debian's Chromium.
+"""Print the book to PDF, from its own HTML, in Debian's Chromium: the whole book, and each
+chapter's in a book of several.
 
 Usage:
-    python -m runnable_book.pipeline.print_pdf _build/print/_build/singlehtml _build/pdf/chapter15.pdf
+    python -m runnable_book.pipeline.print_pdf _build/print/_build/singlehtml _build/pdf
 
-The PDF's title and footer ("Chapter 15 · Advanced and Agentic Retrieval") and its name are
-the book's (printed_pdfs.py reads them from its pages).
+Which PDFs, their names, pages and titles ("Chapter 15 · Advanced and Agentic Retrieval", on
+every page's footer too) are the book's: printed_pdfs.py reads them from its pages. This book
+has one chapter: one PDF, chapter15.pdf. A chapter's PDF is the same one page with the other
+chapters' pages taken out before printing.
 
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
@@ -57,7 +60,7 @@ from runnable_book.browser.local_site import LocalSite
 from runnable_book.common.page_scripts import page_function
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.print_shaping import JS_SHAPE_CODE, SHAPING_LIMITS
-from runnable_book.pipeline.printed_pdfs import whole_book_pdf
+from runnable_book.pipeline.printed_pdfs import PrintedPdf, printed_pdfs, whole_book_pdf
 from runnable_book.pipeline.print_solutions import JS_SET_PAGES, JS_SOLUTIONS_AT_THE_BACK, PAGE_TARGETS, exercises_in_print
 from runnable_book.browser.page_state import (
     IMAGES_TIMEOUT_MS,
@@ -91,6 +94,8 @@ EMPTY_HEADER = "<span></span>"
 
 # What runs in the page around the two prints: print_pdf.mjs (each function says what it does).
 SCRIPT = Path(__file__).with_suffix(".mjs")
+# A chapter's PDF: the other chapters' pages taken out, the print titled for the chapter.
+JS_KEEP_DOCUMENTS = page_function(SCRIPT, "keepDocuments")
 # Folds (<details>) that print_solutions did not unfold print opened.
 JS_OPEN_DETAILS = page_function(SCRIPT, "openDetails")
 # A contents list after the chapter title, one linked entry per section, in place of the
@@ -144,11 +149,11 @@ class ChapterPrinter:
     def __exit__(self, *exc) -> None:
         self._launched.__exit__(*exc)
 
-    def print_site(self, site_root: Path, out: Path, title: str | None = None) -> PrintResult:
-        """Print site_root's one page to out, titled ``title`` (default: the book's, printed_pdfs.py);
-        raise PrintError (and write nothing) on a problem."""
+    def print_site(self, site_root: Path, out: Path, pdf: PrintedPdf | None = None) -> PrintResult:
+        """Print site_root's one page to out as ``pdf`` says (printed_pdfs.py: its pages and its
+        title; default, the whole book's); raise PrintError (and write nothing) on a problem."""
         site_root, out = Path(site_root), Path(out)
-        title = title if title is not None else whole_book_pdf().title
+        pdf = pdf or whole_book_pdf()
         if not (site_root / CHAPTER_PAGE).is_file():
             raise PrintError(f"{site_root / CHAPTER_PAGE} not found: build the singlehtml book first (make pdf)")
         with LocalSite(site_root) as site:
@@ -158,13 +163,14 @@ class ChapterPrinter:
                 service_workers="block",
             )
             try:
-                return self._print(context, site, out, title)
+                return self._print(context, site, out, pdf)
             finally:
                 context.close()
 
     # -- steps ---------------------------------------------------------------
 
-    def _print(self, context, site: LocalSite, out: Path, title: str) -> PrintResult:
+    def _print(self, context, site: LocalSite, out: Path, pdf: PrintedPdf) -> PrintResult:
+        title = pdf.title
         external: list[str] = []
         # Everything not served by our own server is stopped before it leaves the machine.
         keep_on_host(context, site.origin, also="data:|blob:", on_blocked=external.append)
@@ -178,7 +184,13 @@ class ChapterPrinter:
         where = f"{CHAPTER_PAGE} of {site.root}"
         page.goto(site.url(CHAPTER_PAGE), wait_until="load")
         wait_for_page_scripts(page)
-        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, [PAGE_TARGETS, exercises_in_print()])
+        if not pdf.whole_book:
+            root = whole_book_pdf().documents[0]  # (the book's first page: the one Sphinx marks not)
+            kept = page.evaluate(JS_KEEP_DOCUMENTS, [list(pdf.documents), title, root in pdf.documents])
+            missing = [d for d in pdf.documents if d != root and d not in kept]
+            if missing:
+                raise PrintError(f"{where}: {out.name} should print {', '.join(missing)}, which the page does not hold")
+        page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, [PAGE_TARGETS, exercises_in_print(pdf.documents)])
         page.evaluate(JS_OPEN_DETAILS)
         self._wait_for_diagrams(page, where)
         self._wait_for_images(page, where)
@@ -390,19 +402,18 @@ def destination_pages(pdf: bytes, ids: list[str]) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("site", type=Path, help="the singlehtml build, e.g. _build/print/_build/singlehtml")
-    parser.add_argument("pdf", type=Path, help="the PDF to write, e.g. _build/pdf/chapter15.pdf")
+    parser.add_argument("folder", type=Path, help="where to write the book's PDFs (printed_pdfs.py), e.g. _build/pdf")
     args = parser.parse_args(argv)
-    started = time.monotonic()
     try:
         with ChapterPrinter() as printer:
-            result = printer.print_site(args.site, args.pdf)
+            for pdf in printed_pdfs():
+                started = time.monotonic()
+                result = printer.print_site(args.site, args.folder / pdf.name, pdf)
+                print(f"{result.pdf}: {result.pages} pages, {result.bytes / 1e6:.2f} MB, "
+                      f"{len(result.sections)} sections, printed in {time.monotonic() - started:.1f} s")
     except (PrintError, RuntimeError, PlaywrightError) as error:
         print(f"print_pdf: {error}", file=sys.stderr)
         return 1
-    print(
-        f"{result.pdf}: {result.pages} pages, {result.bytes / 1e6:.2f} MB, "
-        f"{len(result.sections)} sections, printed in {time.monotonic() - started:.1f} s"
-    )
     return 0
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runnable_book.pipeline import book_shape
+from runnable_book.repository import ROOT
 from runnable_book.common.page_scripts import page_function
 
 # What runs in the page: print_solutions.mjs.
@@ -40,14 +41,16 @@ SOLUTIONS_SECTION_ID = "print-solutions"
 JS_SOLUTIONS_AT_THE_BACK = page_function(SCRIPT, "solutionsAtTheBack")
 
 
-def exercises_in_print() -> list[dict]:
+def exercises_in_print(documents: tuple[str, ...] | None = None) -> list[dict]:
     """The exercises whose solutions move, as book_shape.py reads them from the exercise page:
     [{number, section}] in page order, section being the id of the exercise's section.
     (None in a book of several exercise pages: their sections' ids meet in the one printed page,
-    so each worked solution stays printed after its exercise, as the HTML has it, until the
-    print is made per chapter.)"""
+    so each worked solution stays printed after its exercise, as the HTML has it; none in a
+    chapter's PDF without the exercise page, ``documents`` being its pages as Sphinx names them.)"""
     pages = book_shape.exercise_pages()
     if len(pages) != 1:
+        return []
+    if documents is not None and pages[0].relative_to(ROOT).with_suffix("").as_posix() not in documents:
         return []
     return [{"number": exercise.number, "section": exercise.section_id} for exercise in book_shape.exercises(pages[0]).values()]
 

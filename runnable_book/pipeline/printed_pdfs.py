@@ -1,4 +1,4 @@
-"""Which PDF `make pdf` prints, and what it is called, read from the book's pages.
+"""Which PDFs `make pdf` prints, and what each is called, read from the book's pages.
 
 A page's chapter is the number its title starts with (chapters.py). So:
 
@@ -8,17 +8,16 @@ A page's chapter is the number its title starts with (chapters.py). So:
 * a book of **several**, or of none numbered, prints ``book.pdf``, every page, under the book's
   title (_config.yml).
 
-Each chapter's own PDF is planned too (``chapter16.pdf``: the chapter's numbered pages and the
-unnumbered pages that follow them in the table of contents, a chapter's references; pages
-before the first chapter, the book's own front, are in the book's PDF only), and a page's
-chapter is known (``pdf_of_page``), but only the first PDF, the one of every page, is printed
-yet: cutting the one-page book down to one chapter's pages is still to come.
+and, in a book of several, one PDF per chapter, ``chapter16.pdf``: the chapter's numbered pages
+and the unnumbered pages that follow them in the table of contents (a chapter's references).
+Pages before the first chapter (the book's own front) are in the book's PDF only.
 
 A chapter's title is the words of its opening page ("15 Advanced and Agentic Retrieval"); with
 no opening page it is the book's title in a book of one chapter, else "Chapter 16" alone.
 
-The printer (print_pdf.py) titles the PDF and its footer so; the HTML's download menu
-(runnable_book/sphinx_ext/pdf.py) links it by this name.
+The printer (print_pdf.py) prints each from the one-page (singlehtml) book, a chapter's with the
+other pages taken out, and titles it and its footer so; the HTML's download menu
+(runnable_book/sphinx_ext/pdf.py) links a page's chapter's PDF and the book's.
 """
 
 from __future__ import annotations
@@ -39,12 +38,9 @@ BOOK_PDF = "book.pdf"
 class PrintedPdf:
     name: str  # its file's name in the PDF folder: "chapter15.pdf", "book.pdf"
     title: str  # its document Title and its footer: "Chapter 15 · Advanced and Agentic Retrieval"
-    chapter: str | None  # "15"; None for the whole book's
+    chapter: str | None  # "15"; None for the whole book's in a book of several
     documents: tuple[str, ...]  # its pages as Sphinx names them ("book/15_02_one_shot_rag"), in order
-
-    @property
-    def whole_book(self) -> bool:
-        return self.chapter is None
+    whole_book: bool  # every page (a book of one chapter: its chapter's PDF is the book's)
 
 
 def document_name(md: Path, root: Path = ROOT) -> str:
@@ -74,12 +70,12 @@ def plan(titled_pages: list[tuple[str, str]], title_of_book: str) -> list[Printe
         only = order[0]
         words = openings.get(only) or title_of_book
         return [PrintedPdf(f"{chapters.module_stem(only)}.pdf", f"Chapter {only}" + (f" · {words}" if words else ""),
-                           only, every_page)]
-    book = PrintedPdf(BOOK_PDF, title_of_book or "The book", None, every_page)
+                           only, every_page, whole_book=True)]
+    book = PrintedPdf(BOOK_PDF, title_of_book or "The book", None, every_page, whole_book=True)
     return [book] + [
         PrintedPdf(f"{chapters.module_stem(number)}.pdf",
                    f"Chapter {number}" + (f" · {openings[number]}" if number in openings else ""),
-                   number, tuple(d for d in every_page if chapter_of[d] == number))
+                   number, tuple(d for d in every_page if chapter_of[d] == number), whole_book=False)
         for number in order
     ]
 
@@ -93,7 +89,3 @@ def whole_book_pdf() -> PrintedPdf:
     """The PDF `make pdf` prints: every page of the book."""
     return printed_pdfs()[0]
 
-
-def pdf_of_page(pdfs: list[PrintedPdf], document: str) -> PrintedPdf | None:
-    """The PDF of a page's own chapter (the book's, in a book of one chapter), or None."""
-    return next((pdf for pdf in pdfs if pdf.chapter is not None and document in pdf.documents), None)

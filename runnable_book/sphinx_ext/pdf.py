@@ -15,15 +15,15 @@ MathJax comes from a CDN: the printed page would request another host. The chapt
 no math today; we add MathJax to the single page only when some page has an equation
 (and then runnable_book/pipeline/print_pdf.py refuses the CDN request until MathJax is served locally).
 
-3. The HTML book offers its PDF in its header. `make pdf` prints the whole book to one PDF
-(runnable_book/pipeline/print_pdf.py), named for the book: ``chapter15.pdf`` for a book of one
-chapter 15, ``book.pdf`` for a book of several (runnable_book/pipeline/printed_pdfs.py; the
-``chapter_pdf`` option names another file). When that file exists as the HTML is built,
-the HTML build copies it next to index.html and every page's download menu
+3. The HTML book offers its PDFs in its header. `make pdf` prints them
+(runnable_book/pipeline/print_pdf.py), named for the book (runnable_book/pipeline/printed_pdfs.py):
+``chapter15.pdf`` for a book of one chapter 15; for a book of several, ``book.pdf`` and one per
+chapter (the ``chapter_pdf`` option names one file of the book's own instead). When they exist
+as the HTML is built, the HTML build copies them next to index.html and a page's download menu
 (sphinx-book-theme's header dropdown: .ipynb, .md, and .pdf, which prints the page from
-the browser and which we relabel "Print this page") gets one more entry, "Chapter PDF"
-("Book PDF" for a book of several chapters), linking to it. When it does not exist, the entry is left out (and an earlier copy is
-removed), so `make html` alone never writes a dead link. `make test` builds the PDF before
+the browser and which we relabel "Print this page") gets an entry for its chapter's, "Chapter
+PDF", and for the whole book's, "Book PDF", when that is another. When they do not exist, the
+entries are left out (and earlier copies are removed), so `make html` alone never writes a dead link. `make test` builds the PDF before
 the HTML, so the tested and published site has both; `make pdf` after `make html` rebuilds
 an existing site that does not publish this PDF yet (the Makefile's ``pdf`` target), so
 either order ends with a site that links the PDF it serves.
@@ -39,7 +39,9 @@ Sphinx rewrites every page when the PDF appears or disappears between two builds
 from __future__ import annotations
 
 import os
+import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 # Builders whose pages carry the theme's header (singlehtml is what the PDF is printed
@@ -48,34 +50,44 @@ LINKING_BUILDERS = {"html", "dirhtml"}
 BUTTON_LABEL = "download-chapter-pdf-button"
 
 
-# Where `make pdf` writes it (runnable_book/pipeline/artefact_steps.py), under the book's root.
+# Where `make pdf` writes them (runnable_book/pipeline/artefact_steps.py), under the book's root.
 PDF_FOLDER = "_build/pdf"
+BOOK_BUTTON_LABEL = "download-book-pdf-button"
 
 
-def pdf_file(confdir, config) -> Path:
-    """The PDF the site links: the ``chapter_pdf`` option's file, or the one `make pdf` writes,
-    named for the book."""
+@dataclass(frozen=True)
+class LinkedPdf:
+    file: Path
+    chapter: bool  # a chapter's ("Chapter PDF"), or the whole book's of several chapters ("Book PDF")
+    documents: tuple[str, ...] | None  # the pages whose menu links it (None: every page)
+
+
+def planned_pdfs(confdir, config) -> list[LinkedPdf]:
+    """The PDFs the site may link: the ``chapter_pdf`` option's file, on every page, or those
+    `make pdf` writes (runnable_book/pipeline/printed_pdfs.py): in a book of one chapter its PDF,
+    in a book of several the whole book's on every page and each chapter's on its own pages."""
     if config.chapter_pdf:
-        return Path(confdir, config.chapter_pdf)
-    from runnable_book.pipeline.printed_pdfs import whole_book_pdf
+        return [LinkedPdf(Path(confdir, config.chapter_pdf), True, None)]
+    from runnable_book.pipeline.printed_pdfs import printed_pdfs
 
-    return Path(confdir, PDF_FOLDER, whole_book_pdf().name)
-
-
-def pdf_source(app) -> Path:
-    return pdf_file(app.confdir, app.config)
+    return [LinkedPdf(Path(confdir, PDF_FOLDER, pdf.name), pdf.chapter is not None,
+                      None if pdf.whole_book else pdf.documents) for pdf in printed_pdfs()]
 
 
 def note_whether_the_pdf_exists(app, config) -> None:
-    config.chapter_pdf_available = pdf_file(app.confdir, config).is_file()
+    config.chapter_pdf_available = sorted(pdf.file.name for pdf in planned_pdfs(app.confdir, config) if pdf.file.is_file())
 
 
-def links_the_pdf(app) -> bool:
-    return app.builder.name in LINKING_BUILDERS and app.config.chapter_pdf_available
+def linked_pdfs(app) -> list[LinkedPdf]:
+    """The PDFs this build links and publishes: those planned that exist."""
+    if app.builder.name not in LINKING_BUILDERS:
+        return []
+    return [pdf for pdf in planned_pdfs(app.confdir, app.config) if pdf.file.name in app.config.chapter_pdf_available]
 
 
 def add_pdf_download_button(app, pagename, templatename, context, doctree) -> None:
-    if not links_the_pdf(app):
+    offered = [pdf for pdf in linked_pdfs(app) if pdf.documents is None or pagename in pdf.documents]
+    if not offered:
         return
     groups = [b for b in context.get("header_buttons", []) if b.get("label") == "download-buttons"]
     if not groups:  # pages without a source (search, genindex) have no download menu
@@ -86,31 +98,36 @@ def add_pdf_download_button(app, pagename, templatename, context, doctree) -> No
     for button in buttons:
         if button.get("label") == "download-pdf-button":
             button["text"] = "Print this page"
-    pdf = pdf_source(app)
-    whole = "book" if pdf.stem == "book" else "chapter"
-    buttons.append(
-        {
-            "type": "link",
-            "url": context["pathto"](pdf.name, 1),
-            "text": f"{whole.capitalize()} PDF",
-            "tooltip": f"Download the whole {whole} as one PDF",
-            "icon": "fas fa-book",
-            "label": BUTTON_LABEL,
-        }
-    )
+    # (the page's chapter's first, then the book's)
+    for pdf in sorted(offered, key=lambda pdf: not pdf.chapter):
+        whole = "chapter" if pdf.chapter else "book"
+        buttons.append(
+            {
+                "type": "link",
+                "url": context["pathto"](pdf.file.name, 1),
+                "text": f"{whole.capitalize()} PDF",
+                "tooltip": f"Download the whole {whole} as one PDF",
+                "icon": "fas fa-book",
+                "label": BUTTON_LABEL if pdf.chapter else BOOK_BUTTON_LABEL,
+            }
+        )
 
 
 def copy_pdf_into_site(app, exception) -> None:
     if exception is not None or app.builder.name not in LINKING_BUILDERS:
         return
-    target = Path(app.outdir, pdf_source(app).name)
-    if not links_the_pdf(app):
-        # A copy an earlier build published, of a PDF since removed: no page links it now.
-        target.unlink(missing_ok=True)
-        return
-    partial = target.with_name(target.name + ".part")
-    shutil.copyfile(pdf_source(app), partial)
-    os.replace(partial, target)  # never a half-copied PDF in the site
+    published = linked_pdfs(app)
+    # A copy an earlier build published, of a PDF since removed or renamed: no page links it now.
+    names = {pdf.file.name for pdf in published}
+    for earlier in Path(app.outdir).glob("*.pdf"):
+        if earlier.name not in names and (earlier.name == "book.pdf" or re.fullmatch(r"chapter\d+\.pdf", earlier.name)
+                                          or earlier.name == Path(app.config.chapter_pdf or "-").name):
+            earlier.unlink()
+    for pdf in published:
+        target = Path(app.outdir, pdf.file.name)
+        partial = target.with_name(target.name + ".part")
+        shutil.copyfile(pdf.file, partial)
+        os.replace(partial, target)  # never a half-copied PDF in the site
 
 
 def move_single_page_to_the_root(app, exception) -> None:
@@ -136,7 +153,8 @@ def mathjax_only_for_math(app, env) -> None:
 def setup(app):
     # (empty: the file `make pdf` writes, named for the book)
     app.add_config_value("chapter_pdf", "", "env", types=[str])
-    app.add_config_value("chapter_pdf_available", False, "html", types=[bool])
+    # (the names of the PDFs there are as the build starts: a page's menu links them)
+    app.add_config_value("chapter_pdf_available", [], "html", types=[list])
     # Read by runnable_book/pipeline/print_pdf.py from _config.yml (the PDF's Subject); registered so
     # Sphinx knows the name.
     app.add_config_value("chapter_pdf_subject", "", "env", types=[str])
