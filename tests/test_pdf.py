@@ -45,6 +45,7 @@ from runnable_book.pipeline.book_shape import exercise_numbers
 from runnable_book.pipeline.pdf_difference import first_difference
 from runnable_book.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from runnable_book.pipeline.artefact_steps import SINGLEHTML, pdf_path  # (the build graph's own paths)
+from runnable_book.pipeline.printed_pdfs import whole_book_pdf
 from runnable_book.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
@@ -54,10 +55,9 @@ PDF = pdf_path()  # (named for the book: runnable_book/pipeline/printed_pdfs.py)
 # A4 at 14px type: about 60 pages today. Far fewer means content went missing; far more,
 # that something prints at the wrong size.
 PAGE_RANGE = (30, 150)
-# Every page's footer: the chapter's number and title, as its opening page's heading gives them
-# ("15 Advanced and Agentic Retrieval"), and the page's number.
-_NUMBER, _WORDS = page_title(read_page(pages_in_toc_order()[0])).split(" ", 1)
-FOOTER = re.compile(re.escape(f"Chapter {_NUMBER} · {_WORDS}") + r"\s+\d+\s*/\s*\d+\s*$")
+# Every page's footer: the PDF's title ("Chapter 15 · Advanced and Agentic Retrieval", as
+# tests/test_printed_pdfs.py reads it from the pages) and the page's number.
+FOOTER = re.compile(re.escape(whole_book_pdf().title) + r"\s+\d+\s*/\s*\d+\s*$")
 # The first line of each mermaid diagram in the chapter's text; its indented lines follow.
 DIAGRAM_START = re.compile(r"^(stateDiagram-v2|flowchart \w+)$")
 # The texts a diagram draws. A flowchart draws its node labels ["..."], {"..."},
