@@ -6,7 +6,7 @@
 // status line, kept in window.downloadSamples: {at (ms since the epoch), text, value, max, status}.
 /** @type {(everyMs: number) => void} */
 export const watchDownloadBar = (everyMs) => {
-    /** @type {{at: number, text: string | null, value: number | null, max: number | null, arrived: number, status: string}[]} */
+    /** @type {{at: number, text: string | null, value: number | null, max: number | null, arrived: number, skipped: number, status: string}[]} */
     const samples = [];
     /** @type {any} */ (window).downloadSamples = samples;
     setInterval(() => {
@@ -19,6 +19,8 @@ export const watchDownloadBar = (everyMs) => {
             max: meter ? meter.max : null,
             // (what arrived, not what is done: a skipped snapshot is done, and never arrived)
             arrived: Number(/** @type {HTMLElement | null} */ (document.querySelector('.browser-run-downloading'))?.dataset.arrived ?? NaN),
+            // (the snapshot's bytes, when the start went without it: counted done at once)
+            skipped: Number(/** @type {HTMLElement | null} */ (document.querySelector('.browser-run-downloading'))?.dataset.skipped ?? 0),
             status: document.querySelector('.browser-run-status')?.textContent || '',
         });
     }, everyMs);

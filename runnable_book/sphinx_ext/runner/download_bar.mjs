@@ -95,6 +95,7 @@ export class DownloadBar {
     meter.max = this.total;
     meter.value = this.done;
     /** @type {HTMLElement} */ (this.box).dataset.arrived = String(arrived);
+    if (skipped) /** @type {HTMLElement} */ (this.box).dataset.skipped = String(skipped);  // (for tests: done, never arrived)
     if (message.figures === "loading") this.stage = "figures";
     else if (this.stage === "python" && !message.downloading) this.stage = "starting";
     if (this.stage === "starting") {

@@ -233,7 +233,10 @@ async function loadMissing(pyodide, missing) {
 // own files come first, and the snapshot is asked for once their rate is known: on a slow
 // phone line it would double the wait (its bytes shared the line with the runtime's), so
 // Python starts afresh instead, from the files already on their way (a second loadPyodide
-// reads the same downloads: downloads.mjs).
+// reads the same downloads: downloads.mjs). A browser that has the runtime but not the
+// snapshot (its first visit went without it) starts afresh too: the runtime's files then come
+// from this browser's store, whose rate says nothing of the line, and a Python started before
+// the click (prestart.mjs) must fetch nothing.
 async function startRuntime() {
   const indexURL = new URL("pyodide/", STATIC).href;
   const snapshot = snapshotWorthFetching().then((response) => {
@@ -263,11 +266,17 @@ const FRESH_START_SECONDS = 2;
 const RATE_KNOWN_BYTES = 1e6;
 const RATE_KNOWN_SECONDS = 1.5;
 const SNAPSHOT = new URL("runner/python-snapshot.bin.gz", STATIC);
+// The runtime's largest file, as downloads.mjs fetches it (gzipped beside; prestart.mjs asks the same).
+const RUNTIME_WASM = new URL("pyodide/pyodide.asm.wasm.gz", STATIC);
 
 /** @returns {Promise<Response | null>} the snapshot's answer, or null: start afresh */
 async function snapshotWorthFetching() {
-  const kept = await plainFetch(SNAPSHOT, { cache: "only-if-cached", mode: "same-origin" }).catch(() => null);
+  // (Both asked before loadPyodide asks for the runtime: on a first visit neither is here yet.)
+  const [kept, runtimeKept] = await Promise.all([SNAPSHOT, RUNTIME_WASM].map(
+    (url) => plainFetch(url, { cache: "only-if-cached", mode: "same-origin" }).catch(() => null)));
+  if (runtimeKept && runtimeKept.body) runtimeKept.body.cancel();  // (its headers are the answer)
   if (kept && kept.ok) return countedResponse(kept, meter);
+  if (runtimeKept && runtimeKept.ok) return null;
   await meter.measured(RATE_KNOWN_BYTES, RATE_KNOWN_SECONDS);
   // Its size, asked without its body (a GET abandoned midway would still be read whole by the
   // book's service worker, which keeps what passes through it).
