@@ -22,6 +22,7 @@ from runnable_book.browser.page_state import wait_until
 START_BUTTON = "button.browser-run-at-cell"
 # A document of the site that runs none of the book's scripts (every Sphinx build has it).
 PLAIN_DOCUMENT = "_static/basic.css"
+SNAPSHOT = "_static/runner/python-snapshot.bin.gz"  # (the site's copy of sphinx_ext/runner's SNAPSHOT)
 PYTHON_READY_TIMEOUT_MS = 120_000
 RUN_ALL_TIMEOUT_MS = 180_000
 
@@ -121,6 +122,14 @@ class BrowserRunner:
         self.page.goto(self._site.url(PLAIN_DOCUMENT), wait_until="load")
         self.page.evaluate(JS_CLEAR_STORAGE)
         self.open(page)
+
+    def keep_snapshot(self) -> None:
+        """Put Python's snapshot in this browser's HTTP cache, as an earlier visit leaves it:
+        the next start restores Python from it whatever the line. (A first visit fetches it
+        only over a line measured fast enough, runner/worker.mjs, which a busy machine's local
+        server may not be.) Call on an open page of the site."""
+        self.page.evaluate("url => fetch(url).then((answer) => answer.arrayBuffer())",
+                           self._site.url(SNAPSHOT))
 
     def start(self) -> None:
         """Click "Run in your browser" and wait until Python is ready."""
