@@ -72,3 +72,11 @@ def test_a_book_of_two_chapters_prints_the_whole_book_under_its_title_and_plans_
 ])
 def test_the_pdfs_follow_the_pages_numbers(pages, expected):
     assert [(pdf.name, pdf.title, pdf.documents) for pdf in plan(pages, "A book")] == expected
+    # Every name a plan gives is known as a printed PDF's (the site drops one no plan gives now).
+    assert all(printed_pdfs.named_as_printed(pdf.name) for pdf in plan(pages, "A book"))
+
+
+@pytest.mark.parametrize("name", ["chapter.pdf", "chapter15a.pdf", "notes.pdf", "chapter15.pdf.part", "xbook.pdf"])
+def test_a_pdf_no_plan_names_is_not_taken_for_a_printed_one(name):
+    """An author's own PDF in the site (an html_extra_path file) is never removed as stale."""
+    assert not printed_pdfs.named_as_printed(name)

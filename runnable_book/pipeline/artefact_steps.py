@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from runnable_book import jupyter_book
+from runnable_book.pipeline import printed_pdfs
 from runnable_book.pipeline.pages import FAILED_RUNS as FAILED, pages_in_toc_order, shown
 from runnable_book.repository import ROOT, TOOL, named
 
@@ -41,8 +42,8 @@ EDITOR = STATIC / "runner" / "editor.mjs"
 OUTPUT_BUNDLES = [STATIC / "runner" / "markup.mjs", STATIC / "runner" / "latex.mjs"]
 DIAGRAM_FONT = STATIC / "fonts" / "diagram-sans.woff"
 SITE = BUILD / "html"
-# The PDF `make pdf` writes there is named for the book (printed_pdfs.py): pdf_path().
-PDF_FOLDER = BUILD / "pdf"
+# The PDFs `make pdf` writes there are named for the book and its chapters: pdf_paths().
+PDF_FOLDER = ROOT / printed_pdfs.FOLDER
 PRINT_BUILD = BUILD / "print"
 SINGLEHTML = PRINT_BUILD / "_build" / "singlehtml"
 # Digest files: one line, rewritten only when the content of what they stand for changes.
@@ -212,9 +213,7 @@ def pdf_path() -> Path:
 
 def pdf_paths() -> list[Path]:
     """Every PDF `make pdf` writes: the whole book's, then each chapter's in a book of several."""
-    from runnable_book.pipeline.printed_pdfs import printed_pdfs
-
-    return [PDF_FOLDER / pdf.name for pdf in printed_pdfs()]
+    return [PDF_FOLDER / pdf.name for pdf in printed_pdfs.printed_pdfs()]
 
 
 def pdf_made() -> bool:

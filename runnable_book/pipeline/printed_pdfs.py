@@ -22,6 +22,7 @@ other pages taken out, and titles it and its footer so; the HTML's download menu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,9 @@ from runnable_book.pipeline.pages import page_title, pages_in_toc_order, read_pa
 from runnable_book.repository import ROOT
 
 BOOK_PDF = "book.pdf"
+# Where `make pdf` writes them (artefact_steps.py), under the book's root; the site copies them
+# from there (runnable_book/sphinx_ext/pdf.py).
+FOLDER = "_build/pdf"
 
 
 @dataclass(frozen=True)
@@ -69,15 +73,26 @@ def plan(titled_pages: list[tuple[str, str]], title_of_book: str) -> list[Printe
     if len(order) == 1:
         only = order[0]
         words = openings.get(only) or title_of_book
-        return [PrintedPdf(f"{chapters.module_stem(only)}.pdf", f"Chapter {only}" + (f" · {words}" if words else ""),
+        return [PrintedPdf(pdf_file_name(only), f"Chapter {only}" + (f" · {words}" if words else ""),
                            only, every_page, whole_book=True)]
-    book = PrintedPdf(BOOK_PDF, title_of_book or "The book", None, every_page, whole_book=True)
+    book = PrintedPdf(pdf_file_name(None), title_of_book or "The book", None, every_page, whole_book=True)
     return [book] + [
-        PrintedPdf(f"{chapters.module_stem(number)}.pdf",
+        PrintedPdf(pdf_file_name(number),
                    f"Chapter {number}" + (f" · {openings[number]}" if number in openings else ""),
                    number, tuple(d for d in every_page if chapter_of[d] == number), whole_book=False)
         for number in order
     ]
+
+
+def pdf_file_name(chapter: str | None) -> str:
+    """A chapter's PDF, ``chapter15.pdf`` (named as its library module); None: the book's."""
+    return f"{chapters.module_stem(chapter)}.pdf" if chapter is not None else BOOK_PDF
+
+
+def named_as_printed(name: str) -> bool:
+    """Whether a file of this name is one that plan() may name, in this book or after a change
+    to it (a chapter renumbered or removed): a PDF left by an earlier plan is known so."""
+    return name == BOOK_PDF or re.fullmatch(re.escape(pdf_file_name("0")).replace("0", r"\d+"), name) is not None
 
 
 def printed_pdfs() -> list[PrintedPdf]:

@@ -39,7 +39,6 @@ Sphinx rewrites every page when the PDF appears or disappears between two builds
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,9 +48,6 @@ from pathlib import Path
 LINKING_BUILDERS = {"html", "dirhtml"}
 BUTTON_LABEL = "download-chapter-pdf-button"
 
-
-# Where `make pdf` writes them (runnable_book/pipeline/artefact_steps.py), under the book's root.
-PDF_FOLDER = "_build/pdf"
 BOOK_BUTTON_LABEL = "download-book-pdf-button"
 
 
@@ -68,9 +64,9 @@ def planned_pdfs(confdir, config) -> list[LinkedPdf]:
     in a book of several the whole book's on every page and each chapter's on its own pages."""
     if config.chapter_pdf:
         return [LinkedPdf(Path(confdir, config.chapter_pdf), True, None)]
-    from runnable_book.pipeline.printed_pdfs import printed_pdfs
+    from runnable_book.pipeline.printed_pdfs import FOLDER, printed_pdfs
 
-    return [LinkedPdf(Path(confdir, PDF_FOLDER, pdf.name), pdf.chapter is not None,
+    return [LinkedPdf(Path(confdir, FOLDER, pdf.name), pdf.chapter is not None,
                       None if pdf.whole_book else pdf.documents) for pdf in printed_pdfs()]
 
 
@@ -118,9 +114,11 @@ def copy_pdf_into_site(app, exception) -> None:
         return
     published = linked_pdfs(app)
     # A copy an earlier build published, of a PDF since removed or renamed: no page links it now.
+    from runnable_book.pipeline.printed_pdfs import named_as_printed
+
     names = {pdf.file.name for pdf in published}
     for earlier in Path(app.outdir).glob("*.pdf"):
-        if earlier.name not in names and (earlier.name == "book.pdf" or re.fullmatch(r"chapter\d+\.pdf", earlier.name)
+        if earlier.name not in names and (named_as_printed(earlier.name)
                                           or earlier.name == Path(app.config.chapter_pdf or "-").name):
             earlier.unlink()
     for pdf in published:
