@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from pypdf import PdfReader
 
 from built_artefacts import require_built
@@ -83,8 +84,11 @@ def test_the_wheel_holds_every_tracked_file_of_the_tool_and_nothing_else(wheel):
     with zipfile.ZipFile(wheel) as archive:
         held = {name.removeprefix("runnable_book/") for name in archive.namelist() if name.startswith("runnable_book/")}
         metadata = next(archive.read(n).decode() for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-    # (pyproject.toml builds the wheel; the wheel's own METADATA says what it said)
-    assert held == {path.as_posix() for path in tool_wheel.tracked_files()} - {"pyproject.toml"}
+        tested = archive.read("runnable_book/new_book/tested-versions.txt").decode()
+    # (pyproject.toml builds the wheel; the wheel's own METADATA says what it said; the versions
+    # the tool is tested with, this book's lock, are written in for the books it makes)
+    assert held == {path.as_posix() for path in tool_wheel.tracked_files()} - {"pyproject.toml"} | {"new_book/tested-versions.txt"}
+    assert tested == new_book.tested_versions() and "jupyter-book==" in tested
     assert "Name: runnable-book" in metadata.splitlines()
     assert "jupyter-book<2" in metadata
 
@@ -258,10 +262,20 @@ def test_installed_it_writes_a_new_book_only_into_a_new_or_empty_folder(installe
     book = tmp_path / "my-book"
     written = sorted(p.relative_to(book).as_posix() for p in book.rglob("*") if p.is_file())
     template = [p.relative_to(new_book.TEMPLATE) for p in new_book.TEMPLATE.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-    assert written == sorted([*(p.with_name(new_book.RENAMED.get(p.name, p.name)).as_posix() for p in template), "requirements.txt"])
-    assert {".gitignore", "Makefile", "README.md", "book/01_02_exercises.md", "chapter_lib/exercises/check_1.py"} <= set(written)
+    assert written == sorted([*(new_book.renamed(p).as_posix() for p in template), "constraints.txt", "requirements.txt"])
+    assert {".gitignore", ".github/workflows/pages.yml", "Makefile", "README.md", "book/01_02_exercises.md",
+            "chapter_lib/exercises/check_1.py"} <= set(written)
     assert 'title: "Counting words"' in (book / "_config.yml").read_text()
-    assert "runnable-book==0.1.0" in (book / "requirements.txt").read_text()
+    # the tool's version, and every package it pulls in at the version this book tests it with
+    requirements = (book / "requirements.txt").read_text()
+    assert "runnable-book==0.1.0" in requirements and "-c constraints.txt" in requirements.splitlines()
+    pins = [line for line in (book / "constraints.txt").read_text().splitlines() if not line.startswith("#")]
+    ours = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if line and not line.startswith(("#", "-"))]
+    assert pins == ours
+    # its publishing workflow runs the book's test and publishes what it built, nothing else
+    workflow = yaml.safe_load((book / ".github" / "workflows" / "pages.yml").read_text())
+    assert [step["run"] for step in workflow["jobs"]["build"]["steps"] if "run" in step] == ["make test"]
+    assert {"path": "_build/html"} in [step.get("with") for step in workflow["jobs"]["build"]["steps"]]
     assert "make book" in (book / "README.md").read_text() and "make test" in (book / "README.md").read_text()
     # again, into the same folder: refused, naming it, and nothing changed or left beside it
     before = {p: p.read_bytes() for p in book.rglob("*") if p.is_file()}

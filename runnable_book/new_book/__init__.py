@@ -3,8 +3,11 @@
 It writes template/ into DIR: two pages (one saves a function to ``chapter_lib``, the other
 holds an exercise with points, a hint, a worked solution and a check), the check, the tool's
 two settings in ``_config.yml``, and the book's two commands (Makefile, README.md: ``make book``,
-``make test``) with what they install (requirements.txt naming this version of the tool;
-package.json and its lock, the tool's npm packages). Nothing is built: ``make book`` does that.
+``make test``) with what they install (requirements.txt naming this version of the tool, and
+constraints.txt pinning everything it pulls in at the versions the tool was tested with;
+package.json and its lock, the tool's npm packages), and a GitHub Actions workflow that runs
+``make test`` and publishes the tested site to GitHub Pages. Nothing is built: ``make book``
+does that.
 
 DIR must be new or empty: nothing is overwritten, and on any error nothing is left behind.
 """
@@ -20,8 +23,12 @@ from importlib import metadata
 from pathlib import Path
 
 TEMPLATE = Path(__file__).resolve().parent / "template"
-# Files kept in the package under another name (a dotfile is easily lost in packaging).
-RENAMED = {"gitignore": ".gitignore"}
+# Files and folders kept in the package under another name (a dotfile is easily lost in packaging).
+RENAMED = {"gitignore": ".gitignore", "github": ".github"}
+# The versions the tool was tested with: in a wheel, this file (release/tool_wheel.py writes
+# it); in a checkout of the book the tool sits in, that book's lock.
+TESTED_VERSIONS = Path(__file__).resolve().parent / "tested-versions.txt"
+CHECKOUT_LOCK = Path(__file__).resolve().parent.parent.parent / "requirements.txt"
 # The supported Pythons, as the tool's pyproject.toml says them (README.md's line).
 PYTHONS = "3.11, 3.12 or 3.13"
 
@@ -38,6 +45,21 @@ def tool_version() -> str:
         import tomllib
 
         return tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]["version"]
+
+
+def tested_versions() -> str:
+    """The exact versions the tool was tested with, one ``name==version`` line each (with a
+    marker where a Python differs): its book's lock without the book's own package."""
+    lock = TESTED_VERSIONS if TESTED_VERSIONS.is_file() else CHECKOUT_LOCK
+    if not lock.is_file():
+        raise NewBookError(f"this copy of the tool has no record of the versions it was tested with ({TESTED_VERSIONS.name})")
+    pins = [line for line in lock.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith(("#", "-"))]  # (comments; `-e .`, the book's own)
+    return "\n".join(pins) + "\n"
+
+
+def renamed(relative: Path) -> Path:
+    return Path(*(RENAMED.get(part, part) for part in relative.parts))
 
 
 def filled(text: str, values: dict[str, str]) -> str:
@@ -70,15 +92,22 @@ def write(folder: Path, title: str = "A runnable book", author: str = "Its autho
             if source.is_dir() or "__pycache__" in source.parts:
                 continue
             relative = source.relative_to(TEMPLATE)
-            relative = relative.with_name(RENAMED.get(relative.name, relative.name))
+            relative = renamed(relative)
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(filled(source.read_text(encoding="utf-8"), values), encoding="utf-8")
             written.append(relative)
+        version = tool_version()
         (staging / "requirements.txt").write_text(
-            f"# The tool, which brings what it needs (jupyter-book<2, nbval, ...): `make book` installs it.\n"
-            f"runnable-book=={tool_version()}\n", encoding="utf-8")
-        written.append(Path("requirements.txt"))
+            f"# The tool, which brings what it needs (jupyter-book<2, nbval, ...): `make book` installs it,\n"
+            f"# and all of it at the versions the tool was tested with (constraints.txt), so that a build\n"
+            f"# next year gives the same book.\n"
+            f"runnable-book=={version}\n-c constraints.txt\n", encoding="utf-8")
+        (staging / "constraints.txt").write_text(
+            f"# The versions runnable-book {version} was tested with: written by `python -m runnable_book new`.\n"
+            f"# A later version of the tool brings its own: write a new book with it and take this file.\n"
+            + tested_versions(), encoding="utf-8")
+        written += [Path("requirements.txt"), Path("constraints.txt")]
         if folder.exists():
             folder.rmdir()  # (empty, checked above)
         staging.rename(folder)
