@@ -92,7 +92,8 @@ def pdf_file_name(chapter: str | None) -> str:
 def named_as_printed(name: str) -> bool:
     """Whether a file of this name is one that plan() may name, in this book or after a change
     to it (a chapter renumbered or removed): a PDF left by an earlier plan is known so."""
-    return name == BOOK_PDF or re.fullmatch(re.escape(pdf_file_name("0")).replace("0", r"\d+"), name) is not None
+    numbered = re.fullmatch(r"\D*(\d+)\.pdf", name)  # (its number, given back to the rule)
+    return name == pdf_file_name(None) or (numbered is not None and name == pdf_file_name(numbered[1]))
 
 
 def printed_pdfs() -> list[PrintedPdf]:
