@@ -22,13 +22,11 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from runnable_book.common.tested_versions import tested_versions
+
 TEMPLATE = Path(__file__).resolve().parent / "template"
 # Files and folders kept in the package under another name (a dotfile is easily lost in packaging).
 RENAMED = {"gitignore": ".gitignore", "github": ".github"}
-# The versions the tool was tested with: in a wheel, this file (release/tool_wheel.py writes
-# it); in a checkout of the book the tool sits in, that book's lock.
-TESTED_VERSIONS = Path(__file__).resolve().parent / "tested-versions.txt"
-CHECKOUT_LOCK = Path(__file__).resolve().parent.parent.parent / "requirements.txt"
 # The supported Pythons, as the tool's pyproject.toml says them (README.md's line).
 PYTHONS = "3.11, 3.12 or 3.13"
 
@@ -45,17 +43,6 @@ def tool_version() -> str:
         import tomllib
 
         return tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]["version"]
-
-
-def tested_versions() -> str:
-    """The exact versions the tool was tested with, one ``name==version`` line each (with a
-    marker where a Python differs): its book's lock without the book's own package."""
-    lock = TESTED_VERSIONS if TESTED_VERSIONS.is_file() else CHECKOUT_LOCK
-    if not lock.is_file():
-        raise NewBookError(f"this copy of the tool has no record of the versions it was tested with ({TESTED_VERSIONS.name})")
-    pins = [line for line in lock.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.startswith(("#", "-"))]  # (comments; `-e .`, the book's own)
-    return "\n".join(pins) + "\n"
 
 
 def renamed(relative: Path) -> Path:
@@ -98,6 +85,10 @@ def write(folder: Path, title: str = "A runnable book", author: str = "Its autho
             target.write_text(filled(source.read_text(encoding="utf-8"), values), encoding="utf-8")
             written.append(relative)
         version = tool_version()
+        try:
+            pins = tested_versions()
+        except FileNotFoundError as error:
+            raise NewBookError(str(error)) from None
         (staging / "requirements.txt").write_text(
             f"# The tool, which brings what it needs (jupyter-book<2, nbval, ...): `make book` installs it,\n"
             f"# and all of it at the versions the tool was tested with (constraints.txt), so that a build\n"
@@ -106,7 +97,7 @@ def write(folder: Path, title: str = "A runnable book", author: str = "Its autho
         (staging / "constraints.txt").write_text(
             f"# The versions runnable-book {version} was tested with: written by `python -m runnable_book new`.\n"
             f"# A later version of the tool brings its own: write a new book with it and take this file.\n"
-            + tested_versions(), encoding="utf-8")
+            + pins, encoding="utf-8")
         written += [Path("requirements.txt"), Path("constraints.txt")]
         if folder.exists():
             folder.rmdir()  # (empty, checked above)

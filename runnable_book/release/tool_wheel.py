@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runnable_book import new_book
+from runnable_book.common.tested_versions import IN_THE_PACKAGE, tested_versions
 from runnable_book.repository import TOOL
 
 
@@ -38,8 +38,8 @@ def build(out: Path) -> Path:
         for name in tracked_files():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(TOOL / name, source / name)
-        # What a new book pins (new_book.tested_versions): this book's lock, which the tool is tested with.
-        (source / new_book.TESTED_VERSIONS.relative_to(TOOL)).write_text(new_book.tested_versions(), encoding="utf-8")
+        # What a new book pins: this book's lock, which the tool is tested with (common/tested_versions.py).
+        (source / IN_THE_PACKAGE.relative_to(TOOL)).write_text(tested_versions(), encoding="utf-8")
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
                         "--wheel-dir", f"{scratch}/dist", str(source)], check=True)
         (wheel,) = Path(scratch, "dist").glob("runnable_book-*.whl")
