@@ -23,7 +23,7 @@ from pypdf import PdfReader
 from built_artefacts import require_built
 from runnable_book.checks.clean_build_compare import MADE_BY_MAKE
 from runnable_book import new_book
-from runnable_book.common.tested_versions import tested_versions
+from runnable_book.common import tested_versions  # (the module: pytest collects a function whose name starts "test")
 from runnable_book.pipeline import npm_assets
 from runnable_book.pipeline.pages import page_title, read_page
 from runnable_book.pipeline.print_pdf import outline_pages
@@ -89,7 +89,7 @@ def test_the_wheel_holds_every_tracked_file_of_the_tool_and_nothing_else(wheel):
     # (pyproject.toml builds the wheel; the wheel's own METADATA says what it said; the versions
     # the tool is tested with, this book's lock, are written in for the books it makes)
     assert held == {path.as_posix() for path in tool_wheel.tracked_files()} - {"pyproject.toml"} | {"tested-versions.txt"}
-    assert tested == tested_versions() and "jupyter-book==" in tested
+    assert tested == tested_versions.tested_versions() and "jupyter-book==" in tested
     assert "Name: runnable-book" in metadata.splitlines()
     assert "jupyter-book<2" in metadata
 
