@@ -93,7 +93,21 @@ startGaveUp.catch(() => {});  // (raced by start(); a rejection after Python is 
 const downloads = countingFetch(meter, plainFetch, {}, (failure) => {
   if (!pythonUp && failure.url !== SNAPSHOT.href) failTheStart(failure);
 });
-self.fetch = downloads.fetch;
+// Whether this browser has the runtime's WebAssembly already (a returning reader: the HTTP cache
+// or the book's offline copy), asked as the worker starts and answered before this start fetches
+// it: the fetch waits for the answer. Else a service worker slow to answer (a busy machine: a CI
+// run met it) found the file this very start had just put in the HTTP cache, and a first visit
+// was taken for a returning one (snapshotWorthFetching).
+const runtimeKept = plainFetch(new URL("pyodide/pyodide.asm.wasm.gz", STATIC), { cache: "only-if-cached", mode: "same-origin" })
+  .then((answer) => {
+    if (answer.body) answer.body.cancel();  // (its headers are the answer)
+    return answer.ok;
+  }, () => false);  // (not kept: only-if-cached fails rather than download)
+const RUNTIME_WASM = /\/pyodide\.asm\.wasm$/;
+/** @type {typeof fetch} */
+self.fetch = (input, init) => (RUNTIME_WASM.test(new URL(input instanceof Request ? input.url : String(input), self.location.href).pathname)
+  ? runtimeKept.then(() => downloads.fetch(input, init))
+  : downloads.fetch(input, init));
 /** @type {boolean | null} the snapshot is fetched for this start (null: not decided yet) */
 let snapshotFetched = null;
 // The runtime's files are in once its WebAssembly is compiled (the largest of them, compiled as
@@ -266,17 +280,12 @@ const FRESH_START_SECONDS = 2;
 const RATE_KNOWN_BYTES = 1e6;
 const RATE_KNOWN_SECONDS = 1.5;
 const SNAPSHOT = new URL("runner/python-snapshot.bin.gz", STATIC);
-// The runtime's largest file, as downloads.mjs fetches it (gzipped beside; prestart.mjs asks the same).
-const RUNTIME_WASM = new URL("pyodide/pyodide.asm.wasm.gz", STATIC);
 
 /** @returns {Promise<Response | null>} the snapshot's answer, or null: start afresh */
 async function snapshotWorthFetching() {
-  // (Both asked before loadPyodide asks for the runtime: on a first visit neither is here yet.)
-  const [kept, runtimeKept] = await Promise.all([SNAPSHOT, RUNTIME_WASM].map(
-    (url) => plainFetch(url, { cache: "only-if-cached", mode: "same-origin" }).catch(() => null)));
-  if (runtimeKept && runtimeKept.body) runtimeKept.body.cancel();  // (its headers are the answer)
+  const kept = await plainFetch(SNAPSHOT, { cache: "only-if-cached", mode: "same-origin" }).catch(() => null);
   if (kept && kept.ok) return countedResponse(kept, meter);
-  if (runtimeKept && runtimeKept.ok) return null;
+  if (await runtimeKept) return null;
   await meter.measured(RATE_KNOWN_BYTES, RATE_KNOWN_SECONDS);
   // Its size, asked without its body (a GET abandoned midway would still be read whole by the
   // book's service worker, which keeps what passes through it).
