@@ -72,6 +72,20 @@ test("the WebAssembly is answered from its gzipped copy, its bytes counted as th
   assert.equal(meter.open, 0);
 });
 
+test("the WebAssembly is not asked for before the question asked first is answered", async () => {
+  const { asked, plainFetch } = host({ "/_static/pyodide/pyodide.asm.wasm.gz": gzipSync(WASM) });
+  /** @type {(kept: boolean) => void} */
+  let answer = () => {};
+  const question = new Promise((resolve) => { answer = resolve; });
+  const { fetch } = countingFetch(new DownloadMeter(), plainFetch, {}, () => {}, question);
+  const response = fetch("http://127.0.0.1/_static/pyodide/pyodide.asm.wasm");
+  await fetch("http://127.0.0.1/_static/pyodide/pyodide-lock.json");  // (others do not wait: a 404 here)
+  assert.deepEqual(asked.map((url) => url.split("/").pop()), ["pyodide-lock.json"]);
+  answer(false);
+  assert.deepEqual(new Uint8Array(await (await response).arrayBuffer()), WASM);
+  assert.deepEqual(asked.map((url) => url.split("/").pop()), ["pyodide-lock.json", "pyodide.asm.wasm.gz"]);
+});
+
 test("without a gzipped copy the WebAssembly itself is fetched", async () => {
   const { asked, plainFetch } = host({ "/_static/pyodide/pyodide.asm.wasm": WASM });
   const { fetch } = countingFetch(new DownloadMeter(), plainFetch);

@@ -404,10 +404,12 @@ async function resumingDownload(plainFetch, url, init, meter, patience, failed) 
 
 // The worker's `fetch`, counting every body it answers with (see the module's comment).
 // patience: how long a download may stall and how often it is tried (the tests pass their own);
-// gaveUp: told of each download that gave up while online, as it does.
+// gaveUp: told of each download that gave up while online, as it does; askedFirst: a question
+// the runtime's files (GZIPPED_BESIDE) wait for before they are downloaded (worker.mjs's
+// runtimeKept: answered after this start's own download, it would find that download's copy).
 /** @param {DownloadMeter} meter @param {typeof fetch} plainFetch @param {Partial<Patience>} [patience]
- *  @param {(failure: DownloadFailed) => void} [gaveUp] */
-export function countingFetch(meter, plainFetch, patience = {}, gaveUp = () => {}) {
+ *  @param {(failure: DownloadFailed) => void} [gaveUp] @param {Promise<unknown>} [askedFirst] */
+export function countingFetch(meter, plainFetch, patience = {}, gaveUp = () => {}, askedFirst = Promise.resolve()) {
   /** @type {Map<string, Promise<Response>>} one download per URL while `shared` */
   const downloads = new Map();
   let shared = true;
@@ -423,6 +425,7 @@ export function countingFetch(meter, plainFetch, patience = {}, gaveUp = () => {
   /** @param {string} url @param {RequestInit} [init] @returns {Promise<Response>} */
   async function download(url, init) {
     if (GZIPPED_BESIDE.some((pattern) => pattern.test(new URL(url).pathname))) {
+      await askedFirst.catch(() => {});  // (its answer, whatever it is, comes first)
       // (Pyodide passes the lock's Subresource Integrity for the files it names: the .gz is
       // another file, checked by the WebAssembly compile instead: a corrupt file does not compile.)
       const gzipped = await resuming(url + ".gz", withoutIntegrity(init)).catch((error) => {

@@ -90,24 +90,20 @@ let failTheStart = () => {};
 /** @type {Promise<never>} */
 const startGaveUp = new Promise((_, reject) => { failTheStart = reject; });
 startGaveUp.catch(() => {});  // (raced by start(); a rejection after Python is up is nobody's)
-const downloads = countingFetch(meter, plainFetch, {}, (failure) => {
-  if (!pythonUp && failure.url !== SNAPSHOT.href) failTheStart(failure);
-});
 // Whether this browser has the runtime's WebAssembly already (a returning reader: the HTTP cache
 // or the book's offline copy), asked as the worker starts and answered before this start fetches
-// it: the fetch waits for the answer. Else a service worker slow to answer (a busy machine: a CI
-// run met it) found the file this very start had just put in the HTTP cache, and a first visit
-// was taken for a returning one (snapshotWorthFetching).
+// it: its download waits for the answer (countingFetch's askedFirst). Else a service worker slow
+// to answer (a busy machine: a CI run met it) found the file this very start had just put in the
+// HTTP cache, and a first visit was taken for a returning one (snapshotWorthFetching).
 const runtimeKept = plainFetch(new URL("pyodide/pyodide.asm.wasm.gz", STATIC), { cache: "only-if-cached", mode: "same-origin" })
   .then((answer) => {
     if (answer.body) answer.body.cancel();  // (its headers are the answer)
     return answer.ok;
   }, () => false);  // (not kept: only-if-cached fails rather than download)
-const RUNTIME_WASM = /\/pyodide\.asm\.wasm$/;
-/** @type {typeof fetch} */
-self.fetch = (input, init) => (RUNTIME_WASM.test(new URL(input instanceof Request ? input.url : String(input), self.location.href).pathname)
-  ? runtimeKept.then(() => downloads.fetch(input, init))
-  : downloads.fetch(input, init));
+const downloads = countingFetch(meter, plainFetch, {}, (failure) => {
+  if (!pythonUp && failure.url !== SNAPSHOT.href) failTheStart(failure);
+}, runtimeKept);
+self.fetch = downloads.fetch;
 /** @type {boolean | null} the snapshot is fetched for this start (null: not decided yet) */
 let snapshotFetched = null;
 // The runtime's files are in once its WebAssembly is compiled (the largest of them, compiled as
