@@ -30,6 +30,7 @@ import pytest
 from runnable_book.browser.page_runner import JS_PYTHON_IDLE, START_BUTTON, BrowserRunner
 from runnable_book.browser.page_state import wait_until
 from runnable_book.browser.throttling_proxy import ThrottlingProxy
+from runnable_book.common import built_files
 from runnable_book.checks.run_check import compare, stored_notebook
 from runnable_book.pipeline import book_shape
 from runnable_book.pipeline.pages import notebook_pages, read_page
@@ -156,7 +157,7 @@ def test_a_snapshot_the_runtime_refuses_falls_back_to_a_fresh_start(site):
         (static / "runner").mkdir()
         for entry in (site / "_static" / "runner").resolve().iterdir():
             (static / "runner" / entry.name).symlink_to(entry)
-        snapshot = static / "runner" / "python-snapshot.bin.gz"
+        snapshot = static / built_files.SNAPSHOT
         memory = bytearray(gzip.decompress(snapshot.read_bytes()))
         memory[16:48] = bytes(32)  # the header's build id (after its magic number and sizes)
         snapshot.unlink()

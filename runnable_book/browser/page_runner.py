@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runnable_book.common import built_files
+from runnable_book.common.built_files import SITE_STATIC
 from runnable_book.common.page_scripts import page_function
 from runnable_book.browser.chromium import SERVICE_WORKER_BLOCKED, open_context, shorten, wait_for_page_scripts
 from runnable_book.browser.local_site import LocalSite
@@ -22,7 +24,7 @@ from runnable_book.browser.page_state import wait_until
 START_BUTTON = "button.browser-run-at-cell"
 # A document of the site that runs none of the book's scripts (every Sphinx build has it).
 PLAIN_DOCUMENT = "_static/basic.css"
-SNAPSHOT = "_static/runner/python-snapshot.bin.gz"  # (the site's copy of sphinx_ext/runner's SNAPSHOT)
+SNAPSHOT = f"{SITE_STATIC}/{built_files.SNAPSHOT}"  # (the site's copy of it)
 PYTHON_READY_TIMEOUT_MS = 120_000
 RUN_ALL_TIMEOUT_MS = 180_000
 

@@ -38,15 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # (Failure and Run are what a run gives: the rest of the grader imports them from here)
+from runnable_book.common import built_files
 from runnable_book.grade.conversation import CallDriver, Child, Failure, Run  # noqa: F401
 from runnable_book.grade.isolation import NotIsolated, probe
-from runnable_book.repository import ROOT
 
 BOX_CODE = Path(__file__).resolve().parent / "box"
-STATIC = ROOT / "_build" / "static"
+STATIC = built_files.BUILT_STATIC
 PYODIDE = STATIC / "pyodide"
-SNAPSHOT = STATIC / "runner" / "python-snapshot.bin.gz"
-FIGURES = STATIC / "runner" / "first-figure.zip"
+SNAPSHOT = STATIC / built_files.SNAPSHOT
+FIGURES = STATIC / built_files.FIRST_FIGURE
 NODE = shutil.which("node") or "node"
 # V8's own flags for each child: none. Pyodide's WebAssembly is compiled by V8's baseline
 # compiler, then, on background threads, again by its optimising one for each function that
@@ -84,7 +84,7 @@ def prepare_box(out: Path) -> Path:
         shutil.rmtree(box)
     (box / "code").mkdir(parents=True)
     shutil.copytree(PYODIDE, box / "pyodide")
-    shutil.copy2(SNAPSHOT, box / "python-snapshot.bin.gz")
+    shutil.copy2(SNAPSHOT, box / "python-snapshot.bin.gz")  # (child.mjs reads it by this name)
     if FIGURES.exists():
         shutil.copy2(FIGURES, box / "first-figure.zip")
     for name in ("child.mjs", "harness.py", "wire.py", "call_forms.py", "jail.sh"):

@@ -22,20 +22,21 @@ import sys
 from pathlib import Path
 
 from runnable_book import jupyter_book
+from runnable_book.common import built_files
 from runnable_book.pipeline import printed_pdfs
 from runnable_book.pipeline.pages import FAILED_RUNS as FAILED, pages_in_toc_order, shown
 from runnable_book.repository import ROOT, TOOL, named
 
 BUILD = ROOT / "_build"
 DIGESTS = BUILD / "digests"
-STATIC = BUILD / "static"
+STATIC = built_files.BUILT_STATIC
 PYODIDE = STATIC / "pyodide"
 PYODIDE_FILES = [PYODIDE / name for name in
                  ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")]
 PYODIDE_PACKAGES = PYODIDE / "served-packages.json"
-WHEEL = STATIC / "runner" / "chapter_lib.whl"
-SNAPSHOT = STATIC / "runner" / "python-snapshot.bin.gz"
-FIRST_FIGURE = STATIC / "runner" / "first-figure.zip"
+WHEEL = STATIC / built_files.WHEEL
+SNAPSHOT = STATIC / built_files.SNAPSHOT
+FIRST_FIGURE = STATIC / built_files.FIRST_FIGURE
 EDITOR = STATIC / "runner" / "editor.mjs"
 # Bundled by Make like the editor, loaded by the page on the first output that needs them: a
 # cell's HTML and Markdown (DOMPurify, marked), its LaTeX (temml). Not in the click's download.

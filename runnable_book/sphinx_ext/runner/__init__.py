@@ -35,10 +35,10 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.errors import ExtensionError
 
-from runnable_book.repository import ROOT
+from runnable_book.common import built_files
 
 HERE = Path(__file__).parent
-BUILT_STATIC = (ROOT / "_build" / "static").resolve()
+BUILT_STATIC = built_files.BUILT_STATIC.resolve()
 LOADER = HERE / "loader.js"
 LOADER_ID = "browser-run-loader"
 # What the page loads from _static/runner/ on the click (the rest of the folder is the
@@ -57,15 +57,15 @@ BEFORE_THE_CLICK = ["prestart.mjs"]
 # gzipped copy the worker inflates (PYODIDE_WASM_GZ: a third of its size, downloads.mjs).
 # With SERVED, the download the page announces.
 # (Keep in step with PYODIDE_FILES: a file missing here stops the build, naming it.)
-SNAPSHOT = "runner/python-snapshot.bin.gz"
-CLICK_ASSETS = ["runner/editor.mjs", "runner/chapter_lib.whl", SNAPSHOT, "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
+SNAPSHOT = built_files.SNAPSHOT
+CLICK_ASSETS = ["runner/editor.mjs", built_files.WHEEL, SNAPSHOT, "pyodide/pyodide.mjs", "pyodide/pyodide.asm.js",
                 "pyodide/pyodide.asm.wasm.gz", "pyodide/python_stdlib.zip", "pyodide/pyodide-lock.json"]
 # What a page's first figure fetches once Python is up (worker.mjs): Pyodide's matplotlib and
 # every wheel it needs (the manifest beside them lists each), and the first figure's compiled
 # imports with matplotlib's font cache; with ON_FIRST_FIGURE, the figures' part of a click on
 # a page that draws (its loader preloads them), announced with the rest.
 PACKAGES_MANIFEST = "pyodide/served-packages.json"
-FIRST_FIGURE = "runner/first-figure.zip"
+FIRST_FIGURE = built_files.FIRST_FIGURE
 # Loaded on every page of the HTML book after its first paint (not on the printed page):
 # the exercise page's progress, and its count beside that page in the sidebar.
 PROGRESS = "progress.mjs"
