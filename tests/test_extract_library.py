@@ -293,13 +293,19 @@ def test_each_chapter_saves_to_its_own_module_and_a_later_one_imports_what_it_us
     assert "\nfrom chapter_lib.chapter15 import tokens  # saved by chapter 15\n" in sixteen
     assert "def tokens" not in sixteen and "def count" not in fifteen
     init = (scratch_package / "__init__.py").read_text()
-    assert "from .chapter15 import *" in init and "from .chapter16 import *" in init
+    assert "    'chapter15': ['tokens'],\n    'chapter16': ['count'],\n" in init
     assert "__all__ = ['tokens', 'count']" in init and "chapter 15, Retrieval; chapter 16" in init
     # The package works as a reader's Python imports it.
     ran = subprocess.run([sys.executable, "-c", "from chapter_lib import count, tokens; "
                           "from chapter_lib.chapter16 import count as c; print(count('a b c'), c is count)"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert ran.stdout == "3 True\n", ran.stderr
+    # Each chapter's module is imported when one of its names is first used, not with the package.
+    loaded = "sorted(m for m in sys.modules if m.startswith('chapter_lib'))"
+    ran = subprocess.run([sys.executable, "-c", f"import sys, chapter_lib; print({loaded}); "
+                          f"from chapter_lib import tokens; print({loaded}); print(chapter_lib.chapter16.count('a'))"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert ran.stdout.splitlines() == ["['chapter_lib']", "['chapter_lib', 'chapter_lib.chapter15']", "1"], ran.stderr
     assert extract_library.main(["--check"]) == 0
     # A chapter renumbered: its old module is no page's any more, and make lib removes it.
     other.write_text(other.read_text().replace("# 16.1 Counting", "# 17.1 Counting"))

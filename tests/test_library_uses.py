@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from runnable_book.pipeline import page_inputs, execute_pages
-from runnable_book.pipeline.library_uses import Library, uses
+from runnable_book.pipeline.extract_library import LIBRARY_INIT
+from runnable_book.pipeline.library_uses import LAZY_EXPORTS, Library, uses
 from runnable_book.pipeline.pages import notebook_pages, read_page
 from runnable_book.repository import ROOT
 
@@ -198,19 +199,32 @@ def test_the_librarys_inputs_are_the_same_on_every_supported_python_here():
         assert not differ, f"Python {version} ({python}) reads these statements otherwise: {differ}"
 
 
-def test_a_later_chapter_reaches_what_it_imports_of_an_earlier_one(tmp_path):
+# The package re-exporting two chapters: as make lib writes it (each chapter imported on first use
+# of one of its names: extract_library.LIBRARY_INIT), and as star imports would.
+TWO_CHAPTERS_INIT = {
+    "make lib's": LIBRARY_INIT.format(regenerate="make lib", chapters="two", lazy_name=LAZY_EXPORTS,
+                                      chapters_names="    'chapter15': ['h', 'g', 'f', 'LIMIT'],\n    'chapter16': ['count'],\n",
+                                      names=['h', 'g', 'f', 'LIMIT', 'count']),
+    "star imports": "from .chapter15 import *  # noqa\nfrom .chapter16 import *  # noqa\n__all__ = ['h', 'g', 'f', 'LIMIT', 'count']\n",
+}
+
+
+@pytest.mark.parametrize("init", TWO_CHAPTERS_INIT)
+def test_a_later_chapter_reaches_what_it_imports_of_an_earlier_one(tmp_path, init):
     """Two chapters, as make lib writes them (one module each, the package re-exporting both):
     a page that uses chapter 16's function depends on the chapter 15 definition it calls, and
     only the pages that reach an edited definition see their inputs change."""
     root = tmp_path / "chapter_lib"
     root.mkdir()
-    (root / "__init__.py").write_text("from .chapter15 import *  # noqa\nfrom .chapter16 import *  # noqa\n"
-                                      "__all__ = ['h', 'g', 'f', 'LIMIT', 'count']\n")
+    (root / "__init__.py").write_text(TWO_CHAPTERS_INIT[init])
     (root / "chapter15.py").write_text(CHAPTER)
     (root / "chapter16.py").write_text('__all__ = ["count"]\n\nfrom chapter_lib.chapter15 import f  # saved by chapter 15\n\n'
                                        "def count():\n    return f() + 1\n")
-    pages = {"uses_count": "from chapter_lib import count\nprint(count())", "uses_g": PAGES["uses_g"]}
+    pages = {"uses_count": "from chapter_lib import count\nprint(count())", "uses_g": PAGES["uses_g"],
+             "the_package": "import chapter_lib\nprint(chapter_lib.count())"}
     before = {page: uses([code], Library(root)) for page, code in pages.items()}
+    assert not any(key.startswith("chapter16") for key in before["uses_g"]), before["uses_g"]
+    assert {key.split(".")[0] for key in before["the_package"]} >= {"chapter15", "chapter16"}, before["the_package"]
     assert any(key.startswith("chapter15.f") for key in before["uses_count"]), before["uses_count"]
     assert any(key.startswith("chapter16.count") for key in before["uses_count"])
     (root / "chapter15.py").write_text(CHAPTER.replace("return 2", "return 3"))

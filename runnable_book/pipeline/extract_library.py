@@ -10,7 +10,8 @@ Two markers, each the first line of a code cell:
   is its title's number: runnable_book/pipeline/chapters.py). A later chapter's module imports what
   it uses of an earlier chapter's (``from chapter_lib.chapter15 import search``, written by
   this tool), and ``chapter_lib/__init__.py``, generated too, re-exports every chapter's
-  names, so a name is saved once in the book;
+  names (importing a chapter's module when one of its names is first used), so a name is
+  saved once in the book;
 * ``# @solution N``: our worked solution of exercise N of its page, collected into
   ``solution_N.py`` of the page's exercise package (``chapter_lib/exercises/`` unless the
   page names another: runnable_book/pipeline/book_shape.py), one module per exercise, so the
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from runnable_book.common.files import write_atomically  # noqa: F401 (execute_pages, site_build import it from here)
 from runnable_book.pipeline import book_shape, chapters, library_imports
+from runnable_book.pipeline.library_uses import LAZY_EXPORTS
 from runnable_book.pipeline.exercises_package import harness_module, package_init, points_module
 from runnable_book.pipeline.pages import BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
 from runnable_book.pipeline.parse_cache import kept_parse
@@ -76,11 +78,32 @@ LIBRARY_INIT = '''\
 
 Each ``chapterNN`` module is generated from chapter NN's ``# @save`` cells (``make lib``); never
 edit one by hand. ``from chapter_lib import search`` works because every chapter's public
-names are re-exported here.
+names are re-exported here: a chapter's module is imported when one of its names is first
+asked for (a module ``__getattr__``, PEP 562), so a page's Python imports the chapters its
+cells use, not the whole book.
 """
 
-{imports}
+from importlib import import_module as _import_module
+
+# Each chapter's module, and the names it saves. (Private names, as the import above: a
+# chapter's saved name never meets them.)
+{lazy_name} = {{
+{chapters_names}}}
 __all__ = {names!r}
+
+
+def __getattr__(name):
+    for module, names in {lazy_name}.items():
+        if name == module:
+            return _import_module(f".{{module}}", __name__)  # (which binds it here, as any import of a submodule)
+        if name in names:
+            value = globals()[name] = getattr(_import_module(f".{{module}}", __name__), name)
+            return value
+    raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | set({lazy_name}))
 '''
 
 SOLUTION_HEADER = '''\
@@ -396,14 +419,13 @@ def declared_names(text: str) -> list[str]:
 
 
 def library_init(modules: dict[Path, str], pages: list[Path]) -> str:
-    """chapter_lib/__init__.py: every chapter's module, its names re-exported."""
+    """chapter_lib/__init__.py: every chapter's names re-exported, its module imported on first use."""
     chapter_names = book_chapters(pages)
     described = [f"chapter {chapter_names[chapters.chapter_of_module(m)]}" for m in modules]
-    imports = "".join(f"from .{m.stem} import *  # noqa: F401,F403  (each chapter's module defines __all__)\n"
-                      for m in modules)
+    table = "".join(f"    {m.stem!r}: {declared_names(text)!r},\n" for m, text in modules.items())
     names = [n for text in modules.values() for n in declared_names(text)]
     return LIBRARY_INIT.format(regenerate=REGENERATE, chapters="; ".join(described) or "no chapter yet",
-                               imports=imports, names=names)
+                               lazy_name=LAZY_EXPORTS, chapters_names=table, names=names)
 
 
 def generate() -> dict[Path, str]:

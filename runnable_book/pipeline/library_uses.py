@@ -5,8 +5,8 @@ reaches (runnable_book/pipeline/execute_pages.py re-executes a page when either 
 a page reaches is found statically, from names, over every module of ``chapter_lib``:
 
 * a page's ``from chapter_lib import search`` reaches the statement that binds ``search``
-  (through ``chapter_lib/__init__.py``'s ``from .chapter15 import *``, one per chapter, and
-  the ``__all__`` of chapter15), and from there every module-level name that statement loads, in its own
+  (through ``chapter_lib/__init__.py``'s table of each chapter's names, LAZY_EXPORTS, read as
+  a ``from .chapter15 import *`` per chapter, and the ``__all__`` of chapter15), and from there every module-level name that statement loads, in its own
   module or, through imports, in another, and so on;
 * a module object (``import chapter_lib``, ``from chapter_lib import chapter15``) reaches
   the whole module: ``chapter_lib.exercises.common.chapter_code_with`` copies every
@@ -37,6 +37,11 @@ from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.repository import ROOT
 
 PACKAGE = "chapter_lib"
+# The table of chapter_lib/__init__.py (extract_library.py writes it) of each chapter's module and
+# the names it saves, which the package's __getattr__ imports on first use: read here as one
+# ``from .chapterNN import *`` per chapter, which is what it does for a name (a name is saved
+# once in the book, so no chapter's names hide another's).
+LAZY_EXPORTS = "_CHAPTERS"
 LIBRARY = ROOT / PACKAGE
 WHOLE = None  # an import of a module object: the whole module
 
@@ -169,6 +174,9 @@ def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> M
                     target = (origin if alias.asname else "", WHOLE) if origin is not None else None
                 statements.append(Statement(f"{prefix}.{bound}", text, {bound}, target=target))
             continue
+        lazy = lazily_imported(node, name, is_package)
+        if lazy is not None:
+            stars += lazy
         names = _Names()
         names.visit(node)
         if names.binds == {"__all__"} and isinstance(node, ast.Assign):
@@ -185,6 +193,15 @@ def parse_module(name: str, source: str, is_package: bool, known: set[str]) -> M
         if seen[statement.key] > 1:
             statement.key += f" #{seen[statement.key]}"
     return Module(name, statements, stars, exported)
+
+
+def lazily_imported(node: ast.stmt, name: str, is_package: bool) -> list[str] | None:
+    """The modules of a package's LAZY_EXPORTS table (``_CHAPTERS = {"chapter15": [...]}``), or None."""
+    if not (is_package and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+            and [getattr(t, "id", None) for t in node.targets] == [LAZY_EXPORTS]):
+        return None
+    modules = [key.value for key in node.value.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+    return [m for m in (absolute(module, 1, name, is_package) for module in modules) if m is not None]
 
 
 def kept_module(name: str, source: str, is_package: bool, known: set[str]) -> Module:

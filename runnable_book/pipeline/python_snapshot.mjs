@@ -5,7 +5,7 @@
 //
 // Pyodide's start in the page is mostly the interpreter initialising (importing its own
 // packages, running their setup), not downloading or compiling. Here the same runtime files,
-// in Node, start Python once, import what the page's runner and chapter_lib import, and save
+// in Node, start Python once, import what the page's runner and chapter_lib's chapters import, and save
 // the interpreter's memory (Pyodide 0.27's experimental `_makeSnapshot`/`makeMemorySnapshot`).
 // worker.mjs restores it with `_loadSnapshot` and, when the snapshot is missing or does not
 // restore, starts Python as before. The snapshot holds no JavaScript object (the page's
@@ -37,14 +37,30 @@ pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8
 // What the runner's page_python.py and display.py and a first cell import; chapter_lib last
 // (it is what cells use). Each one left out is compiled from source in the page on every start
 // (Pyodide's standard library is sources): json and base64 were most of the runner's setup.
+// Of chapter_lib, the package and what its chapters' modules import (dataclasses, about 80 ms
+// of a busy machine's start), not the chapters' modules themselves: a page imports the
+// chapters its cells use, when they use them (chapter_lib/__init__.py), and the snapshot every
+// reader downloads stays the same size as chapters are added (each one imported here was 30 KB
+// more of it, gzipped).
 pyodide.runPython(`
 import __future__, base64, builtins, importlib.util, json, linecache, random, re, sys, time, traceback, types, asyncio, logging
 from pyodide.code import CodeRunner, find_imports
 from pyodide.ffi import JsException
 import chapter_lib
+
+def _what_the_chapters_import():
+    import pathlib
+    for module in sorted(pathlib.Path(chapter_lib.__file__).parent.glob("chapter*.py")):
+        for name in find_imports(module.read_text()):
+            # (a package of Pyodide's not loaded yet, numpy say, is loaded on a cell's first use)
+            if name != "chapter_lib" and importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+
+_what_the_chapters_import()
+del _what_the_chapters_import
 `);
 const snapshot = pyodide.makeMemorySnapshot();
 const gzipped = gzipSync(snapshot, { level: 9 });
 writeFileSync(out, gzipped);
-console.log(`Python's memory after its start, chapter_lib imported (${(snapshot.length / 1e6).toFixed(1)} MB, ` +
+console.log(`Python's memory after its start, what chapter_lib uses imported (${(snapshot.length / 1e6).toFixed(1)} MB, ` +
   `${(gzipped.length / 1e6).toFixed(1)} MB gzipped) -> ${out}`);

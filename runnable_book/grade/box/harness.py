@@ -123,9 +123,11 @@ builtins.display = display
 def use_library(files_json: str) -> str:
     """Put the grader's own chapter_lib in place of the one in Python's memory at start.
 
-    The memory snapshot the sandbox starts from has the book's chapter_lib imported; the
-    grader's copy (its files, sent with the job) replaces it, so the sandbox runs exactly the
-    source the judge's checks come from."""
+    The memory snapshot the sandbox starts from has the book's chapter_lib package imported;
+    the grader's copy (its files, sent with the job) replaces it, its packages and chapters'
+    modules imported here, before any student's code runs (the package itself imports a
+    chapter's module only on first use), so the sandbox runs exactly the source the judge's
+    checks come from."""
     files = json.loads(files_json)
     for name in [n for n in sys.modules if n == "chapter_lib" or n.startswith("chapter_lib.")]:
         del sys.modules[name]
@@ -143,6 +145,8 @@ def use_library(files_json: str) -> str:
     for path in sorted(files):
         if path.endswith("/__init__.py"):
             importlib.import_module(path[: -len("/__init__.py")].replace("/", "."))
+    # And every chapter's module, which the package imports on a name's first use otherwise.
+    exec("from chapter_lib import *", {})
     import chapter_lib
 
     return chapter_lib.__file__

@@ -371,9 +371,11 @@ async function start() {
   pyodide.FS.writeFile(`${sitePackages}/_browser_display.py`, new TextDecoder().decode(await displayModule));
   await pyodide.runPythonAsync(new TextDecoder().decode(await pagePython), { filename: "<exec>" });
   mark("runner set up");
-  // Imported now (already, when restored), so the first cell that uses it does not wait (a
-  // cell's output is the same: importing chapter_lib prints nothing and defines nothing in
-  // the page's namespace).
+  // The package imported now (already, when restored), with what its chapters import; each
+  // chapter's own module is imported by the first cell that uses one of its names (a few
+  // tens of ms), so a page loads the chapters it uses, not the book (chapter_lib/__init__.py).
+  // A cell's output is the same: importing chapter_lib prints nothing and defines nothing in
+  // the page's namespace.
   pyodide.runPython("import chapter_lib");
   mark("chapter_lib imported");
   const runCell = pyodide.globals.get("run_cell");
