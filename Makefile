@@ -47,7 +47,7 @@ SITE := _build/html
 
 .PHONY: pythons-lock test-pythons test-loaded test-new-book
 .PHONY: help env lib outputs outputs-merge assets html book check check-sources check-tests test sources-and-notebooks test-sources test-notebooks pdf-and-html test-site test-tests test-units test-programs lab requirements clean
-.PHONY: bench-first-build bench-chapters bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
+.PHONY: bench-first-build bench-chapters bench-library bench bench-tests bench-check bench-modules bench-browsers bench-run bench-pages bench-outputs pdf bench-pdf bench-reprints diagrams validate graph-status
 .PHONY: release bench-launch tool-wheel served-from-packages
 
 help:  ## list the targets
@@ -261,10 +261,12 @@ $(LIGHTHOUSE): runnable_book/bench/lighthouse/package.json runnable_book/bench/l
 	cd runnable_book/bench/lighthouse && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build bench-chapters  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build, a book of many chapters
+bench: bench-run bench-pages bench-pdf bench-reprints bench-outputs bench-grade bench-tests bench-check bench-modules bench-browsers bench-launch bench-first-build bench-chapters bench-library  ## numbers, not checks (_build/bench/): Run in your browser, page weight + Lighthouse, rebuild times, the PDF printed again, re-execution, grading, make test, make check, its modules, the tests' browser, the launch environment, a fresh clone's first build, a book of many chapters, the library's imports
 bench-chapters: env $(NPM_ASSETS)  ## this book beside itself grown to CHAPTERS=20 chapters (renamed copies; benchmark data): a clean build, a prose edit, a saved-function edit, make check's part that reads the book: seconds and ratios (runnable_book/bench/many_chapters.py); then the floor under a prose edit, Jupyter Book alone on both books' stored notebooks (runnable_book/bench/sphinx_floor.py)
 	$(PY) -m runnable_book.bench.many_chapters $(if $(CHAPTERS),--chapters $(CHAPTERS)) $(if $(STEPS),--steps $(STEPS))
 	$(PY) -m runnable_book.bench.sphinx_floor
+bench-library: assets  ## what chapter_lib's chapters cost a page's Python: each chapter's import in ms, and what each would add to the snapshot (runnable_book/bench/in_node/library_imports.mjs)
+	node runnable_book/bench/in_node/library_imports.mjs _build/static/pyodide/ _build/static/runner/chapter_lib.whl
 bench-check: env $(NPM_ASSETS)  ## `make check` as after `make book` (every page under nbval) and again, quiet and beside one busy process: seconds, its CPU, beside executing every page once and `make test` (runnable_book/bench/check_loop.py; after bench-tests)
 	$(PY) -m runnable_book.bench.check_loop
 bench-launch: env  ## Binder's launch environment (binder/requirements.txt) beside the development one (requirements.txt), each in a fresh venv: pins, install seconds, megabytes (runnable_book/bench/launch_environment.py)

@@ -44,7 +44,8 @@ export default [
     languageOptions: { globals: { ...globals.worker } },
   },
   {
-    files: ["runnable_book/pipeline/*.mjs", "tests/js/*.mjs", "eslint.config.mjs"],
+    // Node scripts: the build's (pipeline), the unit tests, the benchmarks run in Node (bench/in_node).
+    files: ["runnable_book/pipeline/*.mjs", "runnable_book/bench/in_node/*.mjs", "tests/js/*.mjs", "eslint.config.mjs"],
     ...js.configs.recommended,
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.node } },
     rules: { ...js.configs.recommended.rules, ...bugs },

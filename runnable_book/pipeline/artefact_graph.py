@@ -56,6 +56,8 @@ DOIT_CONFIG = {
     "verbosity": 2,  # our steps print their own lines
     "continue": True,  # a failed step stops what depends on it, not the rest
 }
+# Imported by the Node scripts that make the snapshot and the first figure's bytes: an input of both.
+REPRODUCIBLE_RUNTIME = TOOL / "pipeline/reproducible_runtime.mjs"
 
 # ---- the tasks (doit reads every task_* function of this module) -------------------------
 
@@ -91,17 +93,18 @@ def task_wheel():
             "targets": [WHEEL], "verbosity": 2}
 
 def task_snapshot():
-    """the wheel + Pyodide -> Python's memory with chapter_lib imported, restored by the page"""
+    """the wheel + Pyodide -> Python's memory, started, chapter_lib's package imported, restored by the page"""
     script = TOOL / "pipeline/python_snapshot.mjs"
+    imports = [TOOL / "pipeline/snapshot_imports.mjs", REPRODUCIBLE_RUNTIME]  # (what the script imports)
     return {"actions": [(node_step, [script, PYODIDE.as_posix() + "/", WHEEL], {"target": SNAPSHOT})],
-            "file_dep": [*PYODIDE_FILES, WHEEL, script], "targets": [SNAPSHOT], "verbosity": 2}
+            "file_dep": [*PYODIDE_FILES, WHEEL, script, *imports], "targets": [SNAPSHOT], "verbosity": 2}
 
 def task_first_figure():
     """Pyodide + matplotlib's wheels -> the first figure's bytecode and font cache"""
     script, figures = TOOL / "pipeline/figure_bytecode.mjs", TOOL / "sphinx_ext/runner/figures.py"
     artist_docs = TOOL / "sphinx_ext/runner/artist_docs.py"
     return {"actions": [(node_step, [script, PYODIDE.as_posix() + "/", figures, artist_docs], {"target": FIRST_FIGURE})],
-            "file_dep": [*PYODIDE_FILES, PYODIDE_PACKAGES, script, figures, artist_docs],
+            "file_dep": [*PYODIDE_FILES, PYODIDE_PACKAGES, script, REPRODUCIBLE_RUNTIME, figures, artist_docs],
             "targets": [FIRST_FIGURE], "verbosity": 2}
 
 def task_outputs():

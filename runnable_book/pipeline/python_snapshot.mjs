@@ -17,6 +17,7 @@
 //
 // The same library makes the same bytes: reproducible_runtime.mjs, imported first.
 import { PYTHON_ENV } from "./reproducible_runtime.mjs";
+import { SNAPSHOT_IMPORTS } from "./snapshot_imports.mjs";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -34,31 +35,7 @@ const { loadPyodide } = /** @type {typeof import("../../node_modules/pyodide/pyo
   await import(pathToFileURL(resolve(served, "pyodide.mjs")).href));
 const pyodide = await loadPyodide({ indexURL: resolve(served) + "/", _makeSnapshot: true, env: PYTHON_ENV });
 pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel"); // (a Uint8Array: Pyodide refuses a Buffer)
-// What the runner's page_python.py and display.py and a first cell import; chapter_lib last
-// (it is what cells use). Each one left out is compiled from source in the page on every start
-// (Pyodide's standard library is sources): json and base64 were most of the runner's setup.
-// Of chapter_lib, the package and what its chapters' modules import (dataclasses, about 80 ms
-// of a busy machine's start), not the chapters' modules themselves: a page imports the
-// chapters its cells use, when they use them (chapter_lib/__init__.py), and the snapshot every
-// reader downloads stays the same size as chapters are added (each one imported here was 30 KB
-// more of it, gzipped).
-pyodide.runPython(`
-import __future__, base64, builtins, importlib.util, json, linecache, random, re, sys, time, traceback, types, asyncio, logging
-from pyodide.code import CodeRunner, find_imports
-from pyodide.ffi import JsException
-import chapter_lib
-
-def _what_the_chapters_import():
-    import pathlib
-    for module in sorted(pathlib.Path(chapter_lib.__file__).parent.glob("chapter*.py")):
-        for name in find_imports(module.read_text()):
-            # (a package of Pyodide's not loaded yet, numpy say, is loaded on a cell's first use)
-            if name != "chapter_lib" and importlib.util.find_spec(name) is not None:
-                importlib.import_module(name)
-
-_what_the_chapters_import()
-del _what_the_chapters_import
-`);
+pyodide.runPython(SNAPSHOT_IMPORTS);  // (snapshot_imports.mjs says what and why)
 const snapshot = pyodide.makeMemorySnapshot();
 const gzipped = gzipSync(snapshot, { level: 9 });
 writeFileSync(out, gzipped);
