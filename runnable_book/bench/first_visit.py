@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("site", type=Path, nargs="?", default=ROOT / "_build" / "html")
     parser.add_argument("--page", default=PAGE)
+    parser.add_argument("--out", type=Path, default=OUT, help="where the report goes (default: %(default)s)")
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site}/index.html not found: build the book first (make html)")
@@ -93,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         saver, _ = visit(browser, served, args.page, data_saver=True)
     report = {"page": args.page, "first_visit": {"seconds_until_kept": round(seconds, 2), **summary(first, group_of)},
               "first_visit_data_saver": summary(saver, group_of)}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    partial = OUT.with_suffix(".json.tmp")  # never a half-written report
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.out.with_suffix(".json.tmp")  # never a half-written report
     partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    partial.replace(OUT)
+    partial.replace(args.out)
     for name, label in (("first_visit", "a first visit"), ("first_visit_data_saver", "with the data saver on")):
         row = report[name]
         print(f"{label} to {args.page}, counted per answer at the host: {row['bytes'] / 1e6:.3f} MB in "
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['sent_whole_more_than_once'] or 'none'}; TrueType fonts: {row['truetype_fonts'] or 'none'}")
         print("    by group: " + ", ".join(f"{group} {size / 1e3:.0f} kB" for group, size in row["bytes_by_group"].items()))
         print("    largest: " + ", ".join(f"{path} {size / 1e3:.0f} kB" for path, _, size, _ in row["responses"][:6]))
-    print(f"written: {OUT.relative_to(ROOT)}")
+    print(f"written: {args.out}")
     return 0
 
 

@@ -18,7 +18,13 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
 * ``check``: after that edit, the part of ``make check`` that reads the book (the library in
   sync, every stored notebook paired, the edited page under nbval). The rest of ``make check``
   is this chapter's own tests, which a generated book fails by design (its pages are not the
-  chapter delivered).
+  chapter delivered);
+* ``reader``: what a reader meets in each built site, in headless Chromium, served as a static
+  host serves it: a first visit to 15.2 (runnable_book/bench/first_visit.py: the bytes until the
+  page is kept offline, the bytes with the data saver on, when only the page itself loads) and
+  15.1's click to its first output, cold and cached (runnable_book/bench/run_in_browser.py
+  --timing-only). Its figures are bytes and seconds, not a build's cost: their ratios are
+  printed apart.
 
 Prints each step's seconds in both books and their ratio, on the clock and of CPU (the CPU's
 ratio is the one that holds on a busy machine); writes _build/bench/many_chapters.json.
@@ -46,10 +52,12 @@ from runnable_book.repository import ROOT, TOOL
 
 OUT = ROOT / "_build" / "bench"
 SCRATCH = OUT / "many-chapters"
-STEPS = ["clean", "prose", "saved", "check"]
+STEPS = ["clean", "prose", "saved", "check", "reader"]
+BUILD_STEPS = STEPS[:-1]  # (costs of the build; reader is what its site costs a reader)
 FIRST = 15  # the book's chapter, the one copied
 PROSE_PAGE, SAVED_PAGE = "book/15_07_structured_stores.md", "book/15_08_long_context_rag_cache.md"
 SAVED_EDIT = ("    return len(tokenize(text))", "    return len(list(tokenize(text)))")
+VISITED_PAGE, CLICKED_PAGE = "book/15_02_one_shot_rag.html", "book/15_01_corpus_and_search_stub.html"
 
 
 def saved_names(book: Path) -> list[str]:
@@ -152,6 +160,24 @@ def measure(book: Path, steps: list[str], repeats: int = 1) -> dict[str, Cost]:
     return seconds
 
 
+def reader_figures(book: Path, label: str, repeats: int) -> dict[str, float]:
+    """A reader's figures in ``book``'s built site (the ``reader`` step), each bench's report
+    kept beside this one's (``_build/bench/many-chapters-<label>-*.json``)."""
+    from runnable_book.bench import first_visit, run_in_browser
+
+    site, visit, click = book / "_build" / "html", OUT / f"many-chapters-{label}-first-visit.json", \
+        OUT / f"many-chapters-{label}-click.json"
+    first_visit.main([str(site), "--page", VISITED_PAGE, "--out", str(visit)])
+    run_in_browser.main([str(site), "--page", CLICKED_PAGE, "--timing-only", "--skip-figure",
+                         "--repeat", str(repeats), "--out", str(click)])
+    visited, clicked = json.loads(visit.read_text()), json.loads(click.read_text())["timing"]["first_output"]
+    return {"first visit, kB until kept offline": round(visited["first_visit"]["bytes"] / 1e3, 1),
+            "first visit, kB with the data saver": round(visited["first_visit_data_saver"]["bytes"] / 1e3, 1),
+            "first visit, s until kept offline": visited["first_visit"]["seconds_until_kept"],
+            "click to first output, cold, s": clicked["cold"]["median"],
+            "click to first output, cached, s": clicked["cached"]["median"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chapters", type=int, default=20)
@@ -186,11 +212,16 @@ def main(argv: list[str] | None = None) -> int:
                 re.findall(r"^\s*- file: ", (book / "_toc.yml").read_text(), re.M)) + 1
             books[label] = book
     costs = {label: measure(book, steps, args.repeats) for label, book in books.items()}
+    readers = ({label: reader_figures(book, label, args.repeats) for label, book in books.items()}
+               if "reader" in steps else {})
     results = {label: {step: cost.wall for step, cost in steps_.items()} for label, steps_ in costs.items()}
     cpu = {label: {step: cost.cpu for step, cost in steps_.items()} for label, steps_ in costs.items()}
     report = {"chapters": {"one": 1, "many": args.chapters}, "pages": pages, "load_average": os.getloadavg(),
               "seconds": results, "ratio": {step: round(results["many"][step] / results["one"][step], 2) for step in results["one"]},
               "cpu_seconds": cpu, "cpu_ratio": {step: round(cpu["many"][step] / cpu["one"][step], 2) for step in cpu["one"]}}
+    if readers:
+        report["reader"] = {**readers, "ratio": {figure: round(readers["many"][figure] / readers["one"][figure], 2)
+                                                 for figure in readers["one"]}}
     if "clean" in results["one"]:
         report["seconds_per_page"] = {label: round(results[label]["clean"] / pages[label], 2) for label in results}
     OUT.mkdir(parents=True, exist_ok=True)
@@ -199,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     for step in results["one"]:
         print(f"{step:<8}{results['one'][step]:>11.1f}s{results['many'][step]:>13.1f}s{report['ratio'][step]:>8.2f}"
               f"{report['cpu_ratio'][step]:>11.2f}")
+    for figure, ratio in report.get("reader", {}).get("ratio", {}).items():
+        print(f"reader: {figure}: {readers['one'][figure]:g} and {readers['many'][figure]:g}, ratio {ratio:.2f}")
     print(f"pages: {pages['one']} and {pages['many']}" + (
         f"; clean build per page: {report['seconds_per_page']['one']} s and {report['seconds_per_page']['many']} s"
         if "seconds_per_page" in report else "") + f"; load average at the end: {report['load_average'][0]:.1f}")

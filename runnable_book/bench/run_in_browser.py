@@ -203,10 +203,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds between a page's load and the click: how long a returning reader's page "
                              "has to get ready before it is asked (a long one shows what a click costs when "
                              "everything the page prepares early is ready)")
+    parser.add_argument("--out", type=Path, help="where the report goes (default: _build/bench/browser_run*.json; "
+                                                  "runnable_book/bench/many_chapters.py times other books)")
     args = parser.parse_args(argv)
     out = OUT.with_name(f"browser_run_busy{args.busy}.json") if args.busy else OUT
     if args.glance != GLANCE_SECONDS:
         out = out.with_name(f"{out.stem}_glance{args.glance:g}.json")
+    out = args.out or out
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site}/index.html not found: build the book first (make html)")
 
@@ -331,7 +334,7 @@ def write_and_print_timing(report: dict, out: Path = OUT) -> int:
     if extra:
         print(f"first figure's packages: {extra['files']} files, {extra['raw_bytes'] / 1e6:.2f} MB raw "
               f"({extra['served_bytes_cold'] / 1e6:.2f} MB served after the click, cold, the runtime included)")
-    print(f"written: {out.relative_to(ROOT)}")
+    print(f"written: {out}")
     return 0
 
 
