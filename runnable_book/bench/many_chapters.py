@@ -178,6 +178,12 @@ def reader_figures(book: Path, label: str, repeats: int) -> dict[str, float]:
             "click to first output, cached, s": clicked["cached"]["median"]}
 
 
+def merged(last: dict, new: dict) -> dict:
+    """``last`` with ``new``'s values in, nested dictionaries merged the same way."""
+    return {**last, **{key: merged(last[key], value) if isinstance(value, dict) and isinstance(last.get(key), dict)
+                       else value for key, value in new.items()}}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chapters", type=int, default=20)
@@ -225,7 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     if "clean" in results["one"]:
         report["seconds_per_page"] = {label: round(results[label]["clean"] / pages[label], 2) for label in results}
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "many_chapters.json").write_text(json.dumps(report, indent=1) + "\n")
+    written = OUT / "many_chapters.json"
+    if args.reuse and written.is_file():  # (the same two books: the steps not run keep their last figures)
+        report = merged(json.loads(written.read_text()), report)
+    written.write_text(json.dumps(report, indent=1) + "\n")
     print(f"{'step':<8}{'1 chapter':>12}{f'{args.chapters} chapters':>14}{'ratio':>8}{'CPU ratio':>11}")
     for step in results["one"]:
         print(f"{step:<8}{results['one'][step]:>11.1f}s{results['many'][step]:>13.1f}s{report['ratio'][step]:>8.2f}"
