@@ -10,6 +10,7 @@ counted at the server, text gzipped as GitHub Pages sends it (runnable_book/brow
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -180,3 +181,90 @@ def test_offline_what_is_not_stored_is_said_in_one_sentence(site, gzip_context):
                            timeout=RUN_MS)
     assert status.text_content().startswith("Python is not stored for offline use yet: run any page once online")
     page.screenshot(path=str(Path(site).parent / "offline-python-not-stored.png"))
+
+
+# ---- a book of several chapters: a visit keeps its own chapter's pages ---------------------------
+
+def as_two_chapters(site: Path) -> dict[str, str]:
+    """This book's pages as if 15.1-15.5 were one chapter and 15.6-15.11 another (the
+    worker's list is all that differs in a book of several: offline.chapter_of_pages)."""
+    numbered = sorted(path.relative_to(site).as_posix() for path in (site / "book").glob("15_*.html"))
+    return {page: "1" if int(page.split("_")[1]) <= 5 else "2" for page in numbered}
+
+
+def test_in_a_book_of_several_chapters_the_pages_group_has_each_chapters_part(site):
+    """Each part holds its chapter's pages and the images only they show; the pages of no
+    chapter (the front, the references, the search), the theme's files and the search index are
+    every visit's; nothing is in two parts."""
+    chapters = as_two_chapters(site)
+    pages = offline.groups(site, chapters=chapters)["pages"]
+    parts = pages["chapters"]
+    assert set(parts) == {"1", "2"}
+    assert set(parts["1"]) & set(parts["2"]) == set()
+    for page, chapter in chapters.items():
+        assert page in parts[chapter], page
+    assert set(parts["1"]) | set(parts["2"]) <= set(pages["files"])
+    shared = set(pages["files"]) - set(parts["1"]) - set(parts["2"])
+    assert {"index.html", "searchindex.js", "book/references.html"} <= shared
+    figures = {path for path in parts["1"] if path.startswith("_images/")}
+    assert figures, "15.4's figures are its chapter's"
+    assert not [path for path in parts["1"] + parts["2"] if path.endswith((".css", ".js", ".mjs"))]
+    assert "chapters" not in offline.groups(site)["pages"], "a book of one chapter keeps every page on a visit"
+
+
+@pytest.fixture
+@needs("browser")
+def chromium(site):
+    from runnable_book.browser.chromium import launch
+
+    with launch() as browser:
+        yield browser
+
+
+def test_a_first_visit_keeps_its_chapters_pages_and_another_chapter_on_a_visit_to_it(site, chromium, tmp_path):
+    """Counted at the host: a first visit to chapter 1 never asks for a page of chapter 2; the
+    footer says what is kept; a visit to chapter 2 keeps its pages; offline, both chapters open;
+    "Keep this book for offline use" keeps the rest."""
+    from runnable_book.browser.chromium import VIEWPORT
+    from runnable_book.browser.local_site import LocalSite
+
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    chapters = as_two_chapters(copy)
+    offline.write_worker(copy, chapters=chapters)
+    second = sorted(page for page, chapter in chapters.items() if chapter == "2")
+    parts = offline.groups(copy, chapters=chapters)["pages"]["chapters"]
+    browser = chromium
+    with LocalSite(copy, gzip=True) as served:
+        context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+        page = context.new_page()
+        served.server.take_paths_served()
+        page.goto(served.url(FIRST_PAGE))
+        wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+        page.wait_for_timeout(SETTLE_MS)
+        asked = {path.lstrip("/") for path, _ in served.server.take_paths_served()}
+        assert not asked & set(parts["2"]), sorted(asked & set(parts["2"]))
+        assert set(parts["1"]) <= asked, sorted(set(parts["1"]) - asked)
+        line = page.locator(".offline-storage").text_content()
+        assert ": this chapter's pages and the search." in line and "Not kept: the other chapters' pages" in line, line
+
+        page.goto(served.url(second[0]))  # (a visit to chapter 2 keeps its pages)
+        wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+        wait_until(page, "() => /: the pages and the search\\./.test(document.querySelector('.offline-storage').textContent)",
+                   timeout=READY_MS)
+        context.set_offline(True)
+        for name in (FIRST_PAGE, second[-1]):
+            response = page.goto(served.url(name))
+            assert response is not None and response.ok, name
+
+        # A new reader keeps the whole book on their word.
+        context = browser.new_context(viewport=VIEWPORT, service_workers="allow")
+        page = context.new_page()
+        page.goto(served.url(FIRST_PAGE))
+        wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
+        page.locator(".offline-keep-all").click()
+        wait_until(page, "() => /: the pages and the search[,.]/.test(document.querySelector('.offline-storage').textContent)",
+                   timeout=READY_MS)
+        context.set_offline(True)
+        response = page.goto(served.url(second[-1]))
+        assert response is not None and response.ok

@@ -12,7 +12,11 @@ changes in the site, and an unchanged file is never downloaded again by a new ed
 
 - ``pages``: every page and what the pages load (their stylesheets, scripts, fonts, images,
   found by reading the pages and the files they name) and the search index, kept in the
-  background after a first visit, unless the data saver is on (about 0.6 MB gzipped);
+  background after a first visit, unless the data saver is on (about 0.6 MB gzipped). In a
+  book of several chapters, a visit keeps its own chapter's part of it (``chapters``: each
+  chapter's pages and the images only they show) and the part every page shares, and a visit
+  to another chapter keeps that one's, so a first visit costs what a chapter weighs, not the
+  book (`make bench-chapters`' reader step measures it in a book of 20);
 - ``python``: Pyodide's runtime, the runner, the editor, chapter_lib and Python's snapshot,
   kept when the reader runs a page (they are fetched for that run anyway);
 - ``figures``: matplotlib's wheels and the first figure's bytecode, kept when a page draws;
@@ -202,12 +206,15 @@ def group_of(relative: str, loaded_by_pages: set[str], files: set[str] = frozens
     return "other"
 
 
-def groups(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
+def groups(outdir: Path, kept: Path | None = None, chapters: dict[str, str] | None = None) -> dict[str, dict]:
     """{group: {"files": {path: digest}, "sizes": {path: transfer size}, "bytes": their sum}}
-    for every file of the site (``kept``: scanned's)."""
+    for every file of the site (``kept``: scanned's). With ``chapters`` (a page's path -> its
+    chapter) naming more than one chapter, the ``pages`` group also has ``"chapters"``:
+    {chapter: [its part of the group's files]} (chapter_parts)."""
     files = scanned(outdir, kept)
     pages = [name for name in files if is_page(name)]
-    loaded_by_pages = referenced(outdir, set(files), pages, {name: entry["references"] for name, entry in files.items()})
+    references = {name: entry["references"] for name, entry in files.items()}
+    loaded_by_pages = referenced(outdir, set(files), pages, references)
     result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
     names = set(files)
     for relative, entry in files.items():
@@ -215,7 +222,38 @@ def groups(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
         group["files"][relative] = entry["digest"]
         group["sizes"][relative] = entry["transfer"]
         group["bytes"] += group["sizes"][relative]
+    if chapters and len(set(chapters.values())) > 1:
+        result["pages"]["chapters"] = chapter_parts(outdir, set(result["pages"]["files"]), chapters, references)
     return result
+
+
+def chapter_parts(outdir: Path, pages_group: set[str], chapters: dict[str, str],
+                  references: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each chapter's part of the ``pages`` group: its pages, and the files that only its pages
+    name (their images) and that no stylesheet or script loads. The rest of the group (the
+    theme's files, the search, the pages of no chapter, an image two chapters show) is shared:
+    kept on any visit."""
+    named_by: dict[str, set[str | None]] = {}
+    resolved_in: dict[tuple[PurePosixPath, str], str] = {}  # (as in referenced: the sidebar's strings, once)
+    for page in (name for name in pages_group if is_page(name)):
+        folder = PurePosixPath(page).parent
+        for string in references.get(page, []):
+            key = (folder, string)
+            resolved = resolved_in.get(key)
+            if resolved is None:
+                resolved = resolved_in[key] = _resolved(*key)
+            if resolved in pages_group and not is_page(resolved):
+                named_by.setdefault(resolved, set()).add(chapters.get(page))
+    assets = sorted(name for name in named_by if name.endswith(FOLLOWED))
+    loaded_by_assets = referenced(outdir, pages_group, assets, references)
+    parts: dict[str, list[str]] = {}
+    for page, chapter in chapters.items():
+        if page in pages_group:
+            parts.setdefault(chapter, []).append(page)
+    for name, named in named_by.items():
+        if len(named) == 1 and None not in named and name not in loaded_by_assets:
+            parts.setdefault(next(iter(named)), []).append(name)
+    return {chapter: sorted(part) for chapter, part in sorted(parts.items())}
 
 
 def write_offline_page(outdir: Path, title: str) -> None:
@@ -238,11 +276,11 @@ reached. The book's pages kept in this browser still open.</p>
 """, encoding="utf-8")
 
 
-def write_worker(outdir: Path, title: str = "this book") -> dict[str, dict]:
+def write_worker(outdir: Path, title: str = "this book", chapters: dict[str, str] | None = None) -> dict[str, dict]:
     (outdir / PAGE_SCRIPT_SERVED).write_bytes(PAGE_SCRIPT.read_bytes())
     write_offline_page(outdir, title)
     # (What the site's files gave, kept beside the site, never in it: _build/cache/ for _build/html.)
-    site_groups = groups(outdir, kept=outdir.parent / "cache" / f"served-files-of-{outdir.name}.json")
+    site_groups = groups(outdir, kept=outdir.parent / "cache" / f"served-files-of-{outdir.name}.json", chapters=chapters)
     worker = (WORKER_SOURCE.read_text(encoding="utf-8")
               .replace("__GROUPS__", json.dumps(site_groups, indent=0))
               .replace("__KEEPABLE__", json.dumps(KEEPABLE))
@@ -279,10 +317,19 @@ def add_page_script(app, pagename, templatename, context, doctree):
         app.add_js_file("offline.mjs", type="module")
 
 
+def chapter_of_pages(app) -> dict[str, str]:
+    """Each page of a chapter, as the site serves it, -> its chapter, in a book of several (the
+    pages each chapter's PDF prints: runnable_book/pipeline/printed_pdfs.py); {} in a book of one."""
+    from runnable_book.pipeline.printed_pdfs import printed_pdfs
+
+    return {app.builder.get_target_uri(document): pdf.chapter
+            for pdf in printed_pdfs() if not pdf.whole_book for document in pdf.documents}
+
+
 def build_finished(app, exception):
     if exception is None and app.builder.name == "html":
         if app.config.book_offline_copy:
-            write_worker(Path(app.outdir), app.config.html_title or app.config.project)
+            write_worker(Path(app.outdir), app.config.html_title or app.config.project, chapter_of_pages(app))
         else:
             write_retiring_worker(Path(app.outdir))
 

@@ -4,7 +4,8 @@
    edition when one is ready.
 
    Data on the reader's word: after a first visit the worker keeps the pages and the search in
-   the background (about 0.6 MB), never with the data saver on (`navigator.connection.saveData`,
+   the background (about 0.6 MB; in a book of several chapters, this page's chapter of them, and
+   another chapter's on a visit to it), never with the data saver on (`navigator.connection.saveData`,
    Chrome's Save-Data); of Python and the figures, what the reader's runs loaded (from the
    browser's HTTP cache, no byte more); the PDF and the notebooks when opened; the rest of
    any group only when the reader keeps the whole book, or an output needs it (a file the
@@ -18,7 +19,7 @@
    <html data-offline> tells the tests where things stand: "unavailable" (no service worker, or
    storage refused; the book works online as before), "partial" (the worker serves the book,
    the pages are not all kept: the data saver, or still keeping), "ready" (the pages and the
-   search are kept for offline use), "update" (a new edition is kept and waits for the reader's
+   search are kept for offline use: in a book of several chapters, this page's chapter's), "update" (a new edition is kept and waits for the reader's
    word), "removed".
 
    Types (tsc, tsconfig.page.json): the worker's messages are in offline_types.d.ts. */
@@ -30,6 +31,11 @@ const root = document.documentElement;
 
 const siteRoot = new URL(root.dataset.content_root || "./", location.href);  // the worker's scope
 const WORKER_URL = new URL("sw.js", siteRoot).href;
+// This page as the worker lists it (site-relative; a folder's page is its index.html).
+const PAGE = (() => {
+  const path = decodeURIComponent(location.pathname.slice(siteRoot.pathname.length));
+  return path === "" || path.endsWith("/") ? path + "index.html" : path;
+})();
 const TOUCH_TARGET = "44px";  // WCAG 2.5.5: every control here is at least this tall on a phone
 /** @type {Record<string, string>} the groups the footer names, in its order */
 const NAMES = { pages: "the pages and the search", python: "Python", figures: "figures", pdf: "the PDF",
@@ -131,10 +137,13 @@ function ask(worker, message) {
 // With the URLs this page loaded: the worker keeps those from the browser's cache, not again
 // from the network (the page was loaded before the worker controlled it). fromCacheOnly: the
 // worker keeps only what is in that cache (what the reader's use loaded) and fetches nothing.
-/** @param {ServiceWorker} worker @param {string[]} groups @param {boolean} [fromCacheOnly] */
-function keepGroups(worker, groups, fromCacheOnly = false) {
+// page: this page, whose chapter's part of the pages the worker keeps (a book of several
+// chapters); none on the reader's word to keep the whole book.
+/** @param {ServiceWorker} worker @param {string[]} groups @param {boolean} [fromCacheOnly]
+ *  @param {string} [page] */
+function keepGroups(worker, groups, fromCacheOnly = false, page = undefined) {
   const loaded = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
-  tell(worker, { type: "keep", groups, loaded, fromCacheOnly });
+  tell(worker, { type: "keep", groups, loaded, fromCacheOnly, page });
 }
 
 // What the reader's own use asked to keep: of Python once it ran, of the figures' packages
@@ -168,30 +177,37 @@ window.bookOffline = {
 async function sayWhatIsKept(registration) {
   const worker = registration.active;
   if (!worker || refused) return;
-  const report = await ask(worker, { type: "what-is-kept" });
+  const report = await ask(worker, { type: "what-is-kept", page: PAGE });
   const present = Object.keys(NAMES).filter((name) => report[name] && report[name].files);
   const complete = present.filter((name) => report[name].kept === report[name].files);
+  // A book of several chapters whose pages are kept as far as a visit here keeps them: this
+  // chapter's and what every page shares, said so, the other chapters' left to the reader.
+  const chapter = report.pages && report.pages.chapter;
+  const chapterKept = Boolean(chapter && !complete.includes("pages") && chapter.kept === chapter.files);
   // Groups the reader's runs loaded part of (Python, the figures): kept as far as they were
   // used, and said so ("only what your runs used"), never claiming more than runs offline.
   const used = present.filter((name) => !complete.includes(name) && report[name].kept && wanted().includes(name));
   const missing = present.filter((name) => !complete.includes(name));
   const notKept = missing.filter((name) => !used.includes(name));
-  if (report.pages && report.pages.kept === report.pages.files) say("ready");
+  if (complete.includes("pages") || chapterKept) say("ready");
   else say("partial");
   const keptBytes = present.reduce((sum, name) => sum + report[name].bytes - report[name].missingBytes, 0);
   const missingBytes = missing.reduce((sum, name) => sum + report[name].missingBytes, 0);
-  const list = (/** @type {string[]} */ names) => names.map((name) => NAMES[name]).join(", ");
+  const list = (/** @type {string[]} */ names, /** @type {string} */ chapterPages) =>
+    names.map((name) => (name === "pages" && chapterKept ? chapterPages : NAMES[name])).join(", ");
   const parts = [];
-  if (complete.length || used.length) {
-    const kept = present.filter((name) => complete.includes(name) || used.includes(name));  // (in the footer's order)
-    parts.push(`This book is kept in this browser for offline use (${megabytes(keptBytes)} MB): ${list(kept)}.`);
-    if (used.length) parts.push(` Of ${list(used)}, only what your runs used.`);
+  if (complete.length || used.length || chapterKept) {
+    const kept = present.filter((name) => complete.includes(name) || used.includes(name)
+      || (name === "pages" && chapterKept));  // (in the footer's order)
+    parts.push(`This book is kept in this browser for offline use (${megabytes(keptBytes)} MB): `
+      + `${list(kept, "this chapter's pages and the search")}.`);
+    if (used.length) parts.push(` Of ${list(used, "")}, only what your runs used.`);
   } else {
     parts.push(saveData()
       ? "Nothing of this book is kept for offline use yet: the data saver is on, so only what you open is kept."
       : "Nothing of this book is kept for offline use yet: only what you open is kept.");
   }
-  if (notKept.length) parts.push(` Not kept: ${list(notKept)}. `);
+  if (notKept.length) parts.push(` Not kept: ${list(notKept, "the other chapters' pages")}. `);
   else parts.push(" ");
   const controls = [];
   if (missing.length) {
@@ -236,7 +252,7 @@ async function register() {
     const active = activeWorker = registration.active;
     // In the background, a few at a time: the pages (not with the data saver), and what the
     // reader's use asked for (its files came already, the worker copies them from the cache).
-    if (active && !saveData()) keepGroups(active, ["pages"]);
+    if (active && !saveData()) keepGroups(active, ["pages"], false, PAGE);
     if (active && wanted().length) keepGroups(active, wanted(), true);
     sayWhatIsKept(registration);
   };

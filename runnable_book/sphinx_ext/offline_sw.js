@@ -7,7 +7,8 @@
    - install downloads nothing new: it only refreshes, for a new edition, the files the reader
      has already kept (a file kept with the same digest is not fetched again);
    - "keep" (a message from a page): the pages and the search after a first visit, unless the
-     data saver is on (offline_page.mjs decides); of Python and the figures' packages, what a
+     data saver is on (offline_page.mjs decides), in a book of several chapters only the asking
+     page's chapter of them and what every page shares (filesOf); of Python and the figures' packages, what a
      run loaded, from the HTTP cache alone (`fromCacheOnly`: a page that ran before this worker
      controlled it fetched them past it; runner/boot.mjs asks), never the rest of the group:
      the snapshot a start went without, latex.mjs or markup.mjs no output needed yet (the
@@ -73,6 +74,21 @@ caches.open(CACHE).then((cache) => cache.keys()).then((requests) => {
 
 /** @param {string} path */
 function keyOf(path) { return new URL(`${path}?digest=${FILES[path]}`, SCOPE).href; }
+
+/* The files of a group that a page asks for. Of "pages", in a book of several chapters
+   (offline.py's `chapters`) and asked by a page: what every page shares and that page's
+   chapter's part; another chapter's part is kept when one of its pages asks, and everything
+   when a page asks without naming itself ("Keep this book for offline use"). */
+/** @param {string} name @param {string} [page] the asking page's site-relative path */
+function filesOf(name, page) {
+  const group = GROUPS[name];
+  const paths = Object.keys(group.files);
+  if (page === undefined || !group.chapters) return paths;
+  const parts = Object.values(group.chapters);
+  const own = new Set(parts.find((part) => part.includes(page)) || []);
+  const inAPart = new Set(parts.flat());
+  return paths.filter((path) => !inAPart.has(path) || own.has(path));
+}
 
 /* The site-relative path of a URL of the site ("" and "x/" are their index.html), or null. */
 /** @param {URL} url @returns {string | null} */
@@ -175,8 +191,9 @@ async function thisEditionOf(path, loadedAt, fromCacheOnly) {
    parallel requests). loaded: URLs the asking page already loaded. fromCacheOnly: only what
    the browser's HTTP cache holds (thisEditionOf), no byte from the network. Fails on the first
    file the browser refuses to store. */
-/** @param {string[]} names @param {string[]} loaded @param {boolean} fromCacheOnly */
-async function keepGroups(names, loaded = [], fromCacheOnly = false) {
+/** @param {string[]} names @param {string[]} loaded @param {boolean} fromCacheOnly
+ *  @param {string} [page] the asking page (filesOf) */
+async function keepGroups(names, loaded = [], fromCacheOnly = false, page = undefined) {
   const cache = await caches.open(CACHE);
   const kept = await keptKeys(cache);
   /** @type {Record<string, string>} */
@@ -185,7 +202,7 @@ async function keepGroups(names, loaded = [], fromCacheOnly = false) {
     const path = pathOf(new URL(url));
     if (path !== null) loadedAt[path] = url;
   }
-  const missing = names.flatMap((name) => Object.keys(GROUPS[name].files)).filter((path) => !kept.has(keyOf(path)));
+  const missing = names.flatMap((name) => filesOf(name, page)).filter((path) => !kept.has(keyOf(path)));
   const workers = Array.from({ length: PARALLEL_FETCHES }, async () => {
     while (missing.length) {
       if (!fromCacheOnly) await quiet();  // (the HTTP cache shares no line with the reader's downloads)
@@ -200,18 +217,24 @@ async function keepGroups(names, loaded = [], fromCacheOnly = false) {
   await Promise.all(workers);
 }
 
-/* What is kept, group by group: {group: {kept, files, bytes, missingBytes}}. */
-/** @returns {Promise<KeptReport>} */
-async function whatIsKept() {
+/* What is kept, group by group: {group: {kept, files, bytes, missingBytes}}; of "pages" in a
+   book of several chapters, asked by a page, also what its visit keeps (`chapter`, filesOf). */
+/** @param {string} [page] @returns {Promise<KeptReport>} */
+async function whatIsKept(page) {
   const kept = await keptKeys(await caches.open(CACHE));
+  /** @param {Record<string, number>} sizes @param {string[]} paths */
+  const counted = (sizes, paths) => {
+    const missing = paths.filter((path) => !kept.has(keyOf(path)));
+    // What the missing files cost, as the host sends them (the build measured each).
+    return { kept: paths.length - missing.length, files: paths.length,
+             bytes: paths.reduce((sum, path) => sum + sizes[path], 0),
+             missingBytes: missing.reduce((sum, path) => sum + sizes[path], 0) };
+  };
   /** @type {KeptReport} */
   const report = {};
   for (const [name, group] of Object.entries(GROUPS)) {
-    const paths = Object.keys(group.files);
-    const missing = paths.filter((path) => !kept.has(keyOf(path)));
-    // What the missing files cost, as the host sends them (the build measured each).
-    report[name] = { kept: paths.length - missing.length, files: paths.length, bytes: group.bytes,
-                     missingBytes: missing.reduce((sum, path) => sum + group.sizes[path], 0) };
+    report[name] = counted(group.sizes, Object.keys(group.files));
+    if (page !== undefined && group.chapters) report[name].chapter = counted(group.sizes, filesOf(name, page));
   }
   return report;
 }
@@ -296,10 +319,10 @@ sw.addEventListener("message", (event) => {
     const { signal, cellCode } = stopEntry(message.id);
     event.ports[0].postMessage({ signal, cellCode });
   } else if (message && message.type === "what-is-kept") {
-    event.waitUntil(whatIsKept().then((report) => event.ports[0].postMessage(report)));
+    event.waitUntil(whatIsKept(message.page).then((report) => event.ports[0].postMessage(report)));
   } else if (message && message.type === "keep") {
     const names = message.groups.filter((name) => name in GROUPS);
-    event.waitUntil(keepGroups(names, message.loaded || [], Boolean(message.fromCacheOnly)).then(
+    event.waitUntil(keepGroups(names, message.loaded || [], Boolean(message.fromCacheOnly), message.page).then(
       async () => tellPages({ type: "kept", groups: names, report: await whatIsKept() }),
       async (error) => tellPages({ type: "not-kept", groups: names, reason: String(error && error.name || error) }),
     ));

@@ -11,6 +11,9 @@ export interface Group {
   sizes: Record<string, number>;
   /** The sum of `sizes`. */
   bytes: number;
+  /** Of "pages" in a book of several chapters: each chapter's part of `files` (its pages, the
+   *  images only they show); the rest is every page's. */
+  chapters?: Record<string, string[]>;
 }
 
 /** The manifest, `__GROUPS__` in offline_sw.js: group name ("pages", "python", …) -> files. */
@@ -22,16 +25,20 @@ export interface GroupKept {
   files: number;
   bytes: number;
   missingBytes: number;
+  /** Of "pages" in a book of several chapters, asked by a page: what a visit to it keeps. */
+  chapter?: GroupKept;
 }
 export type KeptReport = Record<string, GroupKept>;
 
 /** Page -> worker. "what-is-kept" is answered on the MessagePort sent with it (a KeptReport). */
 export type ToOfflineWorker =
   | "take-new-edition"
-  | { type: "what-is-kept" }
+  /** page: the asking page's site-relative path (its chapter's part of "pages" is reported). */
+  | { type: "what-is-kept"; page?: string }
   /** loaded: URLs the page already loaded, kept from the browser's HTTP cache. fromCacheOnly:
-   *  keep only what the HTTP cache holds (what the reader's use loaded), fetch nothing. */
-  | { type: "keep"; groups: string[]; loaded?: string[]; fromCacheOnly?: boolean }
+   *  keep only what the HTTP cache holds (what the reader's use loaded), fetch nothing. page:
+   *  the asking page, whose chapter's part of "pages" is kept (none: every chapter's). */
+  | { type: "keep"; groups: string[]; loaded?: string[]; fromCacheOnly?: boolean; page?: string }
   /** Stop on a page that is not isolated (runner/stop_relay.mjs): the signal for one page's
    * Python (2 to stop, 0 to take it back), and a read of it, answered on the port sent with it. */
   | { type: "stop-relay"; id: string; signal: number }
