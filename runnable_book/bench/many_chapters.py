@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     for step in results["one"]:
         print(f"{step:<8}{results['one'][step]:>11.1f}s{results['many'][step]:>13.1f}s{report['ratio'][step]:>8.2f}"
               f"{report['cpu_ratio'][step]:>11.2f}")
-    for figure, ratio in report.get("reader", {}).get("ratio", {}).items():
+    for figure, ratio in (report["reader"]["ratio"].items() if readers else ()):  # (measured by this run)
         print(f"reader: {figure}: {readers['one'][figure]:g} and {readers['many'][figure]:g}, ratio {ratio:.2f}")
     print(f"pages: {pages['one']} and {pages['many']}" + (
         f"; clean build per page: {report['seconds_per_page']['one']} s and {report['seconds_per_page']['many']} s"

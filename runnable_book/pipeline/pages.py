@@ -273,6 +273,17 @@ def structure_problems(md: Path, text: str | None = None) -> list[str]:
     return problems
 
 
+def title_of(md: Path) -> str:
+    """The page's title (page_title), read once per content in a process and never copied:
+    the PDFs' plan asks for every page's on each page Sphinx writes."""
+    return _title(md, md.read_text())
+
+
+@functools.lru_cache(maxsize=1024)
+def _title(md: Path, text: str) -> str:
+    return page_title(_parsed_page(md, text))  # (read, not changed: no copy needed)
+
+
 def page_title(nb) -> str:
     """The page's first heading, e.g. '15.2 One-shot RAG and the question it cannot answer'."""
     for cell in nb.cells:

@@ -22,6 +22,7 @@ other pages taken out, and titles it and its footer so; the HTML's download menu
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from runnable_book.pipeline import chapters
-from runnable_book.pipeline.pages import page_title, pages_in_toc_order, read_page
+from runnable_book.pipeline.pages import pages_in_toc_order, title_of
 from runnable_book.repository import ROOT
 
 BOOK_PDF = "book.pdf"
@@ -53,7 +54,12 @@ def document_name(md: Path, root: Path = ROOT) -> str:
 
 
 def book_title(root: Path = ROOT) -> str:
-    return str(yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")).get("title") or "").strip()
+    return _title_in((root / "_config.yml").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=8)
+def _title_in(config: str) -> str:
+    return str(yaml.safe_load(config).get("title") or "").strip()
 
 
 def plan(titled_pages: list[tuple[str, str]], title_of_book: str) -> list[PrintedPdf]:
@@ -98,7 +104,7 @@ def named_as_printed(name: str) -> bool:
 
 def printed_pdfs() -> list[PrintedPdf]:
     """This book's PDFs, the first the one that holds every page."""
-    return plan([(document_name(md), page_title(read_page(md))) for md in pages_in_toc_order()], book_title())
+    return plan([(document_name(md), title_of(md)) for md in pages_in_toc_order()], book_title())
 
 
 def whole_book_pdf() -> PrintedPdf:

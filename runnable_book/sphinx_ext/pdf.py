@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +59,11 @@ class LinkedPdf:
     documents: tuple[str, ...] | None  # the pages whose menu links it (None: every page)
 
 
+# Each build's plan, made once as it starts (note_whether_the_pdf_exists): every page's menu
+# asks for it, and a plan reads every page's title.
+_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def planned_pdfs(confdir, config) -> list[LinkedPdf]:
     """The PDFs the site may link: the ``chapter_pdf`` option's file, on every page, or those
     `make pdf` writes (runnable_book/pipeline/printed_pdfs.py): in a book of one chapter its PDF,
@@ -71,14 +77,16 @@ def planned_pdfs(confdir, config) -> list[LinkedPdf]:
 
 
 def note_whether_the_pdf_exists(app, config) -> None:
-    config.chapter_pdf_available = sorted(pdf.file.name for pdf in planned_pdfs(app.confdir, config) if pdf.file.is_file())
+    _PLANS[app] = planned = planned_pdfs(app.confdir, config)
+    config.chapter_pdf_available = sorted(pdf.file.name for pdf in planned if pdf.file.is_file())
 
 
 def linked_pdfs(app) -> list[LinkedPdf]:
     """The PDFs this build links and publishes: those planned that exist."""
     if app.builder.name not in LINKING_BUILDERS:
         return []
-    return [pdf for pdf in planned_pdfs(app.confdir, app.config) if pdf.file.name in app.config.chapter_pdf_available]
+    planned = _PLANS.get(app) or planned_pdfs(app.confdir, app.config)
+    return [pdf for pdf in planned if pdf.file.name in app.config.chapter_pdf_available]
 
 
 def add_pdf_download_button(app, pagename, templatename, context, doctree) -> None:

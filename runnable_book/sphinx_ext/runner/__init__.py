@@ -12,7 +12,8 @@ README.md in this folder says how the pieces talk.
 
 Two values are filled into each page's loader at build time: the bytes the click
 downloads (summed from the files themselves, so the page announces what `make bench-run`
-measures), and where the page's reader's notebook is served. That notebook
+measures; stamped again into every written page when the build ends, stamp_download_bytes),
+and where the page's reader's notebook is served. That notebook
 (``book/X.ipynb``: markdown converted for Jupyter, an install cell) replaces myst-nb's copy
 of the page at ``_sources/book/X.ipynb`` when the build finishes, so the header's
 ".ipynb" download is the notebook Binder and Colab open, and "Download as notebook"
@@ -29,6 +30,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from docutils import nodes
 from sphinx.errors import ExtensionError
 
 from runnable_book.common import built_files
+from runnable_book.common.files import write_atomically
 
 HERE = Path(__file__).parent
 BUILT_STATIC = built_files.BUILT_STATIC.resolve()
@@ -198,14 +201,36 @@ def copy_runner(app, exception):
 
 
 def note_download_bytes(app, config) -> None:
-    """The click's bytes, a config value that changes the HTML: every page announces it, so
-    when the wheel or Python's snapshot changes size, Sphinx rewrites every page (not only the
-    pages whose sources changed), and an incremental build announces what a clean one would."""
+    """The click's bytes, summed once as the build starts (each page's loader says them)."""
     try:
         config.browser_run_bytes = download_bytes(app)
     except ExtensionError:  # a book without the runner's assets: said when a page with code needs them
         config.browser_run_bytes = 0
     config.browser_run_figure_bytes = figure_bytes(app)
+
+
+# The loader's three sizes as a written page has them (loader.js: `const DOWNLOAD_BYTES = Number("…")`).
+STAMPED = re.compile(r'(const (DOWNLOAD_BYTES|SNAPSHOT_BYTES|FIGURE_BYTES) = Number\(")(\d+)("\))')
+
+
+def stamp_download_bytes(app, exception) -> None:
+    """Every written page's loader says this build's sizes, the pages Sphinx did not write again
+    included: so an incremental build announces what a clean one would. Why not a config value
+    that makes Sphinx write every page again, as it was: an edit of one saved function changes
+    the wheel's size by a few bytes, and every page of the book was rendered again for it (in a
+    book of 200 pages, most of that edit's build: `make bench-chapters`). Here a page is read
+    and, only if a size differs, written."""
+    if exception is not None or app.builder.format != "html" or not app.config.browser_run_bytes:
+        return
+    sizes = {"DOWNLOAD_BYTES": app.config.browser_run_bytes, "FIGURE_BYTES": app.config.browser_run_figure_bytes,
+             "SNAPSHOT_BYTES": click_asset(app, SNAPSHOT).stat().st_size}
+    for page in sorted(Path(app.outdir).rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        if LOADER_ID not in text:
+            continue
+        stamped = STAMPED.sub(lambda found: f"{found[1]}{sizes[found[2]]}{found[4]}", text)
+        if stamped != text:
+            write_atomically(page, stamped.encode("utf-8"))
 
 
 def serve_progress_early(app) -> None:
@@ -229,9 +254,11 @@ def serve_built_assets(app, config) -> None:
 def setup(app):
     app.connect("config-inited", serve_built_assets, priority=400)  # (before note_download_bytes reads it)
     app.connect("builder-inited", serve_progress_early)
-    app.add_config_value("browser_run_bytes", 0, "html", types=[int])
-    app.add_config_value("browser_run_figure_bytes", 0, "html", types=[int])
+    # (not "html": a change of size is stamped into the written pages, stamp_download_bytes)
+    app.add_config_value("browser_run_bytes", 0, "", types=[int])
+    app.add_config_value("browser_run_figure_bytes", 0, "", types=[int])
     app.connect("config-inited", note_download_bytes)
     app.connect("html-page-context", add_loader)
     app.connect("build-finished", copy_runner)
+    app.connect("build-finished", stamp_download_bytes)  # (before offline.py lists the site's files, at 999)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
