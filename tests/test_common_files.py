@@ -1,4 +1,5 @@
-"""runnable_book/common/files.py: a file is written whole or not at all."""
+"""runnable_book/common/files.py: a file is written whole or not at all, and what it gave is
+kept while it is the same file."""
 
 import os
 
@@ -35,3 +36,23 @@ def test_a_files_identity_changes_when_it_is_written_again_even_with_the_same_by
     assert file_identity(path) == first
     write_atomically(path, "{}")
     assert file_identity(path) != first
+
+
+def test_what_a_file_gave_is_kept_while_it_is_the_same_file_and_computed_again_once_rewritten(tmp_path):
+    from runnable_book.common.files import kept_per_file
+
+    pages = {name: tmp_path / name for name in ("a.html", "b.html")}
+    for name, path in pages.items():
+        path.write_text(name)
+    kept, read = tmp_path / "cache" / "kept.json", []
+
+    def length(path):
+        read.append(path.name)
+        return len(path.read_text())
+
+    assert kept_per_file(pages, kept, length) == {"a.html": 6, "b.html": 6}
+    assert kept_per_file(pages, kept, length) == {"a.html": 6, "b.html": 6} and read == ["a.html", "b.html"]
+    write_atomically(pages["b.html"], "rewritten")
+    assert kept_per_file(pages, kept, length) == {"a.html": 6, "b.html": 9} and read[2:] == ["b.html"]
+    kept.write_text("{not json")  # a damaged record: everything is read again
+    assert kept_per_file(pages, kept, length) == {"a.html": 6, "b.html": 9} and read[3:] == ["a.html", "b.html"]

@@ -1,10 +1,15 @@
-"""Built files: written whole or not at all (write_atomically), and known again while unchanged (file_identity)."""
+"""Built files: written whole or not at all (write_atomically), and known again while unchanged
+(file_identity, kept_per_file)."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 
 def write_atomically(path: Path, content: str | bytes) -> None:
@@ -32,3 +37,24 @@ def file_identity(path: Path) -> list[int]:
     file is the same one, never for deciding what to build (that goes by content)."""
     stat = path.stat()
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
+def kept_per_file(files: dict[str, Path], kept: Path, compute: Callable[[Path], T]) -> dict[str, T]:
+    """``compute(file)`` for each of ``files`` (by name), what each gave kept in the JSON file
+    ``kept`` by the file's identity and used again while that identity holds: a build rewrites a
+    few of a large book's files, and reading all of them again grows with the book. (What
+    ``compute`` gives must be JSON.) A damaged or missing ``kept`` is computed again."""
+    try:
+        before = json.loads(kept.read_text())
+    except (OSError, ValueError):
+        before = {}
+    before = before if isinstance(before, dict) else {}
+    found, values = {}, {}
+    for name, path in files.items():
+        identity = file_identity(path)
+        entry = before.get(name)
+        if not (isinstance(entry, dict) and entry.get("identity") == identity and "value" in entry):
+            entry = {"identity": identity, "value": compute(path)}
+        found[name], values[name] = entry, entry["value"]
+    write_atomically(kept, json.dumps(found))
+    return values

@@ -22,6 +22,8 @@ from pathlib import Path
 from fontTools import subset
 from fontTools.ttLib import TTFont
 
+from runnable_book.common.files import kept_per_file
+
 WEBFONTS = Path("_static") / "vendor" / "fontawesome" / "webfonts"
 THEME_CSS = Path("_static") / "styles" / "pydata-sphinx-theme.css"
 FONTS = ["fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2"]
@@ -44,12 +46,20 @@ def glyphs_of_classes(theme_css: str) -> dict[str, int]:
     return glyphs
 
 
+def icon_classes(page: Path) -> list[str]:
+    return sorted(set(ICON_CLASS.findall(page.read_text(encoding="utf-8"))))
+
+
 def code_points_used(outdir: Path) -> set[int]:
     theme_css = (outdir / THEME_CSS).read_text(encoding="utf-8")
     by_class = glyphs_of_classes(theme_css)
     classes = set(INSERTED_BY_THEME_SCRIPTS)
-    for page in outdir.rglob("*.html"):
-        classes.update(ICON_CLASS.findall(page.read_text(encoding="utf-8")))
+    pages = {page.relative_to(outdir).as_posix(): page for page in sorted(outdir.rglob("*.html"))}
+    # (Each page's classes kept beside the site, never in it, by the page's identity: a build
+    # writes a few pages of a large book, and reading every page again grew with the book.)
+    kept = outdir.parent / "cache" / f"icon-classes-of-{outdir.name}.json"
+    for found in kept_per_file(pages, kept, icon_classes).values():
+        classes.update(found)
     used = {by_class[name] for name in classes if name in by_class}
     used.update(int(glyph[1:], 16) if glyph.startswith("\\") else ord(glyph)
                 for glyph in THEME_GLYPH.findall(theme_css))

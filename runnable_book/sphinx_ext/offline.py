@@ -46,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from runnable_book.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
-from runnable_book.common.files import file_identity, write_atomically
+from runnable_book.common.files import kept_per_file
 
 HERE = Path(__file__).parent
 WORKER_SOURCE = HERE / "offline_sw.js"
@@ -112,29 +112,18 @@ def scanned(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
     """{path: {"digest", "transfer", "references"}} for every served file (served_paths).
 
     With ``kept`` (a JSON file outside the site), what a file's bytes gave is kept there by the
-    file's identity (size, modification and change times in nanoseconds, inode: a rewrite
-    changes them, as git's index and Bazel's digest cache assume) and used again while that
-    identity holds: a build rewrites a few of a large book's files, and reading, hashing and
-    compressing all of them was a fifth of a prose edit's build on a book of 200 pages."""
-    before: dict = {}
-    if kept is not None:
-        try:
-            before = json.loads(kept.read_text())
-        except (OSError, ValueError):
-            before = {}
-    found = {}
-    for relative, path in served_paths(outdir):
-        identity = file_identity(path)
-        entry = before.get(relative) if isinstance(before, dict) else None
-        if not (isinstance(entry, dict) and entry.get("identity") == identity):
-            data = path.read_bytes()
-            entry = {"identity": identity, "digest": _digest(data), "transfer": _transfer_bytes(path.name, data),
-                     "references": _references(data) if relative.endswith(FOLLOWED) else []}
-        found[relative] = entry
-    if kept is not None:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(kept, json.dumps(found))
-    return found
+    file's identity and used again while that identity holds (common/files.py, kept_per_file):
+    reading, hashing and compressing every file was a fifth of a prose edit's build on a book
+    of 200 pages."""
+    def scan(path: Path) -> dict:
+        data, relative = path.read_bytes(), path.relative_to(outdir).as_posix()
+        return {"digest": _digest(data), "transfer": _transfer_bytes(path.name, data),
+                "references": _references(data) if relative.endswith(FOLLOWED) else []}
+
+    files = dict(served_paths(outdir))
+    if kept is None:
+        return {relative: scan(path) for relative, path in files.items()}
+    return kept_per_file(files, kept, scan)
 
 
 def is_page(relative: str) -> bool:
