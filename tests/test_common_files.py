@@ -56,3 +56,5 @@ def test_what_a_file_gave_is_kept_while_it_is_the_same_file_and_computed_again_o
     assert kept_per_file(pages, kept, length) == {"a.html": 6, "b.html": 9} and read[2:] == ["b.html"]
     kept.write_text("{not json")  # a damaged record: everything is read again
     assert kept_per_file(pages, kept, length) == {"a.html": 6, "b.html": 9} and read[3:] == ["a.html", "b.html"]
+    # What another kind of computation kept is not taken for this one's.
+    assert kept_per_file(pages, kept, lambda path: path.name, kind="names") == {"a.html": "a.html", "b.html": "b.html"}

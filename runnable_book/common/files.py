@@ -39,22 +39,24 @@ def file_identity(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
 
 
-def kept_per_file(files: dict[str, Path], kept: Path, compute: Callable[[Path], T]) -> dict[str, T]:
+def kept_per_file(files: dict[str, Path], kept: Path, compute: Callable[[Path], T], kind: str = "") -> dict[str, T]:
     """``compute(file)`` for each of ``files`` (by name), what each gave kept in the JSON file
     ``kept`` by the file's identity and used again while that identity holds: a build rewrites a
     few of a large book's files, and reading all of them again grows with the book. (What
-    ``compute`` gives must be JSON.) A damaged or missing ``kept`` is computed again."""
+    ``compute`` gives must be JSON; ``kind`` names what it gives: a record of another kind, or a
+    damaged or missing one, is computed again.)"""
     try:
         before = json.loads(kept.read_text())
     except (OSError, ValueError):
         before = {}
-    before = before if isinstance(before, dict) else {}
+    entries = before.get("entries") if isinstance(before, dict) and before.get("kind") == kind else None
+    entries = entries if isinstance(entries, dict) else {}
     found, values = {}, {}
     for name, path in files.items():
         identity = file_identity(path)
-        entry = before.get(name)
+        entry = entries.get(name)
         if not (isinstance(entry, dict) and entry.get("identity") == identity and "value" in entry):
             entry = {"identity": identity, "value": compute(path)}
         found[name], values[name] = entry, entry["value"]
-    write_atomically(kept, json.dumps(found))
+    write_atomically(kept, json.dumps({"kind": kind, "entries": found}))
     return values

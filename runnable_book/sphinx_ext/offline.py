@@ -109,50 +109,54 @@ def site_files(outdir: Path) -> dict[str, str]:
 
 
 def scanned(outdir: Path, kept: Path | None = None) -> dict[str, dict]:
-    """{path: {"digest", "transfer", "references"}} for every served file (served_paths).
+    """{path: {"digest", "transfer", "named"}} for every served file (served_paths); "named":
+    the files of the site, pages aside, that a page, stylesheet or script may load (named_in).
 
     With ``kept`` (a JSON file outside the site), what a file's bytes gave is kept there by the
     file's identity and used again while that identity holds (common/files.py, kept_per_file):
-    reading, hashing and compressing every file was a fifth of a prose edit's build on a book
-    of 200 pages."""
+    reading, hashing, compressing and reading the names of every file was most of what the
+    offline list cost a prose edit's build on a book of 200 pages."""
     def scan(path: Path) -> dict:
         data, relative = path.read_bytes(), path.relative_to(outdir).as_posix()
-        return {"digest": _digest(data), "transfer": _transfer_bytes(path.name, data),
-                "references": _references(data) if relative.endswith(FOLLOWED) else []}
+        return {"digest": _digest(data), "transfer": _transfer_bytes(path.name, data), "named": named_in(relative, data)}
 
     files = dict(served_paths(outdir))
     if kept is None:
         return {relative: scan(path) for relative, path in files.items()}
-    return kept_per_file(files, kept, scan)
+    return kept_per_file(files, kept, scan, kind=SCANNED_KIND)
+
+
+# What scanned() gives, for its record (change it with what scan returns).
+SCANNED_KIND = "digest, transfer bytes, named files"
+
+
+def named_in(relative: str, data: bytes) -> list[str]:
+    """What the file at ``relative`` (a page, stylesheet or script) names of the site, pages
+    aside (links between pages are not followed: every page is a start): every quoted string or
+    url() that resolves, relative to the file, to a path in the site (checked by the caller)."""
+    if not relative.endswith(FOLLOWED):
+        return []
+    folder = PurePosixPath(relative).parent
+    return sorted({found for string in _references(data)
+                   if (found := _resolved(folder, string)) and not is_page(found)})
 
 
 def is_page(relative: str) -> bool:
     return relative.endswith(".html") and not relative.split("/")[0].startswith("_")
 
 
-def referenced(outdir: Path, files: set[str], start: list[str], references: dict[str, list[str]] | None = None) -> set[str]:
+def referenced(outdir: Path, files: set[str], start: list[str], named: dict[str, list[str]] | None = None) -> set[str]:
     """The site's files that ``start`` name, and those they name in turn (stylesheets' fonts,
-    modules' imports): any quoted string or url() that resolves, relative to the naming file,
-    to a file of the site. Links between pages are not followed (every page is a start).
-    (``references``: each file's quoted strings, when already read: scanned.)"""
+    modules' imports): named_in each, of the site's ``files``. (``named``: each file's
+    named_in, when already read: scanned.)"""
     found, todo = set(start), list(start)
-    # (Every page names the same sidebar, every other page in it: resolved once per folder and
-    # string, not once per page, else the work grows with the square of the pages.)
-    resolved_in: dict[tuple[PurePosixPath, str], str] = {}
     while todo:
         name = todo.pop()
-        if not name.endswith(FOLLOWED):
-            continue
-        folder = PurePosixPath(name).parent
-        strings = references[name] if references is not None else _references((outdir / name).read_bytes())
-        for string in strings:
-            key = (folder, string)
-            resolved = resolved_in.get(key)
-            if resolved is None:
-                resolved = resolved_in[key] = _resolved(*key)
-            if resolved in files and resolved not in found and not is_page(resolved):
-                found.add(resolved)
-                todo.append(resolved)
+        targets = named[name] if named is not None else named_in(name, (outdir / name).read_bytes())
+        for target in targets:
+            if target in files and target not in found:
+                found.add(target)
+                todo.append(target)
     return found
 
 
@@ -202,8 +206,8 @@ def groups(outdir: Path, kept: Path | None = None, chapters: dict[str, str] | No
     {chapter: [its part of the group's files]} (chapter_parts)."""
     files = scanned(outdir, kept)
     pages = [name for name in files if is_page(name)]
-    references = {name: entry["references"] for name, entry in files.items()}
-    loaded_by_pages = referenced(outdir, set(files), pages, references)
+    named = {name: entry["named"] for name, entry in files.items()}
+    loaded_by_pages = referenced(outdir, set(files), pages, named)
     result = {name: {"files": {}, "sizes": {}, "bytes": 0} for name in (*KEEPABLE, "other")}
     names = set(files)
     for relative, entry in files.items():
@@ -212,36 +216,30 @@ def groups(outdir: Path, kept: Path | None = None, chapters: dict[str, str] | No
         group["sizes"][relative] = entry["transfer"]
         group["bytes"] += group["sizes"][relative]
     if chapters and len(set(chapters.values())) > 1:
-        result["pages"]["chapters"] = chapter_parts(outdir, set(result["pages"]["files"]), chapters, references)
+        result["pages"]["chapters"] = chapter_parts(outdir, set(result["pages"]["files"]), chapters, named)
     return result
 
 
 def chapter_parts(outdir: Path, pages_group: set[str], chapters: dict[str, str],
-                  references: dict[str, list[str]]) -> dict[str, list[str]]:
+                  named: dict[str, list[str]]) -> dict[str, list[str]]:
     """Each chapter's part of the ``pages`` group: its pages, and the files that only its pages
     name (their images) and that no stylesheet or script loads. The rest of the group (the
     theme's files, the search, the pages of no chapter, an image two chapters show) is shared:
     kept on any visit."""
     named_by: dict[str, set[str | None]] = {}
-    resolved_in: dict[tuple[PurePosixPath, str], str] = {}  # (as in referenced: the sidebar's strings, once)
     for page in (name for name in pages_group if is_page(name)):
-        folder = PurePosixPath(page).parent
-        for string in references.get(page, []):
-            key = (folder, string)
-            resolved = resolved_in.get(key)
-            if resolved is None:
-                resolved = resolved_in[key] = _resolved(*key)
-            if resolved in pages_group and not is_page(resolved):
-                named_by.setdefault(resolved, set()).add(chapters.get(page))
+        for target in named.get(page, []):
+            if target in pages_group:
+                named_by.setdefault(target, set()).add(chapters.get(page))
     assets = sorted(name for name in named_by if name.endswith(FOLLOWED))
-    loaded_by_assets = referenced(outdir, pages_group, assets, references)
+    loaded_by_assets = referenced(outdir, pages_group, assets, named)
     parts: dict[str, list[str]] = {}
     for page, chapter in chapters.items():
         if page in pages_group:
             parts.setdefault(chapter, []).append(page)
-    for name, named in named_by.items():
-        if len(named) == 1 and None not in named and name not in loaded_by_assets:
-            parts.setdefault(next(iter(named)), []).append(name)
+    for name, chapters_naming in named_by.items():
+        if len(chapters_naming) == 1 and None not in chapters_naming and name not in loaded_by_assets:
+            parts.setdefault(next(iter(chapters_naming)), []).append(name)
     return {chapter: sorted(part) for chapter, part in sorted(parts.items())}
 
 
