@@ -248,6 +248,11 @@ def test_a_first_visit_keeps_its_chapters_pages_and_another_chapter_on_a_visit_t
         line = page.locator(".offline-storage").text_content()
         assert ": this chapter's pages and the search." in line and "Not kept: the other chapters' pages" in line, line
 
+        context.set_offline(True)  # (chapter 2 not kept yet: its pages say so)
+        page.goto(served.url(second[0]))
+        assert page.locator("h1").text_content() == "You are offline"
+        assert page.get_by_text("This page of").is_visible() and not page.get_by_text("This address").is_visible()
+        context.set_offline(False)
         page.goto(served.url(second[0]))  # (a visit to chapter 2 keeps its pages)
         wait_until(page, JS_OFFLINE_STATE, arg="ready", timeout=READY_MS)
         wait_until(page, "() => /: the pages and the search\\./.test(document.querySelector('.offline-storage').textContent)",

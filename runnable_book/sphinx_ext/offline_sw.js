@@ -329,12 +329,17 @@ sw.addEventListener("message", (event) => {
   }
 });
 
-/* The book's own offline page, its link made absolute (it answers for any URL of the site). */
-/** @param {Cache} cache */
-async function offlinePage(cache) {
+/* The book's own offline page, its link made absolute (it answers for any URL of the site);
+   for a page of the book this browser has not kept, it says so (offline.py's second sentence). */
+/** @param {Cache} cache @param {string} path */
+async function offlinePage(cache, path) {
   const stored = await cache.match(keyOf(OFFLINE_PAGE));
   if (!stored) return null;
-  const text = (await stored.text()).replace('href="../index.html"', `href="${new URL("index.html", SCOPE).href}"`);
+  let text = (await stored.text()).replace('href="../index.html"', `href="${new URL("index.html", SCOPE).href}"`);
+  if (path in FILES) {
+    text = text.replace('data-offline-reason="elsewhere"', 'data-offline-reason="elsewhere" hidden')
+      .replace('data-offline-reason="not-kept" hidden', 'data-offline-reason="not-kept"');
+  }
   return isolated(new Response(text, { status: 503, headers: { "Content-Type": "text/html; charset=utf-8" } }));
 }
 
@@ -378,7 +383,7 @@ async function answer(event, path) {
     }
     return isolated(await fetchAndKeepAfter(event, cache, path, { cache: "no-cache" }));
   } catch (error) {
-    const page = request.mode === "navigate" && await offlinePage(cache);
+    const page = request.mode === "navigate" && await offlinePage(cache, path);
     if (!page || !(error instanceof TypeError)) throw error;  // (TypeError: the network failed)
     return page;
   }
