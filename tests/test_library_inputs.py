@@ -40,3 +40,16 @@ def test_prose_leaves_the_librarys_digest_and_what_the_library_is_made_of_change
         assert digest() != first, f"{what} did not change the library's digest"
         path.write_text(text)
     assert digest() == first
+
+
+def test_make_checks_library_check_takes_the_record_only_while_nothing_changed(scratch_repository):
+    """`extract_library --check --skip-recorded` (`make check`): in sync as recorded after the
+    build's library step; once a saved cell changes without a build, out of sync, named."""
+    check = ("-m", "runnable_book.pipeline.extract_library", "--check", "--skip-recorded")
+    assert "in sync" in scratch_repository.run(*check).stdout  # (no record yet: checked in full)
+    scratch_repository.run("-m", "runnable_book.pipeline.artefact_graph", "lib")
+    assert "as the build generated it" in scratch_repository.run(*check).stdout
+    saved = scratch_repository.path / "book" / "15_08_long_context_rag_cache.md"
+    saved.write_text(saved.read_text().replace("    return len(tokenize(text))", "    return len(list(tokenize(text)))"))
+    done = scratch_repository.run(*check, check=False)
+    assert done.returncode == 1 and "chapter_lib is not in sync with the book" in done.stderr, done.stderr[-2000:]

@@ -1,6 +1,6 @@
 """A book of many chapters beside this one: do the build's costs stay flat as a book grows?
 
-    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check] [--repeats 3] [--reuse]
+    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check,reader] [--repeats 3] [--reuse]
 
 Two copies of this repository's sources (clean_build_compare.sources_copy: no environment, no
 builds) under _build/bench/many-chapters/: the book as it is, one chapter, and the same book
@@ -151,7 +151,7 @@ def measure(book: Path, steps: list[str], repeats: int = 1) -> dict[str, Cost]:
         seconds["saved"] = python(book, *graph)
     if "check" in steps:
         stored = Path(SAVED_PAGE).with_suffix(".ipynb").as_posix()
-        seconds["check"] = (python(book, "-m", "runnable_book.pipeline.extract_library", "--check")
+        seconds["check"] = (python(book, "-m", "runnable_book.pipeline.extract_library", "--check", "--skip-recorded")
                             + python(book, "-m", "runnable_book.pipeline.execute_pages", "check", "--skip-synced")
                             + python(book, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
                                      "--nbval-current-env", stored))

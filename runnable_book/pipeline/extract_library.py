@@ -573,7 +573,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only check, write nothing")
     parser.add_argument("--quiet", action="store_true", help="say nothing when chapter_lib is up to date")
+    parser.add_argument("--skip-recorded", action="store_true",
+                        help="with --check: in sync without generating it again when nothing it is made of "
+                             "changed since the build generated it (library_inputs.py; `make check`)")
     args = parser.parse_args(argv)
+    if args.check and args.skip_recorded:
+        from runnable_book.pipeline import library_inputs
+
+        if library_inputs.unchanged():
+            print("chapter_lib is in sync with the book (as the build generated it, from what it is made of now).")
+            return 0
     try:
         text = generate()
     except BookError as err:
