@@ -36,6 +36,7 @@ works the same under a sub-path (``https://owner.github.io/repo/``).
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import html
@@ -160,6 +161,9 @@ def referenced(outdir: Path, files: set[str], start: list[str], named: dict[str,
     return found
 
 
+# (Every page names the same sidebar, every other page in it: resolved once per folder and
+# string, not once per page, else a scan of the site grows with the square of the pages.)
+@functools.lru_cache(maxsize=1 << 16)
 def _resolved(folder: PurePosixPath, reference: str) -> str:
     """The site path a quoted string names from a file in ``folder``; "" when it names none
     (absolute, data:, another host, or above the site)."""
