@@ -21,12 +21,10 @@ A page that does not read gives no digest (None): the step runs and names the pr
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import json
-import sys
 
 from runnable_book.pipeline.pages import BookError, _parsed_page, page_title, pages_in_toc_order
+from runnable_book.pipeline.synced_pages import digest_of_inputs
 from runnable_book.repository import ROOT, TOOL, named
 
 RECORD = ROOT / "_build" / "digests" / "library-inputs.sha256"
@@ -36,17 +34,10 @@ EXERCISES = "Exercise "  # (book_shape.read_exercises': a page without these wor
 
 def library_inputs() -> str | None:
     """The digest of everything the library is generated from (this module's list)."""
-    sha = hashlib.sha256(sys.version.encode() + b"\0")
-    for name in PACKAGES:
-        try:
-            sha.update(f"{name}=={importlib.metadata.version(name)}\0".encode())
-        except importlib.metadata.PackageNotFoundError:
-            sha.update(f"{name} absent\0".encode())
-    files = [ROOT / "_toc.yml", ROOT / "_config.yml", ROOT / "pyproject.toml",
-             *sorted(p for p in (ROOT / "chapter_lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts),
-             *sorted(p for p in TOOL.rglob("*.py") if "__pycache__" not in p.parts)]
-    for path in files:
-        sha.update(named(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(absent)") + b"\0")
+    sha = digest_of_inputs(PACKAGES, [
+        ROOT / "_toc.yml", ROOT / "_config.yml", ROOT / "pyproject.toml",
+        *sorted(p for p in (ROOT / "chapter_lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts),
+        *sorted(p for p in TOOL.rglob("*.py") if "__pycache__" not in p.parts)])
     try:
         for md in pages_in_toc_order():
             text = md.read_text()

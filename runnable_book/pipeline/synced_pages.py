@@ -47,20 +47,25 @@ def book_digest() -> str:
     """Everything outside a page that its stored notebook is made from (the module's list)."""
     from runnable_book.pipeline.myst_to_notebook import BIBFILE, figure_numbers
 
+    sha = digest_of_inputs(PACKAGES, [
+        *sorted(TOOL.rglob("*.py")), *sorted((ROOT / "chapter_lib").rglob("*.py")),
+        ROOT / "_config.yml", ROOT / "_toc.yml", ROOT / "pyproject.toml", *filter(None, [BIBFILE])])
+    sha.update(json.dumps(figure_numbers(), sort_keys=True).encode())
+    return sha.hexdigest()
+
+
+def digest_of_inputs(packages: tuple[str, ...], files: list[Path]):
+    """A digest (hashlib's, to go on adding to) of what a build step's output is made from:
+    Python's version, these packages' versions, and these files, each by name and bytes."""
     sha = hashlib.sha256(sys.version.encode() + b"\0")
-    for name in PACKAGES:
+    for name in packages:
         try:
             sha.update(f"{name}=={importlib.metadata.version(name)}\0".encode())
         except importlib.metadata.PackageNotFoundError:
             sha.update(f"{name} absent\0".encode())
-    files = [*sorted(TOOL.rglob("*.py")), *sorted((ROOT / "chapter_lib").rglob("*.py")),
-             ROOT / "_config.yml", ROOT / "_toc.yml", ROOT / "pyproject.toml", *filter(None, [BIBFILE])]
     for path in files:
-        sha.update(named(path).encode() + b"\0")
-        sha.update(path.read_bytes() if path.is_file() else b"(absent)")
-        sha.update(b"\0")
-    sha.update(json.dumps(figure_numbers(), sort_keys=True).encode())
-    return sha.hexdigest()
+        sha.update(named(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(absent)") + b"\0")
+    return sha
 
 
 def page_digest(book: str, md: Path, stored: Path, failed_run: Path) -> str:
