@@ -80,3 +80,23 @@ def test_the_pdfs_follow_the_pages_numbers(pages, expected):
 def test_a_pdf_no_plan_names_is_not_taken_for_a_printed_one(name):
     """An author's own PDF in the site (an html_extra_path file) is never removed as stale."""
     assert not printed_pdfs.named_as_printed(name)
+
+
+@pytest.mark.parametrize("bookmark, heading, same", [
+    ("15 Advanced and AgenticRetrieval", "15 Advanced and Agentic Retrieval", True),  # (the break's space lost)
+    ("Exercise 1Exercise 1", "Exercise 1", True),
+    ("16.2 One-shot RAG and the question itcannot answercannot answer",
+     "16.2 One-shot RAG and the question it cannot answer", True),  # (its last line twice)
+    ("15.2 One-shot RAG and the question it15.2 One-shot RAG and the question itcannot answer",
+     "15.2 One-shot RAG and the question it cannot answer", True),  # (its first line twice: a book of 200 pages)
+    ("15.3 The agentic retrieval loop", "15.2 One-shot RAG and the question it cannot answer", False),
+    ("15.2 One-shot RAG15.2 One-shot RAG and the question", "15.2 One-shot RAG and the question it cannot answer",
+     False),  # (cut short)
+    ("Solutions15.2 One-shot RAG and the question it cannot answer",
+     "15.2 One-shot RAG and the question it cannot answer", False),  # (another heading's text before it)
+])
+def test_a_bookmark_is_its_heading_as_chromium_lays_it_out_and_nothing_else(bookmark, heading, same):
+    """print_pdf.laid_out_as: what the printer accepts as a heading's bookmark before titling it exactly."""
+    from runnable_book.pipeline.print_pdf import laid_out_as
+
+    assert laid_out_as(bookmark, heading) is same
