@@ -46,6 +46,23 @@ def test_every_answer_is_recorded_with_its_status_and_bytes_a_304_and_a_head_too
         assert site.server.take_bytes_served() == len("<p>page</p>"), "a HEAD sends no body"
 
 
+def test_a_page_served_from_memory_is_answered_as_a_file_would_be_and_writes_none(tmp_path):
+    """LocalSite.serve (a chapter's print: print_pdf.py): the page beside the folder's files, in
+    place of a file of its name, plain and gzipped, counted; nothing written to the folder."""
+    (tmp_path / "page.html").write_text("<p>on disk</p>")
+    for gzipped in (False, True):
+        with LocalSite(tmp_path, gzip=gzipped) as site:
+            site.serve("cut.html", "<p>cut é</p>".encode())
+            site.serve("page.html", b"<p>in memory</p>")
+            for name, body in (("cut.html", "<p>cut é</p>"), ("page.html", "<p>in memory</p>")):
+                with urllib.request.urlopen(site.url(name), timeout=30) as response:
+                    assert response.read().decode() == body
+                    assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+            assert [(r.path, r.status) for r in site.server.take_responses()] == [("/cut.html", 200), ("/page.html", 200)]
+            assert site.server.take_bytes_served() == len("<p>cut é</p>".encode()) + len(b"<p>in memory</p>")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["page.html"]
+
+
 def test_the_throttling_proxy_passes_answers_on_whole_late_and_sharing_one_link(tmp_path):
     """Every request waits the delay, then the answers in flight share the link's bytes a second:
     two bodies at once take at least as long as their sum at that rate."""

@@ -45,7 +45,7 @@ from runnable_book.pipeline.book_shape import exercise_numbers
 from runnable_book.pipeline.pdf_difference import first_difference
 from runnable_book.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from runnable_book.pipeline.artefact_steps import SINGLEHTML, pdf_path  # (the build graph's own paths)
-from runnable_book.pipeline.printed_pdfs import whole_book_pdf
+from runnable_book.pipeline.printed_pdfs import PrintedPdf, whole_book_pdf
 from runnable_book.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
 
 pytestmark = pytest.mark.site
@@ -607,3 +607,26 @@ def test_a_code_line_cut_at_the_margin_is_refused(printer, singlehtml_copy, tmp_
     # What the print CSS prevents: a code box that keeps its long lines on one line.
     plant(singlehtml_copy, "</head>", "<style>div.highlight pre { white-space: pre !important; }</style></head>")
     assert_refused(printer, singlehtml_copy, tmp_path, "wider than the printed page")
+
+
+# --------------------------------------------------------------------------
+# A chapter's PDF in a book of several: printed from its own pages alone
+# --------------------------------------------------------------------------
+
+
+def test_a_chapters_pdf_is_printed_from_its_pages_alone(printer, singlehtml_copy, tmp_path):
+    """A chapter's page is cut from the one-page book before the browser opens it: nothing of
+    the other chapters' pages is laid out or requested (a long book's chapter prints at the cost
+    of its own pages). Here 15.1 is printed as a pretend chapter, beside an image planted in
+    the references that is not there: the book's print stops on it, the chapter's never asks."""
+    book = whole_book_pdf()
+    marker = f'<span id="document-{book.documents[-1]}"></span>'
+    plant(singlehtml_copy, marker, marker + '<img src="_images/not-there.png" alt="a planted image">')
+    assert_refused(printer, singlehtml_copy, tmp_path, "not-there.png")
+
+    chapter = PrintedPdf("chapter99.pdf", "Chapter 99 · A pretend chapter", "99", (book.documents[1],), whole_book=False)
+    out = tmp_path / chapter.name
+    result = printer.print_site(singlehtml_copy, out, chapter)
+    assert [title for title, _ in outline_pages(out.read_bytes())] == [chapter.title, *result.sections]
+    assert result.sections == [page_title(read_page(ROOT / f"{book.documents[1]}.md"))]
+    assert PdfReader(out).metadata["/Title"] == chapter.title

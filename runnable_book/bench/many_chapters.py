@@ -1,6 +1,6 @@
 """A book of many chapters beside this one: do the build's costs stay flat as a book grows?
 
-    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check,reader] [--repeats 3] [--reuse]
+    python -m runnable_book.bench.many_chapters [--chapters 20] [--steps clean,prose,saved,check,reader,pdf] [--repeats 3] [--reuse]
 
 Two copies of this repository's sources (clean_build_compare.sources_copy: no environment, no
 builds) under _build/bench/many-chapters/: the book as it is, one chapter, and the same book
@@ -24,7 +24,11 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
   page is kept offline, the bytes with the data saver on, when only the page itself loads) and
   15.1's click to its first output, cold and cached (runnable_book/bench/run_in_browser.py
   --timing-only). Its figures are bytes and seconds, not a build's cost: their ratios are
-  printed apart.
+  printed apart;
+* ``pdf``: every PDF of the book printed again from its one-page build (`make pdf`'s second
+  half; the build made first, untimed, when missing): the seconds of all of them, and of
+  chapter 15's, whose pages are the same in both books (in a book of several it is printed from
+  those pages cut out of the whole book's). Printed apart, as the reader's figures.
 
 Prints each step's seconds in both books and their ratio, on the clock and of CPU (the CPU's
 ratio is the one that holds on a busy machine); writes _build/bench/many_chapters.json.
@@ -52,8 +56,8 @@ from runnable_book.repository import ROOT, TOOL
 
 OUT = ROOT / "_build" / "bench"
 SCRATCH = OUT / "many-chapters"
-STEPS = ["clean", "prose", "saved", "check", "reader"]
-BUILD_STEPS = STEPS[:-1]  # (costs of the build; reader is what its site costs a reader)
+STEPS = ["clean", "prose", "saved", "check", "reader", "pdf"]
+BUILD_STEPS = STEPS[:-2]  # (costs of the build; reader is what its site costs a reader, pdf its prints)
 FIRST = 15  # the book's chapter, the one copied
 PROSE_PAGE, SAVED_PAGE = "book/15_07_structured_stores.md", "book/15_08_long_context_rag_cache.md"
 SAVED_EDIT = ("    return len(tokenize(text))", "    return len(list(tokenize(text)))")
@@ -178,6 +182,28 @@ def reader_figures(book: Path, label: str, repeats: int) -> dict[str, float]:
             "click to first output, cached, s": clicked["cached"]["median"]}
 
 
+def pdf_figures(book: Path, label: str) -> dict[str, float]:
+    """The ``pdf`` step: ``book``'s PDFs printed again into _build/bench/many-chapters-<label>-pdf/,
+    as print_pdf.py says each one's seconds."""
+    from runnable_book.pipeline.artefact_steps import SINGLEHTML
+
+    singlehtml = book / SINGLEHTML.relative_to(ROOT)
+    if not (singlehtml / "index.html").is_file():
+        python(book, "-m", "runnable_book.pipeline.artefact_graph", "pdf")
+    out = OUT / f"many-chapters-{label}-pdf"
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.monotonic()
+    done = python_in(book, "-m", "runnable_book.pipeline.print_pdf", str(singlehtml), str(out))
+    if done.returncode != 0:
+        raise SystemExit(f"{book.name}: printing its PDFs failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    every = time.monotonic() - started
+    printed = {Path(name).name: float(seconds) for name, seconds
+               in re.findall(r"^(\S+\.pdf): .* printed in ([\d.]+) s$", done.stdout, re.M)}
+    print(f"  {book.name}: {len(printed)} PDFs printed in {every:.1f} s", flush=True)
+    return {"every PDF, s": round(every, 1), "PDFs": len(printed),
+            f"chapter {FIRST}'s PDF, s": printed[f"chapter{FIRST}.pdf"]}
+
+
 def merged(last: dict, new: dict) -> dict:
     """``last`` with ``new``'s values in, nested dictionaries merged the same way."""
     return {**last, **{key: merged(last[key], value) if isinstance(value, dict) and isinstance(last.get(key), dict)
@@ -220,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     costs = {label: measure(book, steps, args.repeats) for label, book in books.items()}
     readers = ({label: reader_figures(book, label, args.repeats) for label, book in books.items()}
                if "reader" in steps else {})
+    prints = {label: pdf_figures(book, label) for label, book in books.items()} if "pdf" in steps else {}
     results = {label: {step: cost.wall for step, cost in steps_.items()} for label, steps_ in costs.items()}
     cpu = {label: {step: cost.cpu for step, cost in steps_.items()} for label, steps_ in costs.items()}
     report = {"chapters": {"one": 1, "many": args.chapters}, "pages": pages, "load_average": os.getloadavg(),
@@ -228,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     if readers:
         report["reader"] = {**readers, "ratio": {figure: round(readers["many"][figure] / readers["one"][figure], 2)
                                                  for figure in readers["one"]}}
+    if prints:
+        report["pdf"] = {**prints, "ratio": {figure: round(prints["many"][figure] / prints["one"][figure], 2)
+                                             for figure in prints["one"]}}
     if "clean" in results["one"]:
         report["seconds_per_page"] = {label: round(results[label]["clean"] / pages[label], 2) for label in results}
     OUT.mkdir(parents=True, exist_ok=True)
@@ -241,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{report['cpu_ratio'][step]:>11.2f}")
     for figure, ratio in (report["reader"]["ratio"].items() if readers else ()):  # (measured by this run)
         print(f"reader: {figure}: {readers['one'][figure]:g} and {readers['many'][figure]:g}, ratio {ratio:.2f}")
+    for figure, ratio in (report["pdf"]["ratio"].items() if prints else ()):
+        print(f"pdf: {figure}: {prints['one'][figure]:g} and {prints['many'][figure]:g}, ratio {ratio:.2f}")
     print(f"pages: {pages['one']} and {pages['many']}" + (
         f"; clean build per page: {report['seconds_per_page']['one']} s and {report['seconds_per_page']['many']} s"
         if "seconds_per_page" in report else "") + f"; load average at the end: {report['load_average'][0]:.1f}")

@@ -60,8 +60,22 @@ class _QuietCountingHandler(SimpleHTTPRequestHandler):
         super().send_response(code, message)
 
     def send_head(self):
+        served = self._send_page_in_memory()
+        if served is not None:
+            return served
         ranged = self._send_range_head()
         return super().send_head() if ranged is None else ranged
+
+    def _send_page_in_memory(self):
+        """A page LocalSite.serve holds at this path (whole, 200), or None: not one."""
+        body = self.server.page_in_memory(unquote(urlsplit(self.path).path))
+        if body is None:
+            return None
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
     def _send_range_head(self):
         """The answer to a Range of a file: 206 with those bytes, or 416 past its end; None (the
@@ -170,6 +184,15 @@ class _CountingServer(ThreadingHTTPServer):
         self._paths_served: list[tuple[str, int]] = []
         self._responses: list[Response] = []
         self._held: dict[str, threading.Event] = {}
+        self._pages_in_memory: dict[str, bytes] = {}
+
+    def serve(self, path: str, body: bytes) -> None:
+        with self._lock:
+            self._pages_in_memory[path] = body
+
+    def page_in_memory(self, path: str) -> bytes | None:
+        with self._lock:
+            return self._pages_in_memory.get(path)
 
     def hold(self, path: str) -> threading.Event:
         """From now on, requests for ``path`` wait until the returned event is set (release)."""
@@ -264,6 +287,13 @@ class LocalSite:
             yield
         finally:
             self.server.release(path)
+
+    def serve(self, page: str, html: bytes) -> None:
+        """Serve ``html`` at ``page`` (a path of the site) from now on, as a file of the folder
+        would be, though no file is written: a page made for one use (a chapter's print:
+        runnable_book/pipeline/print_pdf.py) beside the site's own, its addresses relative
+        to theirs. It takes the place of a file of that name."""
+        self.server.serve("/" + page.lstrip("/"), html)
 
     def url(self, page: str) -> str:
         return f"{self.origin}/{page}"

@@ -6,17 +6,24 @@
 // nothing defined outside it. (The code's shaping and 15.11's solutions have files of their own:
 // print_shaping.mjs, print_solutions.mjs.)
 
-// A chapter's PDF (runnable_book/pipeline/printed_pdfs.py): the one-page book cut down to the
-// chapter's pages, and titled for it. Sphinx marks where each inlined page starts (a <span
-// id="document-NAME">); a page is its marker and the elements after it up to the next one. The
-// root page's own text (its title, edition and opening) is not a chapter's: it stays only when
-// the root is one of the pages kept; else only its title's element and the edition stay (print
-// shows the theme's own title, #jb-print-docs-body, which is retitled), as does every container
-// of a page kept.
-// The theme's print contents lose the pages left out. Returns the names of the pages kept.
-/** @type {(args: [string[], string, boolean]) => string[]} */
-export const keepDocuments = ([documents, title, withRoot]) => {
-    const article = /** @type {Element} */ (document.querySelector('article'));
+// A chapter's PDF (runnable_book/pipeline/printed_pdfs.py) is printed from its own page: the
+// one-page book's HTML (fetched from its address, as Sphinx wrote it) cut down to the chapter's
+// pages, and titled for it, before any of it is laid out or runs: parsed by DOMParser, whose
+// document runs no script and loads no image, so a chapter of a long book costs little more
+// than its own pages. (Fetched here, not sent from Python: sending a long book's page to the
+// browser took longer than its parsing.)
+// Sphinx marks where each inlined page starts (a <span id="document-NAME">); a page is its
+// marker and the elements after it up to the next one. The root page's own text (its title,
+// edition and opening) is not a chapter's: it stays only when the root is one of the pages
+// kept; else only its title's element and the edition stay (print shows the theme's own title,
+// #jb-print-docs-body, which is retitled), as does every container of a page kept.
+// Returns the cut page's HTML and the names of the pages kept.
+/** @type {(args: [string, string[], string, boolean]) => Promise<{html: string, kept: string[]}>} */
+export const chapterPage = async ([address, documents, title, withRoot]) => {
+    const response = await fetch(address);
+    if (!response.ok) throw new Error(`${address}: HTTP ${response.status}`);
+    const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+    const article = /** @type {Element} */ (page.querySelector('article'));
     const marker = 'span[id^="document-"]';
     /** @type {(start: Element) => Element[]} */
     const pageAt = (start) => {
@@ -43,12 +50,16 @@ export const keepDocuments = ([documents, title, withRoot]) => {
         };
         prune(article);
     }
-    const printedTitle = document.querySelector('#jb-print-docs-body > h1');
+    const printedTitle = page.querySelector('#jb-print-docs-body > h1');
     if (printedTitle) printedTitle.textContent = title;
-    for (const link of document.querySelectorAll('#jb-print-toc a[href^="#document-"]')) {
-        if (!documents.includes((link.getAttribute('href') || '').slice('#document-'.length))) link.closest('li')?.remove();
+    // The theme's lists of the page's contents (its print-only one, and the "on this page" one
+    // its script reads once the page runs) lose the entries of the sections cut.
+    for (const link of page.querySelectorAll('#jb-print-toc a[href^="#"], #pst-page-toc-nav a[href^="#"]')) {
+        const id = decodeURIComponent((link.getAttribute('href') || '').slice(1));
+        if (id && !page.getElementById(id)) link.closest('li')?.remove();
     }
-    return found;
+    const doctype = page.doctype ? `<!DOCTYPE ${page.doctype.name}>\n` : '';
+    return {html: doctype + page.documentElement.outerHTML, kept: found};
 };
 
 // Folds (MyST-NB's hide-cell toggles and sphinx-design dropdowns) are <details>; whatever

@@ -6,8 +6,8 @@ Usage:
 
 Which PDFs, their names, pages and titles ("Chapter 15 · Advanced and Agentic Retrieval", on
 every page's footer too) are the book's: printed_pdfs.py reads them from its pages. This book
-has one chapter: one PDF, chapter15.pdf. A chapter's PDF is the same one page with the other
-chapters' pages taken out before printing.
+has one chapter: one PDF, chapter15.pdf. A chapter's PDF is printed from the same one page with
+the other chapters' pages taken out before it is opened.
 
 The input is Sphinx's ``singlehtml`` build of the book (`make pdf` makes it with the
 same _config.yml as the HTML book): the opening, 15.1-15.11 and the references on one
@@ -94,8 +94,21 @@ EMPTY_HEADER = "<span></span>"
 
 # What runs in the page around the two prints: print_pdf.mjs (each function says what it does).
 SCRIPT = Path(__file__).with_suffix(".mjs")
-# A chapter's PDF: the other chapters' pages taken out, the print titled for the chapter.
-JS_KEEP_DOCUMENTS = page_function(SCRIPT, "keepDocuments")
+# A chapter's PDF: printed from a page of its own, the one-page book's HTML with the other
+# chapters' pages taken out before it is opened (none of their text is laid out, none of their
+# images loaded), titled for the chapter. It is served from memory beside the book's page
+# (LocalSite.serve), so that its relative addresses are the book's page's.
+JS_CHAPTER_PAGE = page_function(SCRIPT, "chapterPage")
+
+
+# The empty page the chapter's page is cut in: it fetches the book's page from its own site.
+CUTTING_PAGE = "cutting-a-chapter.html"
+
+
+def chapter_page_name(pdf: PrintedPdf) -> str:
+    """Where a chapter's own page is served: beside the book's, named for its PDF (a name no
+    Sphinx build writes)."""
+    return f"{pdf.name}.html"
 # Folds (<details>) that print_solutions did not unfold print opened.
 JS_OPEN_DETAILS = page_function(SCRIPT, "openDetails")
 # A contents list after the chapter title, one linked entry per section, in place of the
@@ -182,14 +195,20 @@ class ChapterPrinter:
         page.on("response", lambda r: failed_local.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
 
         where = f"{CHAPTER_PAGE} of {site.root}"
-        page.goto(site.url(CHAPTER_PAGE), wait_until="load")
-        wait_for_page_scripts(page)
+        printed = CHAPTER_PAGE
         if not pdf.whole_book:
             root = whole_book_pdf().documents[0]  # (the book's first page: the one Sphinx marks not)
-            kept = page.evaluate(JS_KEEP_DOCUMENTS, [list(pdf.documents), title, root in pdf.documents])
-            missing = [d for d in pdf.documents if d != root and d not in kept]
+            site.serve(CUTTING_PAGE, b"<!DOCTYPE html><title>Cutting</title>")  # (an address of the site's own)
+            page.goto(site.url(CUTTING_PAGE))
+            cut = page.evaluate(JS_CHAPTER_PAGE, [CHAPTER_PAGE, list(pdf.documents), title, root in pdf.documents])
+            missing = [d for d in pdf.documents if d != root and d not in cut["kept"]]
             if missing:
                 raise PrintError(f"{where}: {out.name} should print {', '.join(missing)}, which the page does not hold")
+            printed = chapter_page_name(pdf)
+            site.serve(printed, cut["html"].encode("utf-8"))
+            where = f"{where}, cut to {out.name}'s pages"
+        page.goto(site.url(printed), wait_until="load")
+        wait_for_page_scripts(page)
         page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, [PAGE_TARGETS, exercises_in_print(pdf.documents)])
         page.evaluate(JS_OPEN_DETAILS)
         self._wait_for_diagrams(page, where)
