@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runnable_book.pipeline import extract_library
+from runnable_book.pipeline import extract_library, library_text
 
 PAGE_TOP = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
 
@@ -134,7 +134,7 @@ def test_solution_cells_become_one_generated_module_per_exercise(tmp_path, monke
     (scratch_solutions / "solution_3.py").unlink()  # discarded, as the message says
     assert extract_library.main([]) == 0 and (scratch_solutions / "solution_3.py").read_text() == three
     # A solution module no page makes any more is caught too, and removed by `make lib`.
-    (scratch_solutions / "solution_9.py").write_text(extract_library.with_digest("x = 1\n"))
+    (scratch_solutions / "solution_9.py").write_text(library_text.with_digest("x = 1\n"))
     assert extract_library.main(["--check"]) == 1 and "solution_9.py is made by no page" in capsys.readouterr().err
     assert extract_library.main([]) == 0 and not (scratch_solutions / "solution_9.py").exists()
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from runnable_book.pipeline import page_inputs, execute_pages
-from runnable_book.pipeline.extract_library import LIBRARY_INIT
+from runnable_book.pipeline.library_text import LIBRARY_INIT
 from runnable_book.pipeline.library_uses import LAZY_EXPORTS, Library, uses
 from runnable_book.pipeline.pages import notebook_pages, read_page
 from runnable_book.repository import ROOT
@@ -200,7 +200,7 @@ def test_the_librarys_inputs_are_the_same_on_every_supported_python_here():
 
 
 # The package re-exporting two chapters: as make lib writes it (each chapter imported on first use
-# of one of its names: extract_library.LIBRARY_INIT), and as star imports would.
+# of one of its names: library_text.LIBRARY_INIT), and as star imports would.
 TWO_CHAPTERS_INIT = {
     "make lib's": LIBRARY_INIT.format(regenerate="make lib", chapters="two", lazy_name=LAZY_EXPORTS,
                                       chapters_names="    'chapter15': ['h', 'g', 'f', 'LIMIT'],\n    'chapter16': ['count'],\n",

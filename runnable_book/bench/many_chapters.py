@@ -51,7 +51,7 @@ from pathlib import Path
 
 from runnable_book.bench import rebuild
 from runnable_book.checks.clean_build_compare import python_in, sources_copy
-from runnable_book.pipeline.extract_library import defined_names
+from runnable_book.pipeline.library_names import defined_names
 from runnable_book.repository import ROOT, TOOL
 
 OUT = ROOT / "_build" / "bench"

@@ -1,6 +1,8 @@
 """The build pipeline, one module per arrow of the data flow (`make` target in brackets).
 
-    book/*.md --extract_library [lib]--> chapter_lib/chapterNN.py (a module per chapter: chapters)
+    book/*.md --extract_library [lib]--> chapter_lib/chapterNN.py (a module per chapter: chapters;
+                                        library_names checks the cells' names, library_text
+                                        is what the modules say around them)
               --execute_pages [outputs]--> book/*.ipynb (executed; reader_notebook assembles
                                             them, myst_to_notebook makes their markdown
                                             plain CommonMark)

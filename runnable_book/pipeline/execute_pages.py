@@ -46,7 +46,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 from runnable_book.pipeline import change_report, exercise_contract, kernel_interrupts, synced_pages
-from runnable_book.pipeline.extract_library import write_atomically
+from runnable_book.common.files import write_atomically
 from runnable_book.pipeline.change_report import PageRun
 from runnable_book.pipeline.page_inputs import KERNEL_SETUP, inputs, inputs_digest
 from runnable_book.pipeline.myst_to_notebook import ConversionError

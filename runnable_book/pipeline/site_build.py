@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runnable_book.pipeline import change_report, draw_diagrams, edition, execute_pages, synced_pages, tree_rollback
-from runnable_book.pipeline.extract_library import write_atomically
+from runnable_book.common.files import write_atomically
 from runnable_book.pipeline.pages import BookError, notebook_pages, shown
 from runnable_book.repository import ROOT, TOOL
 
