@@ -630,3 +630,28 @@ def test_a_chapters_pdf_is_printed_from_its_pages_alone(printer, singlehtml_copy
     assert [title for title, _ in outline_pages(out.read_bytes())] == [chapter.title, *result.sections]
     assert result.sections == [page_title(read_page(ROOT / f"{book.documents[1]}.md"))]
     assert PdfReader(out).metadata["/Title"] == chapter.title
+
+
+def test_a_pdf_is_printed_again_only_when_what_it_is_printed_from_changed(printer, singlehtml_copy, tmp_path):
+    """`make pdf`'s records (runnable_book/pipeline/print_record.py): a chapter's PDF whose page,
+    build and tool are as when it was printed is left as it is, an edit of another chapter's page
+    included; an edit of its own pages prints it again, as does a PDF on disk that is not the
+    one recorded."""
+    book = whole_book_pdf()
+    records, chapter = tmp_path / "records", PrintedPdf("chapter99.pdf", "Chapter 99 · A pretend chapter", "99",
+                                                        (book.documents[1],), whole_book=False)
+    out = tmp_path / chapter.name
+    again = lambda: printer.print_site(singlehtml_copy, out, chapter, records).printed  # noqa: E731
+    assert again(), "a PDF never printed was not printed"
+    first = out.read_bytes()
+    assert not again(), "a PDF printed from the same inputs was printed again"
+    other = f'<span id="document-{book.documents[-1]}"></span>'
+    plant(singlehtml_copy, other, other + "<p>An edit of another chapter.</p>")
+    assert not again() and out.read_bytes() == first, "an edit of another chapter's page printed this one again"
+    own = f'<span id="document-{book.documents[1]}"></span>'
+    plant(singlehtml_copy, own, own + "<p>An edit of the chapter.</p>")
+    assert again() and out.read_bytes() != first, "an edit of the chapter's own page left its PDF as it was"
+    out.write_bytes(first)
+    assert again(), "a PDF on disk that is not the one recorded was left as it is"
+    (singlehtml_copy / "_static" / "planted.css").write_text("p { color: red }")
+    assert again(), "a file added to the build (which the page may load) left the PDF as it was"

@@ -266,7 +266,10 @@ def pdf_step() -> bool:
         (DIGESTS / "print-extension.sha256").unlink(missing_ok=True)
         return False
     PDF_FOLDER.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.print_pdf", str(SINGLEHTML), str(PDF_FOLDER)], cwd=ROOT)
+    # (a PDF whose print's inputs are as when it was printed is left as it is: a prose edit in
+    # one chapter of a book of many prints that chapter's PDF and the book's)
+    done = subprocess.run([sys.executable, "-m", "runnable_book.pipeline.print_pdf", str(SINGLEHTML), str(PDF_FOLDER),
+                           "--records", str(DIGESTS / "printed-pdfs")], cwd=ROOT)
     if done.returncode == 0:
         # A PDF of an earlier name (the chapter renumbered, a chapter removed): the site would
         # go on serving it beside the new ones.

@@ -55,6 +55,7 @@ from pypdf.generic import NameObject, TextStringObject
 import yaml
 
 from runnable_book.common.files import write_atomically
+from runnable_book.pipeline import print_record
 from runnable_book.browser.chromium import BROWSER, keep_on_host, launch, wait_for_page_scripts
 from runnable_book.browser.local_site import LocalSite
 from runnable_book.common.page_scripts import page_function
@@ -141,10 +142,11 @@ class PrintError(Exception):
 @dataclass
 class PrintResult:
     pdf: Path
-    pages: int
+    pages: int | None  # (None: not printed again, not counted)
     bytes: int
     sections: list[str] = field(default_factory=list)
     external_requests: list[str] = field(default_factory=list)
+    printed: bool = True  # False: left as it was, its inputs unchanged (print_record.py)
 
 
 class ChapterPrinter:
@@ -157,14 +159,18 @@ class ChapterPrinter:
     def __enter__(self) -> ChapterPrinter:
         self._launched = launch(BROWSER)  # the PDF is an artefact: the browser itself prints it
         self._browser = self._launched.__enter__()
+        self._site_digests: dict[Path, tuple[tuple, str]] = {}
         return self
 
     def __exit__(self, *exc) -> None:
         self._launched.__exit__(*exc)
 
-    def print_site(self, site_root: Path, out: Path, pdf: PrintedPdf | None = None) -> PrintResult:
+    def print_site(self, site_root: Path, out: Path, pdf: PrintedPdf | None = None,
+                   records: Path | None = None) -> PrintResult:
         """Print site_root's one page to out as ``pdf`` says (printed_pdfs.py: its pages and its
-        title; default, the whole book's); raise PrintError (and write nothing) on a problem."""
+        title; default, the whole book's); raise PrintError (and write nothing) on a problem.
+        ``records``: a folder of print_record.py's records: out is left as it is when it was
+        printed from the same inputs, and a new print is recorded there."""
         site_root, out = Path(site_root), Path(out)
         pdf = pdf or whole_book_pdf()
         if not (site_root / CHAPTER_PAGE).is_file():
@@ -176,13 +182,13 @@ class ChapterPrinter:
                 service_workers="block",
             )
             try:
-                return self._print(context, site, out, pdf)
+                return self._print(context, site, out, pdf, records)
             finally:
                 context.close()
 
     # -- steps ---------------------------------------------------------------
 
-    def _print(self, context, site: LocalSite, out: Path, pdf: PrintedPdf) -> PrintResult:
+    def _print(self, context, site: LocalSite, out: Path, pdf: PrintedPdf, records: Path | None) -> PrintResult:
         title = pdf.title
         external: list[str] = []
         # Everything not served by our own server is stopped before it leaves the machine.
@@ -196,6 +202,7 @@ class ChapterPrinter:
 
         where = f"{CHAPTER_PAGE} of {site.root}"
         printed = CHAPTER_PAGE
+        page_html = None  # (as the browser gets it: read only when a record is asked for)
         if not pdf.whole_book:
             root = whole_book_pdf().documents[0]  # (the book's first page: the one Sphinx marks not)
             site.serve(CUTTING_PAGE, b"<!DOCTYPE html><title>Cutting</title>")  # (an address of the site's own)
@@ -205,8 +212,17 @@ class ChapterPrinter:
             if missing:
                 raise PrintError(f"{where}: {out.name} should print {', '.join(missing)}, which the page does not hold")
             printed = chapter_page_name(pdf)
-            site.serve(printed, cut["html"].encode("utf-8"))
+            page_html = cut["html"].encode("utf-8")
+            site.serve(printed, page_html)
             where = f"{where}, cut to {out.name}'s pages"
+        inputs = None
+        if records is not None:
+            if page_html is None:
+                page_html = (site.root / CHAPTER_PAGE).read_bytes()
+            inputs = print_record.inputs_digest(page_html, self._site_digest(site.root), title, pdf.documents,
+                                                self._browser.version, source_date_epoch())
+            if print_record.unchanged(records, out, inputs):
+                return PrintResult(out, None, out.stat().st_size, printed=False)
         page.goto(site.url(printed), wait_until="load")
         wait_for_page_scripts(page)
         page_targets = page.evaluate(JS_SOLUTIONS_AT_THE_BACK, [PAGE_TARGETS, exercises_in_print(pdf.documents)])
@@ -240,7 +256,17 @@ class ChapterPrinter:
         if external:  # anything requested while printing
             raise PrintError(f"{where}: the page requested other hosts (blocked):\n  " + "\n  ".join(external))
         write_atomically(out, final)
+        if records is not None:
+            print_record.keep(records, out, inputs, final)
         return PrintResult(out, len(PdfReader(io.BytesIO(final)).pages), len(final), sections, external)
+
+    def _site_digest(self, site_root: Path) -> str:
+        """print_record.site_digest, read again only when a file of the folder was written since
+        (the PDFs of one run are printed from one build)."""
+        files = print_record.stat_signature(site_root)
+        if self._site_digests.get(site_root, (None,))[0] != files:
+            self._site_digests[site_root] = (files, print_record.site_digest(site_root, CHAPTER_PAGE))
+        return self._site_digests[site_root][1]
 
     def _wait_for_diagrams(self, page, where: str) -> None:
         # (Polled once a frame: the print is an artefact, one wait per print
@@ -430,12 +456,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("site", type=Path, help="the singlehtml build, e.g. _build/print/_build/singlehtml")
     parser.add_argument("folder", type=Path, help="where to write the book's PDFs (printed_pdfs.py), e.g. _build/pdf")
+    parser.add_argument("--records", type=Path, help="a folder of records of what each PDF was printed from: a PDF "
+                        "whose inputs are unchanged is not printed again (print_record.py; `make pdf`)")
     args = parser.parse_args(argv)
     try:
         with ChapterPrinter() as printer:
             for pdf in printed_pdfs():
                 started = time.monotonic()
-                result = printer.print_site(args.site, args.folder / pdf.name, pdf)
+                result = printer.print_site(args.site, args.folder / pdf.name, pdf, args.records)
+                if not result.printed:
+                    print(print_record.describe(result.pdf))
+                    continue
                 print(f"{result.pdf}: {result.pages} pages, {result.bytes / 1e6:.2f} MB, "
                       f"{len(result.sections)} sections, printed in {time.monotonic() - started:.1f} s")
     except (PrintError, RuntimeError, PlaywrightError) as error:
