@@ -46,7 +46,8 @@ from runnable_book.pipeline.pdf_difference import first_difference
 from runnable_book.pipeline.pages import code_cells, notebook_pages, page_title, pages_in_toc_order, read_page
 from runnable_book.pipeline.artefact_steps import SINGLEHTML, pdf_path  # (the build graph's own paths)
 from runnable_book.pipeline.printed_pdfs import PrintedPdf, whole_book_pdf
-from runnable_book.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError, epoch_dated, outline_pages, pdf_date
+from runnable_book.pipeline.print_finish import epoch_dated, outline_pages, pdf_date
+from runnable_book.pipeline.print_pdf import CHAPTER_PAGE, ChapterPrinter, PrintError
 
 pytestmark = pytest.mark.site
 

@@ -96,7 +96,7 @@ def test_a_pdf_no_plan_names_is_not_taken_for_a_printed_one(name):
      "15.2 One-shot RAG and the question it cannot answer", False),  # (another heading's text before it)
 ])
 def test_a_bookmark_is_its_heading_as_chromium_lays_it_out_and_nothing_else(bookmark, heading, same):
-    """print_pdf.laid_out_as: what the printer accepts as a heading's bookmark before titling it exactly."""
-    from runnable_book.pipeline.print_pdf import laid_out_as
+    """print_finish.laid_out_as: what the printer accepts as a heading's bookmark before titling it exactly."""
+    from runnable_book.pipeline.print_finish import laid_out_as
 
     assert laid_out_as(bookmark, heading) is same

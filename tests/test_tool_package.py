@@ -26,7 +26,7 @@ from runnable_book import new_book
 from runnable_book.common import tested_versions  # (the module: pytest collects a function whose name starts "test")
 from runnable_book.pipeline import npm_assets
 from runnable_book.pipeline.pages import page_title, read_page
-from runnable_book.pipeline.print_pdf import outline_pages
+from runnable_book.pipeline.print_finish import outline_pages
 from runnable_book.release import tool_wheel
 from runnable_book.repository import ROOT, TOOL
 

@@ -25,7 +25,8 @@ from pypdf import PdfReader
 from runnable_book.pipeline.artefact_steps import SINGLEHTML, pdf_path  # (the build graph's own paths)
 from runnable_book.repository import ROOT
 from runnable_book.pipeline.pdf_difference import first_difference
-from runnable_book.pipeline.print_pdf import ChapterPrinter, epoch_dated
+from runnable_book.pipeline.print_finish import epoch_dated
+from runnable_book.pipeline.print_pdf import ChapterPrinter
 
 OUT = ROOT / "_build" / "bench"
 
