@@ -30,15 +30,20 @@ runs it as the kernel's first cell, so the notebook's execution counts start at 
 from __future__ import annotations
 
 import copy
+import functools
+import hashlib
+import importlib.metadata
+import json
 from pathlib import Path
 
 import nbformat
 
 from runnable_book.pipeline import edition
 from runnable_book.pipeline.install_cell import INSTALL_TAG, edition_install_cell
-from runnable_book.repository import ROOT
+from runnable_book.repository import ROOT, TOOL
+from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.pipeline.myst_to_notebook import (
-    REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
+    BIBFILE, REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
     entry_markdown, figure_numbers, reference_anchor,
 )
 
@@ -111,7 +116,41 @@ def markdown_cell(source: str, tags: list[str] | None = None, folded: dict | Non
 
 def reader_cells(md: Path, nb) -> list:
     """The cells of the reader's notebook, from the page's notebook (with its outputs)."""
-    cells = [c for c in [page_install_cell(nb)] if c is not None]
+    return [c for c in [page_install_cell(nb)] if c is not None] + kept_converted_cells(md, nb)
+
+
+def kept_converted_cells(md: Path, nb) -> list:
+    """converted_cells, kept by everything they are made from (runnable_book/pipeline/parse_cache.py):
+    a change to the library gives every page's notebook a new install cell and converts no
+    page's text differently, and converting a page's markdown is most of writing its notebook
+    (in a book of 200 pages, seconds on every edit of a saved function)."""
+    key = f"{md.resolve()}\0{conversion_inputs()}\0{json.dumps(nb, sort_keys=True)}"
+    return kept_parse("reader-cells", key, Path(__file__), lambda: converted_cells(md, nb))
+
+
+@functools.cache
+def conversion_inputs() -> str:
+    """What converting any page depends on besides the page (read once a process, as the book's
+    figure numbers and bibliography are): the tool's code, _config.yml, the .bib file and the
+    figures' numbers through the book, the committed diagrams (a drawing turned top to bottom
+    is shown so), pybtex's version."""
+    from runnable_book.pipeline.draw_diagrams import DIAGRAMS
+
+    sha = hashlib.sha256(repr(sorted(figure_numbers().items())).encode())
+    try:
+        sha.update(importlib.metadata.version("pybtex").encode())
+    except importlib.metadata.PackageNotFoundError:
+        sha.update(b"pybtex absent")
+    tool = sorted(path for path in TOOL.rglob("*.py") if "__pycache__" not in path.parts)
+    for path in [ROOT / "_config.yml", *([BIBFILE] if BIBFILE else []), *tool, *sorted(DIAGRAMS.glob("*.svg"))]:
+        sha.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(absent)") + b"\0")
+    return sha.hexdigest()
+
+
+def converted_cells(md: Path, nb) -> list:
+    """The page's cells as the reader's notebook has them, after its install cell: markdown
+    converted, figures captioned, worked solutions folded, the References at the end."""
+    cells: list = []
     cited: list[str] = []
     in_section = False  # inside a run of hidden cells (and the markdown that closes it)
     for number, cell in enumerate(nb.cells, start=1):
