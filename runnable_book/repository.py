@@ -42,3 +42,10 @@ def named(path: Path, root: Path | None = None) -> str:
     if path.is_relative_to(TOOL):
         return (Path(TOOL.name) / path.relative_to(TOOL)).as_posix()
     return path.relative_to(root).as_posix()
+
+
+def tool_code(suffixes: tuple[str, ...] = (".py",)) -> list[Path]:
+    """The tool's own code, in order: its files of these suffixes (its Python by default), no
+    bytecode. What each record of a step's inputs digests as "the tool"."""
+    return sorted(path for path in TOOL.rglob("*") if path.suffix in suffixes and path.is_file()
+                  and "__pycache__" not in path.parts)

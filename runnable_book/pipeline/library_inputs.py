@@ -25,7 +25,7 @@ import json
 
 from runnable_book.pipeline.pages import BookError, _parsed_page, page_title, pages_in_toc_order
 from runnable_book.pipeline.synced_pages import digest_of_inputs
-from runnable_book.repository import ROOT, TOOL, named
+from runnable_book.repository import ROOT, named, tool_code
 
 RECORD = ROOT / "_build" / "digests" / "library-inputs.sha256"
 PACKAGES = ("jupytext", "markdown-it-py", "mdit-py-plugins", "myst-parser", "pyflakes", "PyYAML")
@@ -37,7 +37,7 @@ def library_inputs() -> str | None:
     sha = digest_of_inputs(PACKAGES, [
         ROOT / "_toc.yml", ROOT / "_config.yml", ROOT / "pyproject.toml",
         *sorted(p for p in (ROOT / "chapter_lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts),
-        *sorted(p for p in TOOL.rglob("*.py") if "__pycache__" not in p.parts)])
+        *tool_code()])
     try:
         for md in pages_in_toc_order():
             text = md.read_text()

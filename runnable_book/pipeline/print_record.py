@@ -26,16 +26,10 @@ from pathlib import Path
 
 from runnable_book.common.files import write_atomically
 from runnable_book.pipeline.synced_pages import digest_of_inputs
-from runnable_book.repository import ROOT, TOOL
+from runnable_book.repository import ROOT, tool_code
 
 # The packages whose code takes part in a print (besides Chromium, whose version is asked).
 PACKAGES = ("playwright", "pypdf")
-
-
-def tool_files() -> list[Path]:
-    """The tool's code: every Python module and page script of the package."""
-    return sorted(path for path in TOOL.rglob("*") if path.suffix in (".py", ".mjs") and path.is_file()
-                  and not {"__pycache__", "node_modules"} & set(path.parts))
 
 
 def stat_signature(site_root: Path) -> tuple:
@@ -59,7 +53,7 @@ def site_digest(site_root: Path, page: str) -> str:
 def tool_digest() -> str:
     """The tool's code, Python's and the packages' versions, the book's _config.yml: read once
     for all the PDFs of a run."""
-    return digest_of_inputs(PACKAGES, [*tool_files(), ROOT / "_config.yml"]).hexdigest()
+    return digest_of_inputs(PACKAGES, [*tool_code((".py", ".mjs")), ROOT / "_config.yml"]).hexdigest()
 
 
 def inputs_digest(page_html: bytes, site: str, title: str, documents: tuple[str, ...],

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
-import importlib.metadata
 import json
 from pathlib import Path
 
@@ -40,7 +38,7 @@ import nbformat
 
 from runnable_book.pipeline import edition
 from runnable_book.pipeline.install_cell import INSTALL_TAG, edition_install_cell
-from runnable_book.repository import ROOT, TOOL
+from runnable_book.repository import ROOT, tool_code
 from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.pipeline.myst_to_notebook import (
     BIBFILE, REFERENCES_ANCHOR, Context, bibliography, caption_markdown, cite_names, convert_markdown,
@@ -135,15 +133,11 @@ def conversion_inputs() -> str:
     figures' numbers through the book, the committed diagrams (a drawing turned top to bottom
     is shown so), pybtex's version."""
     from runnable_book.pipeline.draw_diagrams import DIAGRAMS
+    from runnable_book.pipeline.synced_pages import digest_of_inputs
 
-    sha = hashlib.sha256(repr(sorted(figure_numbers().items())).encode())
-    try:
-        sha.update(importlib.metadata.version("pybtex").encode())
-    except importlib.metadata.PackageNotFoundError:
-        sha.update(b"pybtex absent")
-    tool = sorted(path for path in TOOL.rglob("*.py") if "__pycache__" not in path.parts)
-    for path in [ROOT / "_config.yml", *([BIBFILE] if BIBFILE else []), *tool, *sorted(DIAGRAMS.glob("*.svg"))]:
-        sha.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(absent)") + b"\0")
+    sha = digest_of_inputs(("pybtex",), [ROOT / "_config.yml", *filter(None, [BIBFILE]), *tool_code(),
+                                         *sorted(DIAGRAMS.glob("*.svg"))])
+    sha.update(json.dumps(figure_numbers(), sort_keys=True).encode())
     return sha.hexdigest()
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from runnable_book.common.files import write_atomically
-from runnable_book.repository import ROOT, TOOL, named
+from runnable_book.repository import ROOT, named, tool_code
 
 RECORD = ROOT / "_build" / "digests" / "synced-pages.json"
 PACKAGES = ("nbformat", "nbclient", "jupytext", "ipykernel", "markdown-it-py", "mdit-py-plugins", "myst-parser",
@@ -48,7 +48,7 @@ def book_digest() -> str:
     from runnable_book.pipeline.myst_to_notebook import BIBFILE, figure_numbers
 
     sha = digest_of_inputs(PACKAGES, [
-        *sorted(TOOL.rglob("*.py")), *sorted((ROOT / "chapter_lib").rglob("*.py")),
+        *tool_code(), *sorted((ROOT / "chapter_lib").rglob("*.py")),
         ROOT / "_config.yml", ROOT / "_toc.yml", ROOT / "pyproject.toml", *filter(None, [BIBFILE])])
     sha.update(json.dumps(figure_numbers(), sort_keys=True).encode())
     return sha.hexdigest()

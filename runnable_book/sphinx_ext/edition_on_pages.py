@@ -46,7 +46,7 @@ from runnable_book.pipeline.execute_pages import DIGEST_KEY, sources_digest
 from runnable_book.pipeline.install_cell import INSTALL_TAG, SERVED_WHEELS, repository_url, served_wheel, wheel_name
 from runnable_book.pipeline.parse_cache import kept_parse
 from runnable_book.pipeline.reader_notebook import published_notebook
-from runnable_book.repository import ROOT, TOOL
+from runnable_book.repository import ROOT, tool_code
 
 EDITION_CLASS = "book-edition"
 LINKING_BUILDERS = {"html", "dirhtml"}
@@ -139,7 +139,7 @@ def publishing_inputs(named: edition.Edition, wheel_sha256: str | None) -> str:
     """Everything besides its committed notebook that a page's published notebook is made from:
     the edition, the wheel, the book's settings and version, the tool's code."""
     sha = hashlib.sha256(f"{named!r}\0{wheel_sha256}\0".encode())
-    for path in [ROOT / "_config.yml", ROOT / "pyproject.toml", *sorted(TOOL.rglob("*.py"))]:
+    for path in [ROOT / "_config.yml", ROOT / "pyproject.toml", *tool_code()]:
         sha.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(absent)") + b"\0")
     return sha.hexdigest()
 
