@@ -3,6 +3,8 @@ text and the same parser; a failed parse is not kept; an unreadable one is parse
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from runnable_book.pipeline import pages, parse_cache
@@ -60,11 +62,21 @@ def test_a_failed_parse_is_not_kept_and_an_unreadable_one_is_parsed_again(cache)
     assert len(calls) == 2
 
 
-def test_it_keeps_at_most_its_limit(cache, monkeypatch):
-    monkeypatch.setattr(parse_cache, "KEPT", 3)
-    for number in range(5):
+def test_it_keeps_about_its_limit_the_newest_made(cache, monkeypatch):
+    """Past KEPT and an eighth, down to KEPT: the parses made last are the ones kept."""
+    monkeypatch.setattr(parse_cache, "KEPT", 16)
+    counts, seen = [], set()
+    for number in range(40):
         parse_cache.kept_parse("page", f"text {number}", cache, lambda: number)
-    assert len(list(parse_cache.FOLDER.iterdir())) == 3
+        for new in set(parse_cache.FOLDER.iterdir()) - seen:  # (its age its own: a file's time is coarse)
+            os.utime(new, ns=(number * 10**9, number * 10**9))
+        seen = set(parse_cache.FOLDER.iterdir())
+        counts.append(len(seen))
+    assert max(counts) == 16 + 2 and 16 in counts[18:]
+    parse, calls = counted("parsed again")
+    assert parse_cache.kept_parse("page", "text 39", cache, parse) == 39  # (the newest: kept)
+    assert parse_cache.kept_parse("page", "text 0", cache, parse) == "parsed again"  # (the oldest: gone)
+    assert len(calls) == 1
 
 
 def test_a_page_read_in_a_new_process_is_the_page_parsed(tmp_path, monkeypatch):

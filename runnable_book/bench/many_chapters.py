@@ -12,7 +12,7 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
 * ``clean``: every stored notebook removed, then the graph's ``book`` (the library, every page
   executed, the assets, the diagrams, the HTML): seconds, and seconds per page;
 * ``prose``: a phrase added to 15.7's first paragraph (as runnable_book/bench/rebuild.py does), then
-  ``book``; --repeats times, the median taken;
+  ``book``; --repeats times, the books taking turns, the median taken;
 * ``saved``: ``token_count`` (saved on 15.8, used there and on 15.11) edited, then ``book``:
   the same pages re-execute in both books, so what differs is what the book's size costs;
 * ``check``: after that edit, the part of ``make check`` that reads the book (the library in
@@ -135,20 +135,17 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def measure(book: Path, steps: list[str], repeats: int = 1) -> dict[str, Cost]:
-    graph = ("-m", "runnable_book.pipeline.artefact_graph", "book")
-    seconds = {}
+GRAPH = ("-m", "runnable_book.pipeline.artefact_graph", "book")
+
+
+def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
+    """The build steps but ``prose`` (prose_costs) in one book."""
+    graph, seconds = GRAPH, {}
     if "clean" in steps:
         for stored in (book / "book").glob("*.ipynb"):
             stored.unlink()
     if "clean" in steps or not (book / "_build" / "html" / "index.html").is_file():
         seconds["clean"] = python(book, *graph)  # (the other steps start from a built book)
-    if "prose" in steps:
-        prose, costs = book / PROSE_PAGE, []
-        for _ in range(repeats):  # (its median: a prose edit takes seconds, which a busy machine sways)
-            prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
-            costs.append(python(book, *graph))
-        seconds["prose"] = Cost(statistics.median(c.wall for c in costs), statistics.median(c.cpu for c in costs))
     if "saved" in steps or "check" in steps:
         saved = book / SAVED_PAGE  # (edited, or back as it was when a run before this one edited it)
         edit(saved, *(SAVED_EDIT if SAVED_EDIT[0] in saved.read_text() else SAVED_EDIT[::-1]))
@@ -162,6 +159,20 @@ def measure(book: Path, steps: list[str], repeats: int = 1) -> dict[str, Cost]:
     if "clean" not in steps:
         seconds.pop("clean", None)
     return seconds
+
+
+def prose_costs(books: dict[str, Path], repeats: int) -> dict[str, Cost]:
+    """The ``prose`` step in every book, the median of ``repeats`` edits each. The books take
+    turns, edit by edit: a prose edit takes seconds, and a machine whose speed drifts over a
+    minute (another tenant, a warmer disk cache) would otherwise give one book its slow minute."""
+    costs: dict[str, list[Cost]] = {label: [] for label in books}
+    for _ in range(repeats):
+        for label, book in books.items():
+            prose = book / PROSE_PAGE
+            prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
+            costs[label].append(python(book, *GRAPH))
+    return {label: Cost(statistics.median(c.wall for c in runs), statistics.median(c.cpu for c in runs))
+            for label, runs in costs.items()}
 
 
 def reader_figures(book: Path, label: str, repeats: int) -> dict[str, float]:
@@ -246,7 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             pages[label] = grow(book, chapters) if chapters > 1 else len(
                 re.findall(r"^\s*- file: ", (book / "_toc.yml").read_text(), re.M)) + 1
             books[label] = book
-    costs = {label: measure(book, steps, args.repeats) for label, book in books.items()}
+    costs = {label: measure(book, [step for step in steps if step == "clean"]) for label, book in books.items()}
+    if "prose" in steps:
+        for label, cost in prose_costs(books, args.repeats).items():
+            costs[label]["prose"] = cost
+    for label, book in books.items():
+        costs[label].update(measure(book, [step for step in steps if step in ("saved", "check")]))
     readers = ({label: reader_figures(book, label, args.repeats) for label, book in books.items()}
                if "reader" in steps else {})
     prints = {label: pdf_figures(book, label) for label, book in books.items()} if "pdf" in steps else {}

@@ -281,7 +281,10 @@ def title_of(md: Path) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def _title(md: Path, text: str) -> str:
-    return page_title(_parsed_page(md, text))  # (read, not changed: no copy needed)
+    # Kept apart from the parsed page (parse_cache.py): every build asks for every page's title
+    # (the PDFs' plan), and loading 200 kept pages for them was a tenth of a prose edit's build.
+    return kept_parse("title", text, Path(__file__),
+                      lambda: page_title(_parsed_page(md, text)))  # (read, not changed: no copy needed)
 
 
 def page_title(nb) -> str:
