@@ -2,7 +2,7 @@
 
 In a scratch copy of the repository and of what its last build left (its `_build`: an author's
 checkout; `make test` builds it first), a sequence of author edits (saved code, prose, a
-`.bib` entry, a figure's caption, a page added then removed, a revert; and two mistakes, a
+`.bib` entry, a figure's caption, a page added then removed, a revert, a title's markup; and two mistakes, a
 `_toc.yml` entry for a missing page and an unclosed `.bib` entry, each stopping the build with
 one line, after which nothing is remade), each followed by
 `make book`'s graph, some alone and some together, as an author makes several changes
@@ -125,6 +125,10 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path, scratch_run):
     toc.write_text(listed)
     added.unlink()
     added.with_suffix(".ipynb").unlink()
+    graph(incremental, "book")
+    # A title's markup alone, its words the same: every page's sidebar shows it so (the
+    # navigation is its titles' nodes, not their text).
+    edit(book / "15_06_graph_view.md", "\n# 15.6 A graph view of the corpus\n", "\n# 15.6 A *graph* view of the corpus\n")
     graph(incremental, "book")
 
     # The page's Python, restored from the snapshot, has the library just built.
