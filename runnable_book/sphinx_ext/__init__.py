@@ -22,9 +22,10 @@ module                    what it does, and why
 ``page_head``             a meta description per page; a valid root index.html
 ``page_assets``           one stylesheet per page; scripts after the first paint (Lighthouse)
 ``obsolete_pages``        a page taken out of _toc.yml leaves no file behind in the site
-``navigation``            every page written again when the navigation they all show changed
+``navigation``            every page written again when the navigation changed; sidebars kept
 ``offline``               one service worker: the book offline after one visit; COOP/COEP
 ``look``                  the stylesheet, a script and the theme templates the tool overrides
+``stamped_pages``         what the stamps at the build's end read: the pages written, or all
 ========================  ==================================================================
 
 The theme workarounds that need templates, not Python, are in templates/ (look.py serves them;
@@ -35,11 +36,11 @@ from __future__ import annotations
 
 from runnable_book.sphinx_ext import (
     citations, clean_pages, diagrams, edition_on_pages, exercises, icons, look, navigation, obsolete_pages, offline,
-    page_assets, page_head, page_outputs, pdf, runner, valid_markup,
+    page_assets, page_head, page_outputs, pdf, runner, stamped_pages, valid_markup,
 )
 
 PARTS = [page_outputs, citations, clean_pages, runner, exercises, pdf, edition_on_pages, diagrams, icons, valid_markup, page_head,
-         page_assets, obsolete_pages, navigation, offline, look]
+         page_assets, obsolete_pages, navigation, offline, look, stamped_pages]
 
 
 def setup(app):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -40,6 +41,7 @@ import nbformat
 from docutils import nodes
 from sphinx.errors import ExtensionError
 
+from runnable_book.common.files import kept_per_file, write_atomically
 from runnable_book.pipeline import edition
 from runnable_book.pipeline.pages import BookError
 from runnable_book.pipeline.execute_pages import DIGEST_KEY, sources_digest
@@ -114,25 +116,57 @@ def publish_notebooks_and_wheel(app, exception) -> None:
         publish_each_notebook(app)
 
 
+# What publish_each_notebook served (in the doctrees folder: a clean build starts without it).
+PUBLISHED_RECORD = "published-notebooks.json"
+NOTEBOOK_DIGESTS = "notebook-digests.json"  # (the sha256 of each committed and served notebook, by identity)
+
+
 def publish_each_notebook(app) -> None:
-    """Each page's reader notebook as the site serves it: installing this edition's wheel.
-    (Every build: Sphinx copies every page's committed notebook into _sources/ again.)"""
-    outdir = Path(app.outdir)
+    """Each page's reader notebook as the site serves it (_sources/<page>.ipynb, where the
+    header's .ipynb download points): installing this edition's wheel.
+
+    Written only where the file served is not the one wanted. Sphinx copies a page's committed
+    notebook there only for the pages it writes, so a prose edit finds all the others as the
+    last build served them; writing every page's again (on a book of 200 pages, with the
+    offline list then reading them all again) was a tenth of a prose edit's build (`make
+    bench-chapters`, timed). What is wanted is known by content: the record says, for the
+    committed notebook's sha256 and everything else it is made from (publishing_inputs), the
+    sha256 of what was served; a served file of another sha256 (Sphinx's copy, a hand edit, a
+    build stopped midway) is written again. The files' sha256 are kept by their identity
+    (common/files.py, kept_per_file), so an unchanged file is not read."""
+    outdir, doctrees = Path(app.outdir), Path(app.doctreedir)
     wheel_sha256 = serve_the_wheel(outdir)
     named = book_edition(app)
     made_from = publishing_inputs(named, wheel_sha256)
-    for docname in sorted(app.env.found_docs):
-        committed = Path(app.srcdir, docname + ".ipynb")
-        served = outdir / "_sources" / (docname + ".ipynb")
-        if not (committed.is_file() and served.is_file()):
+    served_at = {docname: (Path(app.srcdir, docname + ".ipynb"), outdir / "_sources" / (docname + ".ipynb"))
+                 for docname in sorted(app.env.found_docs)}
+    served_at = {docname: (committed, served) for docname, (committed, served) in served_at.items()
+                 if committed.is_file() and served.parent.is_dir()}
+    digests = kept_per_file({f"{kind}:{docname}": path for docname, paths in served_at.items()
+                             for kind, path in zip(("committed", "served"), paths) if path.is_file()},
+                            doctrees / NOTEBOOK_DIGESTS, lambda path: hashlib.sha256(path.read_bytes()).hexdigest(),
+                            kind="sha256")
+    try:
+        before = json.loads((doctrees / PUBLISHED_RECORD).read_text())
+    except (OSError, ValueError):
+        before = {}
+    before = before.get("pages", {}) if isinstance(before, dict) and before.get("made_from") == made_from else {}
+    after = {}
+    for docname, (committed, served) in served_at.items():
+        wanted = before.get(docname)
+        committed_sha256, served_sha256 = digests[f"committed:{docname}"], digests.get(f"served:{docname}")
+        if wanted == [committed_sha256, served_sha256]:
+            after[docname] = wanted  # (served as the last build served it, from the same inputs)
             continue
         text = committed.read_text(encoding="utf-8")
-        # Kept by the committed notebook and all the rest it is made from (made_from): a build
-        # writes every page's notebook again, and a prose edit changes one of them.
+        # Kept by the committed notebook and all the rest it is made from (made_from): an edit
+        # of the library rewrites every committed notebook's install cell.
         published = kept_parse("published-notebook", f"{made_from}\0{text}", Path(__file__),
                                lambda: published_text(text, named, wheel_sha256))
-        if published is not None:
-            served.write_text(published, encoding="utf-8")
+        content = committed.read_bytes() if published is None else published.encode("utf-8")
+        write_atomically(served, content)  # (a notebook without the install cell: served as committed)
+        after[docname] = [committed_sha256, hashlib.sha256(content).hexdigest()]
+    write_atomically(doctrees / PUBLISHED_RECORD, json.dumps({"made_from": made_from, "pages": after}))
 
 
 def publishing_inputs(named: edition.Edition, wheel_sha256: str | None) -> str:
@@ -187,7 +221,6 @@ def setup(app):
     app.connect("doctree-resolved", edition_on_the_title_page)
     # After the theme's launch buttons (501) and the PDF's download entry (502).
     app.connect("html-page-context", launch_at_the_edition, priority=503)
-    # After the runner's glue copies the reader's notebooks (500); before the offline worker
-    # lists the site's files (999).
+    # After the runner's glue (500); before the offline worker lists the site's files (999).
     app.connect("build-finished", publish_notebooks_and_wheel, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -37,6 +37,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from runnable_book.common.files import write_atomically
+from runnable_book.repository import TOOL, tool_code
 
 NAVIGATION = "book_navigation"
 KEPT = "kept-sidebars"  # (in the doctrees folder: a clean build, which removes it, starts with none)
@@ -46,8 +47,9 @@ RENDERERS = ("sphinx", "docutils", "pydata-sphinx-theme", "sphinx-book-theme", "
 
 def navigation_digest(app) -> str:
     """What the pages' navigation is made of: each document's toctree entries, title (its
-    nodes), sections, section numbers and toctree depth, the root document's toctrees, the
-    settings Sphinx rebuilds a page for, and the versions of what renders it."""
+    nodes), sections, section numbers and toctree depth, the root document's toctrees; and what
+    renders it: the settings Sphinx rebuilds a page for, the versions of the packages and of
+    the extensions, and this tool's code."""
     from sphinx import addnodes
     from sphinx.builders.html import BuildInfo
 
@@ -65,6 +67,10 @@ def navigation_digest(app) -> str:
             add(f"{name} absent")
     settings = BuildInfo(app.config, app.builder.tags, frozenset({"html", "env"}))
     add(settings.config_hash, settings.tags_hash)
+    # (The extensions, which may render a link or a list their own way, and this tool's code.)
+    add(sorted((name, str(extension.version)) for name, extension in app.extensions.items()))
+    for path in tool_code():
+        add(path.relative_to(TOOL).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
     for doc in sorted(env.found_docs):
         add(doc, env.titles[doc].pformat() if doc in env.titles else "",
             env.tocs[doc].pformat() if doc in env.tocs else "",

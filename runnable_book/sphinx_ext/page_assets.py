@@ -56,6 +56,7 @@ import sphinx
 from sphinx.errors import ExtensionError
 
 from runnable_book.common.files import write_atomically
+from runnable_book.sphinx_ext.stamped_pages import pages_to_stamp
 
 # What pydata-sphinx-theme 0.17's webpack macros link (tests/test_page_assets.py checks
 # these against the installed theme's static/webpack-macros.html).
@@ -204,20 +205,24 @@ def write_bundles(app, exception) -> None:
             write_if_changed(bundle_file, bundle(outdir, names))  # pages an incremental build kept
         else:
             bundle_file.unlink()  # left by an earlier build whose stylesheets no longer exist
-    version_links(outdir)
+    version_links(app, outdir)
 
 
 # A page's link to a bundle, with or without its version: href="…stylesheets-1a2b3c4d.css?v=…".
 BUNDLE_LINK = re.compile(r'(href="[^"]*?stylesheets-([0-9a-f]{8})\.css)(?:\?v=[0-9a-f]+)?"')
 
 
-def version_links(outdir: Path) -> None:
-    """Give every page's bundle link the digest of the bundle as it now is."""
+def version_links(app, outdir: Path) -> None:
+    """Give every page's bundle link the digest of the bundle as it now is (the pages Sphinx
+    wrote, when the others have it already: stamped_pages.py)."""
     versions = {f.stem.removeprefix("stylesheets-"): digest(f.read_bytes())
                 for f in (outdir / BUNDLE_FOLDER).glob("stylesheets-*.css")}
-    for page in outdir.rglob("*.html"):
-        if any(part.startswith("_") for part in page.relative_to(outdir).parts[:-1]):
-            continue  # _static/ and the like hold templates, not pages
+
+    def every_page():  # (not _static/ and the like: they hold templates, not pages)
+        return (page for page in outdir.rglob("*.html")
+                if not any(part.startswith("_") for part in page.relative_to(outdir).parts[:-1]))
+
+    for page in pages_to_stamp(app, "stylesheet bundles' versions", versions, every_page):
         text = page.read_text(encoding="utf-8")
         versioned = BUNDLE_LINK.sub(
             lambda m: f'{m.group(1)}?v={versions[m.group(2)]}"' if m.group(2) in versions else m.group(0), text)

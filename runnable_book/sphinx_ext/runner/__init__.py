@@ -39,6 +39,8 @@ from sphinx.errors import ExtensionError
 
 from runnable_book.common import built_files
 from runnable_book.common.files import write_atomically
+from runnable_book.sphinx_ext.edition_on_pages import LINKING_BUILDERS
+from runnable_book.sphinx_ext.stamped_pages import pages_to_stamp
 
 HERE = Path(__file__).parent
 BUILT_STATIC = built_files.BUILT_STATIC.resolve()
@@ -192,7 +194,10 @@ def copy_runner(app, exception):
         target.mkdir(parents=True, exist_ok=True)
         for name in [*SERVED, *ON_FIRST_FIGURE, *BEFORE_THE_CLICK, PROGRESS]:  # (copy_asset_file would warn when a file changed)
             shutil.copyfile(HERE / name, target / name)
-        # The reader's notebook of each page, where the header's .ipynb download points.
+        # The reader's notebook of each page, where the header's .ipynb download points (a
+        # linking build's are published there: edition_on_pages.py, publish_each_notebook).
+        if app.builder.name in LINKING_BUILDERS:
+            return
         for docname in app.env.found_docs:
             notebook = reader_notebook(app, docname)
             served = Path(app.outdir, "_sources", docname + ".ipynb")
@@ -219,12 +224,13 @@ def stamp_download_bytes(app, exception) -> None:
     that makes Sphinx write every page again, as it was: an edit of one saved function changes
     the wheel's size by a few bytes, and every page of the book was rendered again for it (in a
     book of 200 pages, most of that edit's build: `make bench-chapters`). Here a page is read
-    and, only if a size differs, written."""
+    and, only if a size differs, written; and only the pages Sphinx wrote are read when the
+    sizes are the last build's (stamped_pages.py)."""
     if exception is not None or app.builder.format != "html" or not app.config.browser_run_bytes:
         return
     sizes = {"DOWNLOAD_BYTES": app.config.browser_run_bytes, "FIGURE_BYTES": app.config.browser_run_figure_bytes,
              "SNAPSHOT_BYTES": click_asset(app, SNAPSHOT).stat().st_size}
-    for page in sorted(Path(app.outdir).rglob("*.html")):
+    for page in pages_to_stamp(app, "the click's bytes", sizes, Path(app.outdir).rglob("*.html").__iter__):
         text = page.read_text(encoding="utf-8")
         if LOADER_ID not in text:
             continue
