@@ -15,6 +15,7 @@ code uses it (a name is saved once in a book), figure names likewise. In each co
   ``book``; --repeats times, the books taking turns, the median taken;
 * ``saved``: ``token_count`` (saved on 15.8, used there and on 15.11) edited, then ``book``:
   the same pages re-execute in both books, so what differs is what the book's size costs;
+  --repeats times (the edit, then its revert), the books taking turns, the median taken;
 * ``check``: after that edit, the part of ``make check`` that reads the book (the library in
   sync, every stored notebook paired, the edited page under nbval). The rest of ``make check``
   is this chapter's own tests, which a generated book fails by design (its pages are not the
@@ -139,17 +140,13 @@ GRAPH = ("-m", "runnable_book.pipeline.artefact_graph", "book")
 
 
 def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
-    """The build steps but ``prose`` (prose_costs) in one book."""
+    """The ``clean`` and ``check`` steps in one book (``prose`` and ``saved``: taking_turns)."""
     graph, seconds = GRAPH, {}
     if "clean" in steps:
         for stored in (book / "book").glob("*.ipynb"):
             stored.unlink()
     if "clean" in steps or not (book / "_build" / "html" / "index.html").is_file():
         seconds["clean"] = python(book, *graph)  # (the other steps start from a built book)
-    if "saved" in steps or "check" in steps:
-        saved = book / SAVED_PAGE  # (edited, or back as it was when a run before this one edited it)
-        edit(saved, *(SAVED_EDIT if SAVED_EDIT[0] in saved.read_text() else SAVED_EDIT[::-1]))
-        seconds["saved"] = python(book, *graph)
     if "check" in steps:
         stored = Path(SAVED_PAGE).with_suffix(".ipynb").as_posix()
         seconds["check"] = (python(book, "-m", "runnable_book.pipeline.extract_library", "--check", "--skip-recorded")
@@ -161,15 +158,25 @@ def measure(book: Path, steps: list[str]) -> dict[str, Cost]:
     return seconds
 
 
-def prose_costs(books: dict[str, Path], repeats: int) -> dict[str, Cost]:
-    """The ``prose`` step in every book, the median of ``repeats`` edits each. The books take
-    turns, edit by edit: a prose edit takes seconds, and a machine whose speed drifts over a
-    minute (another tenant, a warmer disk cache) would otherwise give one book its slow minute."""
+def edit_prose(book: Path) -> None:
+    prose = book / PROSE_PAGE
+    prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
+
+
+def edit_saved(book: Path) -> None:
+    saved = book / SAVED_PAGE  # (edited, or back as it was when the run before this one edited it)
+    edit(saved, *(SAVED_EDIT if SAVED_EDIT[0] in saved.read_text() else SAVED_EDIT[::-1]))
+
+
+def taking_turns(books: dict[str, Path], repeats: int, edit_book) -> dict[str, Cost]:
+    """``edit_book(book)`` then ``book``, in every book, the median of ``repeats`` such builds
+    each. The books take turns, edit by edit: such a build takes seconds, and a machine whose
+    speed drifts over a minute (another tenant, a warmer disk cache) would otherwise give one
+    book its slow minute."""
     costs: dict[str, list[Cost]] = {label: [] for label in books}
     for _ in range(repeats):
         for label, book in books.items():
-            prose = book / PROSE_PAGE
-            prose.write_text(rebuild.edited(prose.read_text()))  # (the rebuild benchmark's one-phrase edit)
+            edit_book(book)
             costs[label].append(python(book, *GRAPH))
     return {label: Cost(statistics.median(c.wall for c in runs), statistics.median(c.cpu for c in runs))
             for label, runs in costs.items()}
@@ -228,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chapters", type=int, default=20)
     parser.add_argument("--steps", default=",".join(STEPS), help=f"some of {','.join(STEPS)}")
-    parser.add_argument("--repeats", type=int, default=3, help="prose edits per book, their median taken (default 3)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="prose edits, and saved edits, per book, their median taken (default 3)")
     parser.add_argument("--reuse", action="store_true",
                         help="the two books of the last run, with this repository's tool copied in and built "
                              "once untimed (a change to the tool measured in minutes, not after the clean "
@@ -258,11 +266,12 @@ def main(argv: list[str] | None = None) -> int:
                 re.findall(r"^\s*- file: ", (book / "_toc.yml").read_text(), re.M)) + 1
             books[label] = book
     costs = {label: measure(book, [step for step in steps if step == "clean"]) for label, book in books.items()}
-    if "prose" in steps:
-        for label, cost in prose_costs(books, args.repeats).items():
-            costs[label]["prose"] = cost
+    for step, edit_book in (("prose", edit_prose), ("saved", edit_saved)):
+        if step in steps or (step == "saved" and "check" in steps):  # (check reads what the saved edit left)
+            for label, cost in taking_turns(books, args.repeats, edit_book).items():
+                costs[label][step] = cost
     for label, book in books.items():
-        costs[label].update(measure(book, [step for step in steps if step in ("saved", "check")]))
+        costs[label].update(measure(book, [step for step in steps if step == "check"]))
     readers = ({label: reader_figures(book, label, args.repeats) for label, book in books.items()}
                if "reader" in steps else {})
     prints = {label: pdf_figures(book, label) for label, book in books.items()} if "pdf" in steps else {}
