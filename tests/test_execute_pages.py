@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from runnable_book.checks import nbval_run
-from runnable_book.pipeline import book_shape, execute_pages
+from runnable_book.pipeline import book_shape, execute_pages, page_kernel
 from runnable_book.pipeline.pages import notebook_pages, read_page
 from runnable_book.repository import ROOT
 
@@ -216,7 +216,7 @@ def test_a_stored_figure_changed_by_hand_fails_the_byte_check():
 
 def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
     """As `make outputs` does (tests/test_site_build.py): a kernel that never answers at its
-    start is started again, up to execute_pages.KERNEL_STARTS times; then nbval is told."""
+    start is started again, up to page_kernel.KERNEL_STARTS times; then nbval is told."""
     starts = []
 
     def kernels_refused(refused: int):
@@ -228,14 +228,14 @@ def test_nbvals_kernel_that_does_not_start_is_started_once_more(monkeypatch):
         return start_new_kernel
 
     monkeypatch.setattr(nbval_run.RecordingKernel, "_ensure_iopub_up", lambda self: None)
-    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(execute_pages.KERNEL_STARTS - 1))
+    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(page_kernel.KERNEL_STARTS - 1))
     kernel = nbval_run.RecordingKernel("python3")
-    assert (kernel.km, kernel.kc) == ("manager", "client") and len(starts) == execute_pages.KERNEL_STARTS
+    assert (kernel.km, kernel.kc) == ("manager", "client") and len(starts) == page_kernel.KERNEL_STARTS
     starts.clear()
-    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(execute_pages.KERNEL_STARTS))
+    monkeypatch.setattr(nbval_run, "start_new_kernel", kernels_refused(page_kernel.KERNEL_STARTS))
     with pytest.raises(RuntimeError, match="didn't respond"):
         nbval_run.RecordingKernel("python3")
-    assert len(starts) == execute_pages.KERNEL_STARTS
+    assert len(starts) == page_kernel.KERNEL_STARTS
 
 
 def test_a_change_of_how_the_kernel_starts_re_executes_every_page(monkeypatch):

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from scratch_book import MYST_NOTEBOOK_HEADER
 
-from runnable_book.pipeline import site_build, execute_pages, synced_pages
+from runnable_book.pipeline import execute_pages, page_kernel, site_build, synced_pages
 
 pytestmark = pytest.mark.kernel  # (scratch pages executed, as `make outputs` executes them)
 
@@ -75,7 +75,7 @@ def test_an_exception_keeps_the_stored_notebook_and_shows_the_error_in_the_previ
 
 
 def test_an_endless_cell_is_stopped_at_the_time_limit_and_named_in_one_line(book, monkeypatch):
-    monkeypatch.setattr(execute_pages, "timeout_s", lambda: 3)
+    monkeypatch.setattr(page_kernel, "timeout_s", lambda: 3)
     page, _ = book
     # (Endless, and idle: the limit is on the cell's time, and the suite's cores are not burnt for it.)
     message, _ = fail_with(book, "import time\nwhile True:\n    time.sleep(0.1)")
@@ -93,14 +93,14 @@ def kernels_that_do_not_start(monkeypatch, first_only: bool) -> None:
     the first time only, or every time."""
     refused = set()
 
-    class NotStarting(execute_pages.NotebookClient):
+    class NotStarting(page_kernel.NotebookClient):
         async def async_execute(self, **kwargs):
             if not (first_only and id(self.nb) in refused):
                 refused.add(id(self.nb))
                 raise RuntimeError(KERNEL_SILENT)
             return await super().async_execute(**kwargs)
 
-    monkeypatch.setattr(execute_pages, "NotebookClient", NotStarting)
+    monkeypatch.setattr(page_kernel, "NotebookClient", NotStarting)
 
 
 def test_a_kernel_that_does_not_start_is_started_once_more(book, monkeypatch):
@@ -119,7 +119,7 @@ def test_a_kernel_that_never_starts_fails_its_page_blaming_no_cell(book, monkeyp
     failures = site_build.sync_outputs()
     assert [md for md, _ in failures] == [page]
     assert failures[0][1] == (f"{page}: its kernel did not start (RuntimeError: {KERNEL_SILENT}; started "
-                              f"{execute_pages.KERNEL_STARTS} times)")
+                              f"{page_kernel.KERNEL_STARTS} times)")
     assert page.with_suffix(".ipynb").read_bytes() == stored
 
 

@@ -33,7 +33,7 @@ from nbval.kernel import RunningKernel, start_new_kernel
 
 from runnable_book.common.files import write_atomically
 from runnable_book.repository import ROOT
-from runnable_book.pipeline.execute_pages import KERNEL_ARGUMENTS, KERNEL_STARTS, kernel_environment
+from runnable_book.pipeline.page_kernel import KERNEL_ARGUMENTS, KERNEL_STARTS, kernel_environment
 
 EXECUTED = ROOT / "_build" / "test-run" / "executed"
 STAMP_KEY = "executed_from_sha256"  # in the kept copy's metadata
@@ -86,12 +86,12 @@ class RecordingKernel(RunningKernel):
     def __init__(self, kernel_name, cwd=None, startup_timeout=60):
         # RunningKernel.__init__, with the kernel arguments and environment of `make outputs`.
         # On a new machine matplotlib builds its font cache at first import and says so on
-        # stderr: built here first (as execute_pages.execute does), never a page's output.
+        # stderr: built here first (as page_kernel.execute does), never a page's output.
         import matplotlib.font_manager  # noqa: F401 (imported for its side effect)
 
         # A kernel that never answers at its start ("Kernel didn't respond in 60 seconds", seen
         # under a loaded `make test`; start_new_kernel shuts it down) is started once more, as
-        # `make outputs` does (execute_pages.KERNEL_STARTS); then nbval reports the failure.
+        # `make outputs` does (page_kernel.KERNEL_STARTS); then nbval reports the failure.
         for start in range(1, KERNEL_STARTS + 1):
             try:
                 self.km, self.kc = start_new_kernel(

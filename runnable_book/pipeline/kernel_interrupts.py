@@ -4,7 +4,7 @@ jupyter_client starts each kernel in a session of its own, so a Ctrl-C in the te
 the build but never its kernels; and nbclient answers it by asking each kernel to shut down,
 which a kernel busy in a cell does not do, while the cell goes on being waited for: the build
 hung, and ended (when the cell did) in a traceback of CancelledError. Here, while pages
-execute (``stopped_on_ctrl_c`` around execute_pages.execute's event loop, ``listening``
+execute (``stopped_on_ctrl_c`` around page_kernel.execute's event loop, ``listening``
 inside it), Ctrl-C kills the kernels started for them (each one's process group), so nbclient
 finds them dead and returns at once; no kernel or cell starts after it; and KeyboardInterrupt
 is raised once the execution has unwound, for the build to say, in one line, what it kept.
