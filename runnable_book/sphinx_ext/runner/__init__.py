@@ -230,7 +230,7 @@ def stamp_download_bytes(app, exception) -> None:
         return
     sizes = {"DOWNLOAD_BYTES": app.config.browser_run_bytes, "FIGURE_BYTES": app.config.browser_run_figure_bytes,
              "SNAPSHOT_BYTES": click_asset(app, SNAPSHOT).stat().st_size}
-    for page in pages_to_stamp(app, "the click's bytes", sizes, Path(app.outdir).rglob("*.html").__iter__):
+    for page in pages_to_stamp(app, "the click's bytes", sizes, lambda: Path(app.outdir).rglob("*.html")):
         text = page.read_text(encoding="utf-8")
         if LOADER_ID not in text:
             continue
