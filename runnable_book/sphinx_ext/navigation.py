@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import shutil
-import sys
 from pathlib import Path
 
 from markupsafe import Markup
 
 from runnable_book.common.files import write_atomically
-from runnable_book.repository import TOOL, tool_code
+from runnable_book.pipeline.synced_pages import digest_of_inputs
+from runnable_book.repository import tool_code
 
 NAVIGATION = "book_navigation"
 KEPT = "kept-sidebars"  # (in the doctrees folder: a clean build, which removes it, starts with none)
@@ -53,24 +52,18 @@ def navigation_digest(app) -> str:
     from sphinx import addnodes
     from sphinx.builders.html import BuildInfo
 
-    env, sha = app.env, hashlib.sha256()
+    # (Python, the renderers' versions and the tool's code, as every record of a step's inputs takes them.)
+    env, sha = app.env, digest_of_inputs(RENDERERS, tool_code())
 
     def add(*parts) -> None:
         for part in parts:
             sha.update(str(part).encode() + b"\0")
 
-    add(sys.version, app.builder.name)
-    for name in RENDERERS:
-        try:
-            add(f"{name}=={importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            add(f"{name} absent")
+    add(app.builder.name)
     settings = BuildInfo(app.config, app.builder.tags, frozenset({"html", "env"}))
     add(settings.config_hash, settings.tags_hash)
-    # (The extensions, which may render a link or a list their own way, and this tool's code.)
+    # (The extensions, which may render a link or a list their own way.)
     add(sorted((name, str(extension.version)) for name, extension in app.extensions.items()))
-    for path in tool_code():
-        add(path.relative_to(TOOL).as_posix(), hashlib.sha256(path.read_bytes()).hexdigest())
     for doc in sorted(env.found_docs):
         add(doc, env.titles[doc].pformat() if doc in env.titles else "",
             env.tocs[doc].pformat() if doc in env.tocs else "",
