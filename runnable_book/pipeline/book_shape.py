@@ -44,7 +44,7 @@ from docutils.nodes import make_id
 
 from runnable_book.pipeline.book_text import inline_text
 from runnable_book.pipeline.myst_to_notebook import figure_numbers, parser
-from runnable_book.pipeline.pages import code_cells, mermaid_sources, notebook_pages, pages_in_toc_order, read_page, shown
+from runnable_book.pipeline.pages import code_cells, mermaid_sources, notebook_pages, pages_in_toc_order, parsed_page, read_page, shown
 
 EXERCISE_HEADING = re.compile(r"Exercise (\d+)")
 HINT_TITLE = re.compile(r"Hint (\d+) of (\d+) for exercise (\d+)")
@@ -207,7 +207,7 @@ def exercises_package(md: Path) -> str:
     """The package of ``chapter_lib`` that keeps this page's exercises (``chapter_lib.exercises``,
     unless its front matter names another). BookProblem, naming the page, for a name that is
     not a package of the library's own or that is a chapter's module."""
-    declared = read_page(md).metadata.get(FRONT_MATTER_KEY, {})
+    declared = parsed_page(md).metadata.get(FRONT_MATTER_KEY, {})  # (read, never changed)
     name = declared.get("exercises", DEFAULT_EXERCISES_PACKAGE) if isinstance(declared, dict) else None
     if not isinstance(name, str) or not PACKAGE_NAME.fullmatch(name) \
             or any(part in KEYWORDS for part in name.split(".")):

@@ -87,6 +87,16 @@ def library_held():
         _HELD = outer
 
 
+def held(key: tuple, compute):
+    """``compute()``, worked out once per ``key`` inside `library_held()` (afresh outside it):
+    for an answer made from the library and the edition alone, as a page's install cell is."""
+    if _HELD is None:
+        return compute()
+    if key not in _HELD:
+        _HELD[key] = compute()
+    return _HELD[key]
+
+
 def _held(function):
     @functools.wraps(function)
     def answer(root: Path = ROOT):

@@ -232,11 +232,13 @@ def reader_text(md: Path, executed, version: str, digest: str | None = None) -> 
     return nbformat.writes(normalized(reader, digest, {**LANGUAGE_INFO, "version": version}, itemized)) + "\n"
 
 
-def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
+def sync_page(md: Path, force: bool = False, twice: bool = True, execute_stale: bool = True) -> PageRun:
     """Rewrite md's stored notebook, executing the page only if its inputs changed.
 
     Returns what happened: status 'executed', 'updated' (rewritten from the stored outputs)
-    or 'unchanged', and for an executed page why and how its outputs changed.
+    or 'unchanged', and for an executed page why and how its outputs changed. With
+    ``execute_stale`` False a page that must be executed is left as it is, status 'stale'
+    (site_build.sync_outputs: another thread's pages are rewritten while one is executed).
     """
     fresh = read_page(md)
     target = stored_path(md)
@@ -246,6 +248,8 @@ def sync_page(md: Path, force: bool = False, twice: bool = True) -> PageRun:
         if edited:
             raise BookError(edited)
     why = stale_reasons(md, fresh, stored, force)
+    if why and not execute_stale:
+        return PageRun(md, "stale", why)
     if why:
         try:
             contract = exercise_contract.kernel_cell(md)

@@ -44,7 +44,7 @@ from runnable_book.pipeline.library_text import (DIGEST_LINE, EARLIER_IMPORT, HE
                                                  with_digest)
 from runnable_book.pipeline.library_uses import LAZY_EXPORTS
 from runnable_book.pipeline.exercises_package import harness_module, package_init, points_module
-from runnable_book.pipeline.pages import BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, read_page
+from runnable_book.pipeline.pages import BookError, CodeCell, shown, code_cells, page_title, pages_in_toc_order, parsed_page, title_of
 from runnable_book.repository import ROOT
 
 LIBRARY = ROOT / "chapter_lib"
@@ -85,7 +85,7 @@ def saved_cells(pages: list[Path]) -> list[SavedCell]:
     """Every marked cell of the given pages, parsed, in page order."""
     saved = []
     for md in pages:
-        nb = read_page(md)
+        nb = parsed_page(md)  # (read, never changed)
         section = page_title(nb)
         chapter = chapters.chapter_of(section)
         for cell in code_cells(md, nb):
@@ -161,7 +161,7 @@ def rendered(saved: list[SavedCell], target: Path, chapter_name: str = "",
     else:
         number = target.stem.removeprefix("solution_")
         pages = sorted({s.cell.page for s in saved})
-        section = ", ".join(chapters.section_name(page_title(read_page(page))) for page in pages)
+        section = ", ".join(chapters.section_name(title_of(page)) for page in pages)
         header = SOLUTION_HEADER.format(number=number, page=", ".join(shown(page) for page in pages), section=section,
                                         regenerate=REGENERATE, names=public)
     blocks, origins = [header], [None] * header.count("\n")
@@ -199,7 +199,7 @@ def book_chapters(pages: list[Path]) -> dict[str, str]:
     reading order (a chapter's words from its opening page's title, "15 Advanced ...")."""
     found: dict[str, str] = {}
     for md in pages:
-        title = page_title(read_page(md))
+        title = title_of(md)
         chapter = chapters.chapter_of(title)
         if chapter is not None:
             found.setdefault(chapter, chapter)
@@ -319,7 +319,7 @@ def generate() -> dict[Path, str]:
         folder = folders[package]
         modules[folder / "__init__.py"] = package_init(folder, [t for t in generated if t.parent == folder],
                                                        Path(shown(page)),
-                                                       chapters.section_name(page_title(read_page(page))), package)
+                                                       chapters.section_name(title_of(page)), package)
     return modules
 
 

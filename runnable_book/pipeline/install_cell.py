@@ -22,6 +22,7 @@ runnable_book/sphinx_ext/edition_on_pages.py writes the copy the site publishes.
 
 from __future__ import annotations
 
+import copy
 import json
 import tomllib
 from dataclasses import dataclass
@@ -202,6 +203,12 @@ def edition_install_cell(figures: bool, published: edition.Edition | None = None
     """The install cell of a page (``figures``: it draws one, so matplotlib too): the committed
     notebook's, or with ``published`` the one of the copy the site publishes (``root``: the
     repository whose library it installs)."""
+    # (the same for every page of a build: made once while the library is held, a copy each)
+    key = ("install cell", figures, published, wheel_sha256, Path(root).resolve())
+    return copy.deepcopy(edition.held(key, lambda: _edition_install_cell(figures, published, wheel_sha256, root)))
+
+
+def _edition_install_cell(figures: bool, published: edition.Edition | None, wheel_sha256: str | None, root: Path):
     needed = {"chapter_lib": library_needed(published, wheel_sha256, root)}
     if figures:
         needed["matplotlib"] = figures_needed()

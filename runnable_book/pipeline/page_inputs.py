@@ -8,6 +8,7 @@ changed. docs/maintaining.md ("What re-executes a page") says the rule in words.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -54,11 +55,20 @@ def inputs(nb) -> dict:
     its code cells, and each chapter_lib definition its code reaches
     (runnable_book/pipeline/library_uses.py). Stored in the notebook, so the next run can say which
     of them changed."""
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    return {"kernel": nb.metadata.get("kernelspec", {}).get("name", ""),
-            "kernel_setup": _digest(json.dumps(KERNEL_SETUP, sort_keys=True)),
-            "cells": [_digest(source) for source in code],
-            "library": uses(code, library())}
+    code = tuple(c.source for c in nb.cells if c.cell_type == "code")
+    setup = _digest(json.dumps(KERNEL_SETUP, sort_keys=True))
+    return json.loads(_inputs(nb.metadata.get("kernelspec", {}).get("name", ""), setup, code, library()))
+
+
+@functools.lru_cache(maxsize=8)
+def _inputs(kernel: str, kernel_setup: str, code: tuple[str, ...], parsed: Library) -> str:
+    """inputs(), as JSON (each caller gets its own copy), by all they are made from: a page's
+    notebook is asked for them twice as it is written (is it stale? its record), and the
+    library's reach is the cost."""
+    return json.dumps({"kernel": kernel,
+                       "kernel_setup": kernel_setup,
+                       "cells": [_digest(source) for source in code],
+                       "library": uses(list(code), parsed)})
 
 
 def inputs_digest(nb, itemized: dict | None = None) -> str:

@@ -161,6 +161,13 @@ def read_page(md: Path):
     return copy.deepcopy(_parsed_page(md, md.read_text()))
 
 
+def parsed_page(md: Path):
+    """read_page's notebook itself, not a copy, for a caller that only reads it: never change
+    what it returns (every such caller in the process shares it). The library's step reads every
+    page's code cells a few times, and copying each page for that grew with the book."""
+    return _parsed_page(md, md.read_text())
+
+
 @functools.lru_cache(maxsize=1024)
 def _parsed_page(md: Path, text: str):
     """read_page's work; ``text``, the page as read, is the cache's key (an edited page is read
@@ -335,7 +342,7 @@ def cell_positions(md: Path, nb=None) -> list[tuple[str, int, int]]:
 
 def code_cells(md: Path, nb=None) -> list[CodeCell]:
     """The page's code cells with their positions, for messages that name them."""
-    nb = nb if nb is not None else read_page(md)
+    nb = nb if nb is not None else parsed_page(md)  # (read, never changed)
     fences = code_cell_lines(md.read_text())
     cells = [c for c in nb.cells if c.cell_type == "code"]
     if len(fences) != len(cells):  # jupytext and MyST disagree on the cells: positions unknown

@@ -195,6 +195,8 @@ def sort_key(key: str) -> tuple:
 
 def reader_notebook(md: Path, nb):
     """The reader's notebook of page md, from its notebook (nb: the .md's cells, executed)."""
-    reader = copy.deepcopy(nb)
+    # (its own copy of all but the cells, which reader_cells makes: a copy of the page's cells
+    # with their outputs, thrown away at once, was most of this function's time)
+    reader = nbformat.from_dict({key: copy.deepcopy(value) for key, value in nb.items() if key != "cells"})
     reader.cells = reader_cells(md, nb)
     return reader

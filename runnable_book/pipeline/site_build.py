@@ -17,6 +17,8 @@ notebooks, chapter_lib too), and keeps what it made in _build/failed-build/: tre
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import hashlib
 import re
 import shutil
@@ -76,30 +78,59 @@ def sync_outputs(runs: list | None = None, force: bool = False, pages: list[Path
 
     A failed page's stored notebook is not touched: its failed run is written to
     _build/failed/ for the HTML preview, and removed once the page runs again.
+
+    The pages are taken in order, and said in order; a page to execute is executed here, one at
+    a time, while a helper thread rewrites the pages after it that need no kernel (ahead_of).
+    Why: an edit of a saved function gives every stored notebook a new install cell, and in a
+    book of 200 pages rewriting them took seconds that the kernels, running the pages that use
+    it, leave a core free for (`make bench-chapters`, its saved step).
     """
     failures = []
     with edition.library_held():  # (the library does not change while pages are written)
         book = synced_pages.book_digest()
         before, after = ({} if force else synced_pages.recorded()), {}
-        for md in pages or notebook_pages():
-            key = shown(md)
-            if key in before and before[key] == synced_digest(book, md):  # (nothing it is made from changed)
-                run = change_report.PageRun(md, "unchanged", [])
-                print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)
-                if runs is not None:
-                    runs.append(run)
-                after[key] = before[key]
-            elif sync_one(md, force, runs, failures):
-                after[key] = synced_digest(book, md)
+        order = pages or notebook_pages()
+        unchanged = {md for md in order if shown(md) in before and before[shown(md)] == synced_digest(book, md)}
+        with ahead_of([md for md in order if md not in unchanged], force) as rewritten:
+            for md in order:
+                key = shown(md)
+                if md in unchanged:  # (nothing it is made from changed)
+                    run = change_report.PageRun(md, "unchanged", [])
+                    print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)
+                    if runs is not None:
+                        runs.append(run)
+                    after[key] = before[key]
+                elif sync_one(md, force, runs, failures, rewritten(md)):
+                    after[key] = synced_digest(book, md)
         # (A step given some pages keeps the record of the others; one of every page, only theirs.)
         synced_pages.record({**synced_pages.recorded(), **after} if pages else after)
     return failures
 
 
-def sync_one(md: Path, force: bool, runs: list | None, failures: list) -> bool:
-    """sync_outputs for one page: its notebook rewritten (True), or its failure recorded."""
+@contextlib.contextmanager
+def ahead_of(pages: list[Path], force: bool):
+    """Within the block, ``rewritten(md)`` is md's notebook as a helper thread rewrote it,
+    ahead of the caller, without executing it (status "stale": the caller executes it). The
+    helper takes the pages in order; its error (a hand edit, an unreadable page) is raised by
+    ``rewritten`` of that page, as sync_page would have raised it there. Leaving the block (done,
+    an error, Ctrl-C) lets the helper finish the page it is writing (each is written whole) and
+    start no other."""
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rewrite-ahead") as helper:
+        futures = {md: helper.submit(execute_pages.sync_page, md, force=force, execute_stale=False)
+                   for md in ([] if force else pages)}  # (FORCE=1: every page is executed, none ahead)
+        try:
+            yield lambda md: futures[md].result() if md in futures else None
+        finally:
+            helper.shutdown(wait=True, cancel_futures=True)
+
+
+def sync_one(md: Path, force: bool, runs: list | None, failures: list,
+             rewritten: change_report.PageRun | None = None) -> bool:
+    """sync_outputs for one page: its notebook rewritten (True), or its failure recorded.
+    (``rewritten``: what the helper thread did with it; "stale": it is executed here.)"""
     try:
-        run = execute_pages.sync_page(md, force=force)
+        run = rewritten if rewritten is not None and rewritten.status != "stale" else \
+            execute_pages.sync_page(md, force=force)
         failed_path(md).unlink(missing_ok=True)
         failed_path(md).with_suffix(".txt").unlink(missing_ok=True)
         print(f"{run.status:>9}  {shown(execute_pages.stored_path(md))}", flush=True)

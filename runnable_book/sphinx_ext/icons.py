@@ -28,6 +28,9 @@ WEBFONTS = Path("_static") / "vendor" / "fontawesome" / "webfonts"
 THEME_CSS = Path("_static") / "styles" / "pydata-sphinx-theme.css"
 FONTS = ["fa-solid-900.woff2", "fa-regular-400.woff2", "fa-brands-400.woff2"]
 ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+# (ICON_CLASS's leading \b keeps Python's regex engine from jumping to each "fa-" by its
+# literal prefix: a scan of a 90 KB page took 3 ms that way, 0.2 ms by str.find below.)
+ICON_PREFIX, ICON_NAME, WORD_CHARACTER = "fa-", re.compile(r"fa-[a-z0-9-]+"), re.compile(r"\w")
 # `.fa-github:before{content:"\f09b"}`, possibly several selectors for one glyph.
 GLYPH_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\([0-9a-f]+)"\}')
 # Written as the character itself or as a CSS escape.
@@ -47,7 +50,20 @@ def glyphs_of_classes(theme_css: str) -> dict[str, int]:
 
 
 def icon_classes(page: Path) -> list[str]:
-    return sorted(set(ICON_CLASS.findall(page.read_text(encoding="utf-8"))))
+    return icon_classes_in(page.read_text(encoding="utf-8"))
+
+
+def icon_classes_in(text: str) -> list[str]:
+    """ICON_CLASS.findall(text), sorted and each once: every "fa-" after a non-word character
+    (or at the start), each match searched from where the one before it ended, as findall does."""
+    found, at = set(), text.find(ICON_PREFIX)
+    while at != -1:
+        match = ICON_NAME.match(text, at) if at == 0 or not WORD_CHARACTER.match(text, at - 1) else None
+        if match:
+            found.add(match.group())
+        at = match.end() if match else at + 1
+        at = text.find(ICON_PREFIX, at)
+    return sorted(found)
 
 
 def code_points_used(outdir: Path) -> set[int]:
