@@ -48,6 +48,8 @@ from urllib.parse import unquote, urlsplit
 
 from runnable_book.browser.local_site import COMPRESSED_SUFFIXES, COMPRESSED_TYPES
 from runnable_book.common.files import kept_per_file
+from runnable_book.pipeline.parse_cache import kept_parse
+from runnable_book.sphinx_ext.stamped_pages import without_click_sizes
 
 HERE = Path(__file__).parent
 WORKER_SOURCE = HERE / "offline_sw.js"
@@ -84,9 +86,9 @@ def _transfer_bytes(name: str, data: bytes) -> int:
     return len(gzip.compress(data, compresslevel=6, mtime=0)) if compressed else len(data)
 
 
-def _references(data: bytes) -> list[str]:
+def _references(text: str) -> list[str]:
     """The quoted strings and url()s of a page, stylesheet or script: candidates for the files it loads."""
-    text = data.decode("utf-8", errors="replace").replace("\\/", "/")
+    text = text.replace("\\/", "/")
     return list(dict.fromkeys(match.group(1) or match.group(2) for match in REFERENCE.finditer(text)))
 
 
@@ -137,8 +139,17 @@ def named_in(relative: str, data: bytes) -> list[str]:
     url() that resolves, relative to the file, to a path in the site (checked by the caller)."""
     if not relative.endswith(FOLLOWED):
         return []
+    # Read with the click's sizes left out (they name no file), and kept by what is read
+    # (parse_cache.py): an edit of a saved function stamps new sizes into every page, and
+    # reading each page of a 200-page book again for its files was most of the offline list's
+    # cost on that edit's build (`make bench-chapters`, its saved step).
+    text = without_click_sizes(data.decode("utf-8", errors="replace"))
+    return kept_parse("files-named", f"{relative}\0{text}", Path(__file__), lambda: _named_in(relative, text))
+
+
+def _named_in(relative: str, text: str) -> list[str]:
     folder = PurePosixPath(relative).parent
-    return sorted({found for string in _references(data)
+    return sorted({found for string in _references(text)
                    if (found := _resolved(folder, string)) and not is_page(found)})
 
 

@@ -16,12 +16,23 @@ written pages may lack a stamp, leaves none, and the next build stamps every pag
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Callable, Iterable
 
 from runnable_book.common.files import write_atomically
 
 RECORD = "stamped-pages.json"
+
+# The click's sizes as a written page's loader has them (runner/loader.js: `const DOWNLOAD_BYTES
+# = Number("…")`), stamped by runner.stamp_download_bytes. They name no file: offline.py reads
+# the files a page names with them left out (without_click_sizes), so a page stamped again
+# with new sizes (an edit of a saved function changes the wheel's) is not read again for them.
+CLICK_SIZES = re.compile(r'(const (DOWNLOAD_BYTES|SNAPSHOT_BYTES|FIGURE_BYTES) = Number\(")(\d+)("\))')
+
+
+def without_click_sizes(text: str) -> str:
+    return CLICK_SIZES.sub(r"\1\4", text)
 
 
 def start(app) -> None:

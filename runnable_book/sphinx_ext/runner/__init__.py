@@ -40,7 +40,7 @@ from sphinx.errors import ExtensionError
 from runnable_book.common import built_files
 from runnable_book.common.files import write_atomically
 from runnable_book.sphinx_ext.edition_on_pages import LINKING_BUILDERS
-from runnable_book.sphinx_ext.stamped_pages import pages_to_stamp
+from runnable_book.sphinx_ext.stamped_pages import CLICK_SIZES, pages_to_stamp
 
 HERE = Path(__file__).parent
 BUILT_STATIC = built_files.BUILT_STATIC.resolve()
@@ -215,7 +215,7 @@ def note_download_bytes(app, config) -> None:
 
 
 # The loader's three sizes as a written page has them (loader.js: `const DOWNLOAD_BYTES = Number("…")`).
-STAMPED = re.compile(r'(const (DOWNLOAD_BYTES|SNAPSHOT_BYTES|FIGURE_BYTES) = Number\(")(\d+)("\))')
+STAMPED = CLICK_SIZES
 
 
 def stamp_download_bytes(app, exception) -> None:
