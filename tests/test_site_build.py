@@ -6,6 +6,7 @@ the page, the cell and the line; the failed run goes to _build/failed/ for the H
 """
 
 import io
+import threading
 
 import nbformat
 import pytest
@@ -239,3 +240,35 @@ def test_a_page_is_read_again_when_what_it_shows_of_its_stored_notebook_changes_
     page_outputs.record_shown_outputs(None)
     assert record.read_text() != first[0]
     assert page_outputs.shown_record(following).is_file()
+
+
+def test_the_pages_that_need_no_kernel_are_rewritten_while_a_page_executes(book, monkeypatch):
+    """site_build.ahead_of: a page to execute runs on the main thread (where Ctrl-C lands), one
+    at a time, while a helper thread rewrites the pages after it that need no kernel; the report
+    keeps the pages' order."""
+    page, following = book
+    page.write_text(PAGE.format(middle='print("changed")'))  # its code: executed
+    following.write_text(following.read_text() + "\nA sentence.\n")  # its prose: rewritten, no kernel
+    rewritten_ahead = threading.Event()
+    sync_page = execute_pages.sync_page
+
+    def watched(md, **options):
+        run = sync_page(md, **options)
+        if md == following and run.status == "updated" and threading.current_thread() is not threading.main_thread():
+            rewritten_ahead.set()
+        return run
+
+    execute, executed_on = execute_pages.execute, []
+
+    def waiting(md, *arguments, **options):
+        executed_on.append(threading.current_thread() is threading.main_thread())
+        assert rewritten_ahead.wait(60), "the page after it was not rewritten while this one executed"
+        return execute(md, *arguments, **options)
+
+    monkeypatch.setattr(execute_pages, "sync_page", watched)
+    monkeypatch.setattr(execute_pages, "execute", waiting)
+    runs = []
+    assert site_build.sync_outputs(runs) == []
+    assert executed_on == [True]
+    assert [(run.page, run.status) for run in runs] == [(page, "executed"), (following, "updated")]
+    assert "A sentence." in following.with_suffix(".ipynb").read_text()

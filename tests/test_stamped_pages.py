@@ -45,3 +45,25 @@ def test_a_stamp_reads_every_page_only_when_its_value_is_new(tmp_path):
     assert build(tmp_path, ["a"], {"bundle": "v2"}, finished=False) == ["a"]
     assert build(tmp_path, ["c/d"], {"bundle": "v2"}) == ["a", "b", "c/d"]
     assert build(tmp_path, ["c/d"], {"bundle": "v2"}) == ["c/d"]
+
+
+def test_a_page_stamped_with_new_sizes_is_not_read_again_for_the_files_it_names(monkeypatch):
+    """The click's sizes name no file (stamped_pages.CLICK_SIZES): the offline list reads what a
+    page names with them left out, kept by what it read, so a page stamped again with new sizes
+    (an edit of a saved function changes the wheel's) is not read again; a page whose own text
+    changed is."""
+    import uuid
+
+    from runnable_book.sphinx_ext import offline
+
+    read = []
+    named_in = offline._named_in
+    monkeypatch.setattr(offline, "_named_in", lambda relative, text: read.append(relative) or named_in(relative, text))
+    page = (f'<!-- {uuid.uuid4()} --><link href="../_static/a.css?v=1"><img src="fig.png">'
+            '<script>const DOWNLOAD_BYTES = Number("123"); const FIGURE_BYTES = Number("45");</script>').encode()
+    first = offline.named_in("book/x.html", page)
+    restamped = page.replace(b'Number("123")', b'Number("4567")').replace(b'Number("45")', b'Number("8")')
+    assert offline.named_in("book/x.html", restamped) == first == ["_static/a.css", "book/fig.png"]
+    assert read == ["book/x.html"], "read once: the restamped page came from the cache"
+    assert offline.named_in("book/x.html", page.replace(b"fig.png", b"other.png")) == ["_static/a.css", "book/other.png"]
+    assert read == ["book/x.html", "book/x.html"]
