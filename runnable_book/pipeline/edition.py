@@ -100,12 +100,7 @@ def held(key: tuple, compute):
 def _held(function):
     @functools.wraps(function)
     def answer(root: Path = ROOT):
-        if _HELD is None:
-            return function(root)
-        key = (function.__name__, Path(root).resolve())
-        if key not in _HELD:
-            _HELD[key] = function(root)
-        return _HELD[key]
+        return held((function.__name__, Path(root).resolve()), lambda: function(root))
     return answer
 
 

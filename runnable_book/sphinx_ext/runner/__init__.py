@@ -214,8 +214,6 @@ def note_download_bytes(app, config) -> None:
     config.browser_run_figure_bytes = figure_bytes(app)
 
 
-# The loader's three sizes as a written page has them (loader.js: `const DOWNLOAD_BYTES = Number("…")`).
-STAMPED = CLICK_SIZES
 
 
 def stamp_download_bytes(app, exception) -> None:
@@ -234,7 +232,7 @@ def stamp_download_bytes(app, exception) -> None:
         text = page.read_text(encoding="utf-8")
         if LOADER_ID not in text:
             continue
-        stamped = STAMPED.sub(lambda found: f"{found[1]}{sizes[found[2]]}{found[4]}", text)
+        stamped = CLICK_SIZES.sub(lambda found: f"{found[1]}{sizes[found[2]]}{found[4]}", text)
         if stamped != text:
             write_atomically(page, stamped.encode("utf-8"))
 
